@@ -1,0 +1,136 @@
+"""The archive: raw text, byte for byte, one create-only file per record.
+
+A record is `.squad/memory/archive/{agent}/{id}.md`: one header comment line, then the raw
+text exactly as it was given (after secret redaction, the one deliberate loss). The id is
+derived from the content, so archiving the same text twice is a no-op: that makes every
+Scribe step safe to repeat after a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from . import store
+from .entries import content_id
+from .errors import ParseError
+
+_HEADER = "<!-- tiermem-archive "
+_CHUNK_HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
+CHUNK_MAX_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class Record:
+    """One archived raw text and where it came from."""
+
+    id: str
+    agent: str
+    created: str
+    kind: str
+    source: str
+    title: str
+    text: str
+
+    @property
+    def location(self) -> str:
+        """How derived entries cite this record."""
+        return f"archive/{self.agent}/{self.id}.md"
+
+
+def new_record(agent: str, created: str, kind: str, source: str, title: str, text: str) -> Record:
+    """A record whose id depends on what it holds, not on when it was made."""
+    record_id = content_id("a", agent, kind, source, text)
+    return Record(record_id, agent, created, kind, source, " ".join(title.split())[:200], text)
+
+
+def _header(record: Record) -> str:
+    raw = record.text.encode("utf-8")
+    fields = {
+        "id": record.id,
+        "agent": record.agent,
+        "created": record.created,
+        "kind": record.kind,
+        "source": record.source,
+        "title": record.title,
+        "bytes": str(len(raw)),
+        "sha256": hashlib.sha256(raw).hexdigest(),
+    }
+    items = " ".join(f"{k}={quote(v, safe='/:.-_@#')}" for k, v in fields.items() if v)
+    return f"{_HEADER}{items} -->\n"
+
+
+def path_of(layout: store.Layout, agent: str, record_id: str) -> Path:
+    """Where a record lives."""
+    return layout.tier_dir("archive") / agent / f"{record_id}.md"
+
+
+def write(layout: store.Layout, record: Record) -> bool:
+    """Archive a record; False when the same record was already there."""
+    data = (_header(record) + record.text).encode("utf-8")
+    return store.create_exclusive(path_of(layout, record.agent, record.id), data)
+
+
+def parse(data: bytes, path: Path) -> Record:
+    """Read a record file, checking its size and hash."""
+    newline = data.find(b"\n")
+    head = data[:newline].decode("utf-8", "replace") if newline >= 0 else ""
+    if not head.startswith(_HEADER) or not head.endswith("-->"):
+        raise ParseError(path, 1, "archive record has no tiermem-archive header")
+    fields = dict(item.partition("=")[::2] for item in head[len(_HEADER) : -3].split())
+    fields = {k: unquote(v) for k, v in fields.items()}
+    raw = data[newline + 1 :]
+    if str(len(raw)) != fields.get("bytes") or hashlib.sha256(raw).hexdigest() != fields.get(
+        "sha256"
+    ):
+        raise ParseError(path, 2, "archive record does not match its recorded size and hash")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError(path, 2, "archive record is not valid UTF-8") from None
+    return Record(
+        fields.get("id", path.stem),
+        fields.get("agent", path.parent.name),
+        fields.get("created", ""),
+        fields.get("kind", ""),
+        fields.get("source", ""),
+        fields.get("title", ""),
+        text,
+    )
+
+
+def read(layout: store.Layout, agent: str, record_id: str) -> Record:
+    """Load one record by agent and id."""
+    path = path_of(layout, agent, record_id)
+    return parse(path.read_bytes(), path)
+
+
+def records(layout: store.Layout, agent: str | None = None) -> list[Path]:
+    """Paths of all records (of one agent), sorted."""
+    base = layout.tier_dir("archive")
+    folders = [base / agent] if agent else sorted(p for p in base.glob("*") if p.is_dir())
+    found: list[Path] = []
+    for folder in folders:
+        found.extend(p for p in sorted(folder.glob("*.md")) if not store.is_temp(p))
+    return found
+
+
+def chunks(text: str) -> list[tuple[str, str]]:
+    """Split a record into (title, text) pieces at headings, for search granularity."""
+    starts = [m.start() for m in _CHUNK_HEADING.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    pieces: list[tuple[str, str]] = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        piece = text[start:end]
+        if not piece.strip():
+            continue
+        first = piece.lstrip("\n").split("\n", 1)[0]
+        title = first.lstrip("#").strip()[:200]
+        for offset in range(0, len(piece), CHUNK_MAX_CHARS):
+            pieces.append((title, piece[offset : offset + CHUNK_MAX_CHARS]))
+    return pieces

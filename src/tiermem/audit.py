@@ -1,0 +1,50 @@
+"""The audit trail: one JSON line per Scribe or write action, never the content."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+
+from . import store
+
+
+def append(
+    layout: store.Layout,
+    time: str,
+    action: str,
+    ids: Iterable[str] = (),
+    tiers: Iterable[str] = (),
+    reason: str = "",
+    **details: object,
+) -> None:
+    """Append one audit line; small O_APPEND writes under the file lock never interleave."""
+    line: dict[str, object] = {"time": time, "action": action, "ids": sorted(set(ids))}
+    line["tiers"] = sorted(set(tiers))
+    if reason:
+        line["reason"] = reason
+    line.update({k: v for k, v in details.items() if v not in (None, "", [], ())})
+    data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    layout.memory.mkdir(parents=True, exist_ok=True)
+    with store.locked(layout, layout.audit):
+        fd = os.open(layout.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read(layout: store.Layout) -> list[dict[str, object]]:
+    """All audit lines (a torn last line from a crash is skipped)."""
+    try:
+        text = layout.audit.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    lines = []
+    for raw in text.splitlines():
+        try:
+            lines.append(json.loads(raw))
+        except json.JSONDecodeError:
+            continue
+    return lines

@@ -1,0 +1,1 @@
+"""Benchmark harness: key facts, corpus replay streams, probes and baselines."""

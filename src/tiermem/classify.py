@@ -1,0 +1,104 @@
+"""Deterministic classification of memory text into entry classes.
+
+The rules, in the order they are tried (the first that matches wins):
+
+1. ``status``: team-update and session-log chatter (a heading or first line that says
+   "team update", "session log", "orchestration", "status update", "standup"), or a text
+   with no identifiers that is only a progress report ("done", "complete", "in progress").
+2. ``policy``: a directive. The title names a directive/policy/rule/guardrail, or the text
+   opens with an imperative rule ("Always ...", "Never ...", "Do not ...", "X must ...",
+   "... is non-negotiable") and is short (under 1,200 bytes).
+3. ``decision``: a recorded choice: Squad's ``**What:**``/``**Why:**`` fields, a
+   ``Decision:`` label or title, "decided", "we chose", "ADR", "rationale".
+4. ``contract``: the shape of an interface other code relies on: titles or labels naming an
+   API, contract, schema, interface, protocol, endpoint, signature, format, data model or
+   architecture, or a text whose labelled fields describe files and types it defines
+   ("Key file(s):", "Files:", "Interface:", "Types:").
+5. ``convention``: a way of working to repeat: "pattern", "convention", "guideline",
+   "best practice", "lesson(s) learned", "learning:", "key learnings", "rule of thumb",
+   "gotcha", "pitfall", "prefer ... over ...".
+6. ``learning``: anything else with substance.
+
+Structured classes (policy, decision, convention, contract) may be promoted to the wiki.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .entries import STRUCTURED
+
+_STATUS_TITLE = re.compile(
+    r"\b(team update|session (log|summary|complete)|orchestration|status update|standup"
+    r"|stand-up|daily log|check-?in|progress report)\b",
+    re.IGNORECASE,
+)
+_STATUS_ONLY = re.compile(
+    r"^\W*(done|complete[d]?|in progress|started|wip|ok|ready|finished|shipped)\b",
+    re.IGNORECASE,
+)
+_POLICY_TITLE = re.compile(r"\b(directive|polic(y|ies)|rules?|guardrails?|mandate)\b", re.I)
+_POLICY_OPEN = re.compile(
+    r"^\W*(always|never|do not|don't|must|must not|no one may|only ever)\b|"
+    r"\b(must|must not|shall|is (non-negotiable|mandatory|required|forbidden))\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\*\*(what|why):?\*\*|\bdecision\b|\bdecided\b|\bwe chose\b|\bchose\b|\bADR\b"
+    r"|\brationale\b|\bgoing with\b|\bagreed\b",
+    re.IGNORECASE,
+)
+_CONTRACT = re.compile(
+    r"\b(API|contract|schema|interface|protocol|endpoint|signature|format|data model"
+    r"|architecture|key files?|files|types|module map|wire format)\b\s*:?",
+    re.IGNORECASE,
+)
+_CONTRACT_LABEL = re.compile(
+    r"^\W*\**(key files?|files|interface|types|api|schema|contract|endpoints?|architecture)"
+    r":?\**:?",
+    re.IGNORECASE | re.MULTILINE,
+)
+_CONVENTION = re.compile(
+    r"\b(pattern|conventions?|guidelines?|best practices?|lessons? learned|learnings?:"
+    r"|key learnings|rule of thumb|gotchas?|pitfalls?|prefer\w* .{1,40} over)\b",
+    re.IGNORECASE,
+)
+_IDENT = re.compile(r"`[^`]+`|#\d+|\w+/\w+|\w+\.\w{1,5}\b")
+
+
+def classify(title: str, body: str = "") -> str:
+    """The class of a piece of memory text; see the module docstring for the rules."""
+    head = f"{title}\n{_first_line(body)}"
+    text = f"{title}\n{body}"
+    if _STATUS_TITLE.search(head) or _is_bare_status(text):
+        return "status"
+    if _POLICY_TITLE.search(title) or (
+        _POLICY_OPEN.search(_opening(text)) and len(text.encode("utf-8")) < 1200
+    ):
+        return "policy"
+    if _DECISION.search(head) or re.search(r"\*\*(what|why):?\*\*", text, re.IGNORECASE):
+        return "decision"
+    if _CONTRACT.search(title) or _CONTRACT_LABEL.search(body):
+        return "contract"
+    if _CONVENTION.search(text):
+        return "convention"
+    return "learning"
+
+
+def is_structured(cls: str) -> bool:
+    """Whether a class may be promoted to the wiki."""
+    return cls in STRUCTURED
+
+
+def _first_line(body: str) -> str:
+    return next((ln for ln in body.splitlines() if ln.strip()), "")
+
+
+def _opening(text: str) -> str:
+    """The first sentence after the title: where a directive states itself."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return " ".join(lines[:2])[:300]
+
+
+def _is_bare_status(text: str) -> bool:
+    return len(text) < 200 and not _IDENT.search(text) and bool(_STATUS_ONLY.search(text))

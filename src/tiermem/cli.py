@@ -1,0 +1,425 @@
+"""The `tiermem` command: a thin layer that parses arguments, calls `Memory`, prints.
+
+Imports stay inside the handlers so that `tiermem hot show` starts in tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+Handler = Callable[[argparse.Namespace], int]
+
+_DESCRIPTION = """\
+Tiered memory for AI agent teams. Each agent has a small hot tier (the current session),
+cold summaries of past sessions and a team wiki of durable decisions and conventions, all
+as markdown under .squad/memory/, with a lossless archive of raw text. Scribe compresses,
+ages, promotes and supersedes; `spawn` renders each agent's prompt within a token budget.
+"""
+
+_EPILOG = """\
+The store is found from --root, then TIERMEM_ROOT, then the nearest folder above the
+working directory that holds .squad/. --now (or TIERMEM_NOW) fixes the clock for every
+time-based rule. Bad input gets one line on stderr and exit status 2; nothing is written.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", default=argparse.SUPPRESS, metavar="DIR",
+                        help="folder holding .squad/ (default: TIERMEM_ROOT, else nearest above)")
+    parser.add_argument("--now", default=argparse.SUPPRESS, metavar="ISO-8601",
+                        help="use this time as now (default: TIERMEM_NOW, else the clock)")
+
+
+def _format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output format (default: text)")
+
+
+def _memory(args: argparse.Namespace) -> Memory:
+    from .memory import Memory
+
+    return Memory(getattr(args, "root", None), now=getattr(args, "now", None))
+
+
+def _read_text(value: str, what: str) -> str:
+    """TEXT arguments: '-' reads stdin; argv text with undecodable bytes is rejected."""
+    from . import validate
+
+    if value == "-":
+        return validate.decode(sys.stdin.buffer.read(validate.MAX_INPUT_BYTES + 1), what)
+    return validate.text(value, what)
+
+
+def _print_json(data: object) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def _say(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+# --- handlers -------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from .memory import Memory
+
+    root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or os.getcwd()
+    _, created = Memory.init(root, now=getattr(args, "now", None))
+    _say([f"created {c}" for c in created] or [f"tiermem store already set up in {root}"])
+    return 0
+
+
+def cmd_hot(args: argparse.Namespace) -> int:
+    mem = _memory(args)
+    action = args.hot_action
+    if action == "show":
+        view = mem.hot_view(args.agent)
+        if args.format == "json":
+            _print_json({
+                "agent": view.agent, "session": view.session, "bytes": view.bytes,
+                "entries": [{"id": e.id, "slot": e.slot, "class": e.cls, "created": e.created,
+                             "title": e.title, "body": e.body} for e in view.entries],
+            })
+        else:
+            print(view.render())
+        return 0
+    if action == "set":
+        report = mem.hot_set(args.agent, _read_text(args.task, "task"),
+                             _read_text(args.why, "why") if args.why else None,
+                             args.talking_to)
+    elif action == "clear":
+        report = mem.hot_clear(args.agent)
+    elif action == "unblock":
+        report = mem.hot_unblock(args.agent, _read_text(args.text, "text"))
+    else:
+        slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[action]
+        report = mem.hot_add(args.agent, slot, _read_text(args.text, "text"))
+    _say(report.messages)
+    if report.redactions:
+        print(f"redacted: {', '.join(report.redactions)}", file=sys.stderr)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    mem = _memory(args)
+    hits = mem.search(_read_text(args.query, "query"), agent=args.agent, tier=args.tier, limit=args.limit)
+    if args.format == "json":
+        _print_json([{"id": h.doc.id, "tier": h.doc.tier, "agent": h.doc.agent, "path": h.doc.path,
+                      "title": h.doc.title, "text": h.doc.text, "score": round(h.score, 4)}
+                     for h in hits])
+        return 0
+    if not hits:
+        print("no matches")
+    for h in hits:
+        snippet = " ".join(h.doc.text.split())[:160]
+        print(f"{h.score:7.2f}  {h.doc.tier:<7} {h.doc.agent or '-':<12} {h.doc.id}  {h.doc.title[:70]}")
+        print(f"         {h.doc.path}: {snippet}")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    mem = _memory(args)
+    lines = mem.reindex(check=args.check)
+    if args.check:
+        _say(lines or ["index matches the files"])
+        return 1 if lines else 0
+    _say(lines)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from .stats import collect, render_table
+
+    report = collect(_memory(args))
+    if args.format == "json":
+        _print_json(report)
+    else:
+        render_table(report)
+    return 0
+
+
+def cmd_scribe(args: argparse.Namespace) -> int:
+    from . import scribe
+
+    mem = _memory(args)
+    if args.scribe_action == "end-session":
+        if bool(args.agent) == bool(args.all):
+            raise _usage("give one AGENT or --all")
+        agents = mem.agents() if args.all else [args.agent]
+        results = [scribe.end_session(mem, a) for a in agents]
+        if args.format == "json":
+            _print_json([r.__dict__ for r in results])
+        for r in results:
+            if args.format != "json":
+                if not r.cold:
+                    print(f"{r.agent}: nothing in hot to end")
+                else:
+                    print(f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
+                          f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
+                          f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried")
+        return 0
+    report = scribe.run(mem, dry_run=args.dry_run)
+    if args.format == "json":
+        _print_json(report.__dict__)
+    else:
+        _say(report.lines())
+    return 0
+
+
+def cmd_decision(args: argparse.Namespace) -> int:
+    from .decisions import record_decisions
+
+    mem = _memory(args)
+    from . import validate
+
+    by = validate.name(args.by)
+    ids = record_decisions(mem, _read_text(args.text, "decision"), by=by,
+                           source=f"cli:{by}", squad_log=True)
+    print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
+    return 0
+
+
+def cmd_wiki(args: argparse.Namespace) -> int:
+    from . import wiki
+
+    mem = _memory(args)
+    if args.wiki_action == "write":
+        entry = wiki.write(mem, args.topic, _read_text(args.text, "text"), by=args.by or "")
+        print(f"wiki: {entry.id} written to wiki/{args.topic.lower()}.md ({entry.cls})")
+    elif args.wiki_action == "list":
+        pages = wiki.pages(mem)
+        if args.format == "json":
+            _print_json([p.__dict__ for p in pages])
+        else:
+            _say([f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  {p.bytes:>8} bytes"
+                  for p in pages] or ["no wiki pages yet"])
+    else:
+        sys.stdout.write(wiki.read(mem, args.topic))
+    return 0
+
+
+def cmd_spawn(args: argparse.Namespace) -> int:
+    from .spawn import SpawnRequest, assemble
+
+    mem = _memory(args)
+    wiki = None if args.include_wiki is None else tuple(args.include_wiki)
+    request = SpawnRequest(
+        agent=args.agent, task=_read_text(args.task, "task"), why=args.why or "",
+        criteria=tuple(args.criteria or ()), include_cold=args.include_cold, include_wiki=wiki,
+        auto=args.auto, budget=args.budget, charter=args.charter, refs=args.refs,
+    )
+    result = assemble(mem, request)
+    if args.format == "json":
+        _print_json(result.as_json())
+    else:
+        sys.stdout.write(result.prompt)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .squad_import import run_cli
+
+    return run_cli(_memory_for_import(args), args)
+
+
+def _memory_for_import(args: argparse.Namespace) -> Memory:
+    from .memory import Memory, discover_root
+
+    root = discover_root(getattr(args, "root", None))
+    if not (root / ".squad" / "memory").is_dir() and not args.dry_run:
+        Memory.init(root, now=getattr(args, "now", None))
+    return Memory(root, now=getattr(args, "now", None))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .mcp_server import serve
+
+    serve(_memory(args))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench.cli import run
+
+    return run(args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    return run(getattr(args, "root", None), keep=args.keep)
+
+
+def _usage(message: str) -> Exception:
+    from .errors import UsageError
+
+    return UsageError(message)
+
+
+# --- parser ---------------------------------------------------------------------------
+
+
+def _add(sub: Any, name: str, handler: Handler, help_text: str, **kw: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text, **kw)
+    _common(parser)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _hot_parsers(sub: Any) -> None:
+    hot = _add(sub, "hot", cmd_hot, "read and write an agent's hot tier (the current session)")
+    verbs = hot.add_subparsers(dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser)
+    s = _add(verbs, "set", cmd_hot, "set the current task (replaces the previous task)")
+    s.add_argument("agent", metavar="AGENT")
+    s.add_argument("--task", required=True, help="what the agent is doing ('-' reads stdin)")
+    s.add_argument("--why", help="why it matters")
+    s.add_argument("--talking-to", metavar="NAME", help="who the agent works with")
+    for verb, text in (("action", "record something the agent did (only the last 5 stay)"),
+                       ("decide", "record a decision made in this session"),
+                       ("block", "record a blocker (carried into the next session)"),
+                       ("unblock", "resolve a blocker matched by id or text"),
+                       ("note", "record a session note")):
+        p = _add(verbs, verb, cmd_hot, text)
+        p.add_argument("agent", metavar="AGENT")
+        p.add_argument("text", metavar="TEXT", help="the text ('-' reads stdin)")
+    show = _add(verbs, "show", cmd_hot, "print an agent's hot tier")
+    show.add_argument("agent", metavar="AGENT")
+    _format(show)
+    clear = _add(verbs, "clear", cmd_hot, "empty the hot tier (its text is archived first)")
+    clear.add_argument("agent", metavar="AGENT")
+
+
+def _scribe_parsers(sub: Any) -> None:
+    scribe = _add(sub, "scribe", cmd_scribe, "run the memory keeper")
+    verbs = scribe.add_subparsers(dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser)
+    end = _add(verbs, "end-session", cmd_scribe, "compress hot into a dated cold entry; reset hot")
+    end.add_argument("agent", nargs="?", metavar="AGENT")
+    end.add_argument("--all", action="store_true", help="end the session of every agent")
+    _format(end)
+    run = _add(verbs, "run", cmd_scribe,
+               "maintenance: checkpoints, inbox merge, supersede, promote to wiki, expire")
+    run.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    _format(run)
+
+
+def _wiki_parsers(sub: Any) -> None:
+    wiki = _add(sub, "wiki", cmd_wiki, "the team wiki: durable knowledge by topic")
+    verbs = wiki.add_subparsers(dest="wiki_action", metavar="ACTION", required=True, parser_class=_Parser)
+    write = _add(verbs, "write", cmd_wiki, "ask Scribe for a wiki entry on a topic")
+    write.add_argument("topic", metavar="TOPIC")
+    write.add_argument("text", metavar="TEXT", help="the entry ('-' reads stdin); first line is its title")
+    write.add_argument("--by", metavar="AGENT", help="who asks")
+    lst = _add(verbs, "list", cmd_wiki, "list wiki pages")
+    _format(lst)
+    show = _add(verbs, "show", cmd_wiki, "print a wiki page")
+    show.add_argument("topic", metavar="TOPIC")
+
+
+def _spawn_parser(sub: Any) -> None:
+    p = _add(sub, "spawn", cmd_spawn, "render the prompt for spawning an agent on a task")
+    p.add_argument("agent", metavar="AGENT")
+    p.add_argument("--task", required=True, help="the task ('-' reads stdin)")
+    p.add_argument("--why", help="why the task matters")
+    p.add_argument("--criteria", action="append", metavar="TEXT", help="a success criterion (repeatable)")
+    p.add_argument("--include-cold", action="store_true", help="add relevant past-session summaries")
+    p.add_argument("--include-wiki", nargs="*", metavar="TOPIC",
+                   help="add relevant wiki entries (of the named topics, if any)")
+    p.add_argument("--auto", action="store_true", help="choose tiers from the task and memory, and say why")
+    p.add_argument("--budget", type=int, metavar="TOKENS",
+                   help="tokens for policies + cold + wiki (default from config: 2000)")
+    p.add_argument("--charter", action="store_true", help="include the agent's Squad charter")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--inline", action="store_true", help="inline cold and wiki text (default)")
+    mode.add_argument("--refs", action="store_true", help="name the tier files instead of inlining them")
+    p.add_argument("--format", choices=("markdown", "json"), default="markdown",
+                   help="output format (default: markdown)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = _Parser(prog="tiermem", description=_DESCRIPTION, epilog=_EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"tiermem {_version()}")
+    _common(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    _add(sub, "init", cmd_init, "create .squad/memory/ with its tiers, config and git settings")
+    demo = _add(sub, "demo", cmd_demo, "run a built-in example team in a scratch folder and explain it")
+    demo.add_argument("--keep", action="store_true", help="keep the scratch folder and print its path")
+    _hot_parsers(sub)
+    search = _add(sub, "search", cmd_search, "search every tier and the archive (BM25)")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--agent", metavar="AGENT", help="only this agent's memory")
+    search.add_argument("--tier", choices=("hot", "cold", "wiki", "archive"), help="only this tier")
+    search.add_argument("--limit", type=int, default=10, metavar="K", help="results (default 10)")
+    _format(search)
+    reindex = _add(sub, "reindex", cmd_reindex, "rebuild the search index from the files")
+    reindex.add_argument("--check", action="store_true", help="only report drift (exit 1 if any)")
+    stats = _add(sub, "stats", cmd_stats, "entries, bytes and tokens per agent and tier")
+    _format(stats)
+    _scribe_parsers(sub)
+    decision = _add(sub, "decision", cmd_decision, "record team decisions")
+    dverbs = decision.add_subparsers(dest="decision_action", metavar="ACTION", required=True, parser_class=_Parser)
+    add = _add(dverbs, "add", cmd_decision, "record a team decision (also in .squad/decisions.md)")
+    add.add_argument("--by", required=True, metavar="AGENT", help="who decided")
+    add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
+    _wiki_parsers(sub)
+    _spawn_parser(sub)
+    imp = _add(sub, "import", cmd_import, "import existing team memory")
+    iverbs = imp.add_subparsers(dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser)
+    squad = _add(iverbs, "squad", cmd_import, "import .squad/ histories and decisions into tiers")
+    squad.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
+    _format(squad)
+    _add(sub, "serve", cmd_serve, "serve memory to agents over MCP (stdio)")
+    from .bench.cli import add_parsers
+
+    add_parsers(sub, _add, _Parser)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tiermem")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run one command, map user errors to exit status 2."""
+    from .errors import TiermemError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except TiermemError as exc:
+        print(f"tiermem: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tiermem: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""`.squad/memory/config.toml`: every rule's default, and the user's overrides."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ParseError
+
+
+@dataclass(frozen=True)
+class HotConfig:
+    budget_bytes: int = 4096
+    max_actions: int = 5
+
+
+@dataclass(frozen=True)
+class ColdConfig:
+    budget_bytes: int = 12288
+    ttl_days: int = 30
+
+
+@dataclass(frozen=True)
+class ScribeConfig:
+    compression_target: int = 10
+    promote_after_days: int = 7
+    promote_min_sessions: int = 2
+
+
+@dataclass(frozen=True)
+class SpawnConfig:
+    budget_tokens: int = 2000
+
+
+@dataclass(frozen=True)
+class SummarizerConfig:
+    kind: str = "extractive"
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class Config:
+    hot: HotConfig = field(default_factory=HotConfig)
+    cold: ColdConfig = field(default_factory=ColdConfig)
+    scribe: ScribeConfig = field(default_factory=ScribeConfig)
+    spawn: SpawnConfig = field(default_factory=SpawnConfig)
+    summarizer: SummarizerConfig = field(default_factory=SummarizerConfig)
+
+
+_COMMENTS = {
+    "hot": "The current session: always loaded, hard budget enforced on every write.",
+    "hot.budget_bytes": "Size of a hot tier file; content that does not fit is checkpointed.",
+    "hot.max_actions": "Only the last N actions stay in hot; older ones are archived.",
+    "cold": "Summaries of past sessions, loaded when a task needs history.",
+    "cold.budget_bytes": "Per-agent cold size that Scribe keeps by archiving the oldest entries.",
+    "cold.ttl_days": "Cold entries unused for this many days leave cold (unless promoted).",
+    "scribe": "The memory keeper.",
+    "scribe.compression_target": "Aim for raw bytes / summary bytes of about this ratio.",
+    "scribe.promote_after_days": "A structured entry this old (and not superseded) is stable.",
+    "scribe.promote_min_sessions": "...or one whose subject recurs in this many sessions.",
+    "spawn": "The spawn assembler.",
+    "spawn.budget_tokens": "Tokens for pinned policies + cold + wiki together (hot is whole).",
+    "summarizer": "Session summaries: 'extractive' (default, no model) or 'openai'.",
+    "summarizer.kind": "'extractive' or 'openai' (needs the openai extra).",
+    "summarizer.base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1",
+    "summarizer.model": "Model name sent to the endpoint.",
+    "summarizer.api_key_env": "Environment variable that holds the API key (never this file).",
+    "summarizer.timeout_seconds": "Give up and fall back to 'extractive' after this long.",
+}
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def render_default() -> str:
+    """The commented config.toml that `tiermem init` writes."""
+    lines = ["# tiermem configuration. Every key is shown with its default.", ""]
+    config = Config()
+    for section in fields(config):
+        lines.append(f"# {_COMMENTS[section.name]}")
+        lines.append(f"[{section.name}]")
+        for item in fields(getattr(config, section.name)):
+            lines.append(f"# {_COMMENTS[section.name + '.' + item.name]}")
+            value = getattr(getattr(config, section.name), item.name)
+            lines.append(f"{item.name} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _merge_section(default: Any, raw: object, path: Path, section: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ParseError(path, 1, f"[{section}] must be a table")
+    known = {f.name: f for f in fields(default)}
+    updates: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ParseError(path, 1, f"unknown key {section}.{key}")
+        expected = type(getattr(default, key))
+        if expected is float and isinstance(value, int):
+            value = float(value)
+        if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
+            raise ParseError(path, 1, f"{section}.{key} must be {expected.__name__}")
+        updates[key] = value
+    return replace(default, **updates)
+
+
+def load(path: Path) -> Config:
+    """Read config.toml, falling back to defaults for anything it does not set."""
+    config = Config()
+    if not path.exists():
+        return config
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ParseError(path, getattr(exc, "lineno", 1) or 1, str(exc)) from None
+    except UnicodeDecodeError:
+        raise ParseError(path, 1, "not valid UTF-8") from None
+    sections = {f.name for f in fields(config)}
+    updates: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name not in sections:
+            raise ParseError(path, 1, f"unknown section [{name}]")
+        updates[name] = _merge_section(getattr(config, name), value, path, name)
+    return replace(config, **updates)

@@ -1,0 +1,323 @@
+"""The entry format: markdown that people read and edit, with one metadata comment per entry.
+
+A tier file looks like::
+
+    # flight: cold memory
+    <!-- tiermem-file tier=cold agent=flight -->
+
+    ## 2026-03-01 session: fixed the publish pipeline
+    <!-- tiermem id=c-1a2b3c4d5e class=learning agent=flight created=2026-03-01T10:00:00Z -->
+    Body text, any markdown.
+
+An entry starts at a heading line immediately followed by a ``<!-- tiermem ... -->`` line, so
+headings inside a body never split it. Body lines that would look like metadata are escaped
+with one extra leading backslash. Values are percent-encoded where they hold spaces, commas
+or ``>``. The same id appearing twice (a union merge, a copy) is folded on read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from urllib.parse import unquote
+
+from .errors import ParseError
+
+CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
+STRUCTURED = frozenset({"policy", "decision", "convention", "contract"})
+STATUSES = ("", "superseded", "expired")
+
+_META_PREFIX = "<!-- tiermem "
+_FILE_PREFIX = "<!-- tiermem-file "
+_META_END = " -->"
+_HEADING = re.compile(r"#{1,6} ")
+_ESCAPED = re.compile(r"\\*<!-- tiermem")
+_UNSAFE = frozenset("% \t,<>\"'")
+_TIME_KEYS = ("created", "used")
+_LIST_KEYS = ("tags", "sources", "supersedes")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One piece of memory: a title, a markdown body and its metadata."""
+
+    id: str
+    cls: str
+    title: str
+    body: str = ""
+    agent: str = ""
+    created: str = ""
+    used: str = ""
+    session: str = ""
+    slot: str = ""
+    status: str = ""
+    tags: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str = ""
+    trust: str = ""
+    extra: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def active(self) -> bool:
+        """Neither superseded nor expired."""
+        return not self.status
+
+    @property
+    def text(self) -> str:
+        """Title and body as one text, for search and token counts."""
+        return f"{self.title}\n{self.body}" if self.body else self.title
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two versions of one entry were found; the chosen one is kept."""
+
+    id: str
+    lines: tuple[int, ...]
+    reason: str
+    lost: Entry | None = None
+
+
+@dataclass
+class TierFile:
+    """A parsed tier file: header, file metadata, entries in file order."""
+
+    heading: str
+    meta: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
+    entries: list[Entry] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+
+    def get(self, entry_id: str) -> Entry | None:
+        """The entry with this id, if present."""
+        return next((e for e in self.entries if e.id == entry_id), None)
+
+    def put(self, entry: Entry) -> None:
+        """Replace the entry with the same id, or append it."""
+        for i, existing in enumerate(self.entries):
+            if existing.id == entry.id:
+                self.entries[i] = entry
+                return
+        self.entries.append(entry)
+
+    def remove(self, ids: set[str]) -> list[Entry]:
+        """Drop the entries with these ids; return what was dropped."""
+        dropped = [e for e in self.entries if e.id in ids]
+        self.entries = [e for e in self.entries if e.id not in ids]
+        return dropped
+
+
+def content_id(prefix: str, *parts: str) -> str:
+    """A stable id derived from content, so the same fact gets the same id everywhere."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return f"{prefix}-{digest[:10]}"
+
+
+def _escape(value: str) -> str:
+    if not any(ch in _UNSAFE or ord(ch) < 32 for ch in value):
+        return value
+    out = []
+    for ch in value:
+        if ch in _UNSAFE or ord(ch) < 32:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _meta_pairs(entry: Entry) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = [("id", entry.id), ("class", entry.cls)]
+    for f in fields(entry):
+        if f.name in ("id", "cls", "title", "body", "extra"):
+            continue
+        value = getattr(entry, f.name)
+        if isinstance(value, tuple):
+            if value:
+                pairs.append((f.name.replace("_", "-"), ",".join(_escape(v) for v in value)))
+        elif value:
+            pairs.append((f.name.replace("_", "-"), _escape(value)))
+    pairs.extend((k, _escape(v)) for k, v in entry.extra)
+    return pairs
+
+
+def render_meta(entry: Entry) -> str:
+    """The metadata comment line of an entry."""
+    body = " ".join(f"{k}={v}" for k, v in _meta_pairs(entry))
+    return f"{_META_PREFIX}{body}{_META_END}"
+
+
+def _escape_body(body: str) -> str:
+    if "<!-- tiermem" not in body:
+        return body
+    lines = body.split("\n")
+    return "\n".join("\\" + ln if _ESCAPED.match(ln) else ln for ln in lines)
+
+
+def _unescape_body(lines: list[str]) -> str:
+    return "\n".join(ln[1:] if ln.startswith("\\") and _ESCAPED.match(ln) else ln for ln in lines)
+
+
+def render_entry(entry: Entry, level: int = 2) -> str:
+    """An entry as markdown: heading, metadata line, body."""
+    head = f"{'#' * level} {entry.title}\n{render_meta(entry)}\n"
+    return head + (_escape_body(entry.body) + "\n" if entry.body else "")
+
+
+def render(tier_file: TierFile) -> str:
+    """A whole tier file as markdown; parse(render(f)) gives f back."""
+    meta = " ".join(f"{k}={_escape(v)}" for k, v in tier_file.meta.items())
+    parts = [f"# {tier_file.heading}\n", f"{_FILE_PREFIX}{meta}{_META_END}\n"]
+    if tier_file.notes:
+        parts.append(tier_file.notes.rstrip("\n") + "\n")
+    for entry in tier_file.entries:
+        parts.append("\n" + render_entry(entry))
+    return "".join(parts)
+
+
+def normalize_body(body: str) -> str:
+    """Bodies end without trailing newlines and use \\n line ends."""
+    return body.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+
+
+# --- parsing -------------------------------------------------------------------------
+
+
+def _parse_pairs(line: str, path: Path, lineno: int, prefix: str) -> dict[str, str]:
+    stripped = line.rstrip()
+    if not stripped.endswith("-->"):
+        raise ParseError(path, lineno, "metadata comment is not closed with '-->' on its line")
+    inner = stripped[len(prefix) : -3].strip()
+    pairs: dict[str, str] = {}
+    for token in inner.split():
+        key, sep, value = token.partition("=")
+        if not sep or not key:
+            raise ParseError(path, lineno, f"metadata item {token!r} is not key=value")
+        pairs[key] = value
+    return pairs
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(unquote(v) for v in value.split(",") if v)
+
+
+def _entry_from(
+    pairs: dict[str, str], title: str, body: str, default_cls: str, path: Path, lineno: int
+) -> Entry:
+    from .clock import parse_time
+
+    known = {f.name.replace("_", "-"): f.name for f in fields(Entry)}
+    values: dict[str, object] = {}
+    extra: list[tuple[str, str]] = []
+    for key, raw in pairs.items():
+        if key == "class":
+            values["cls"] = unquote(raw)
+        elif key in known and key not in ("title", "body", "extra", "cls"):
+            name = known[key]
+            values[name] = _split(raw) if name in _LIST_KEYS else unquote(raw)
+        else:
+            extra.append((key, unquote(raw)))
+    cls = str(values.pop("cls", default_cls))
+    if cls not in CLASSES:
+        raise ParseError(path, lineno, f"unknown class {cls!r} (expected one of {', '.join(CLASSES)})")
+    if values.get("status", "") not in STATUSES:
+        raise ParseError(path, lineno, f"unknown status {values['status']!r}")
+    for key in _TIME_KEYS:
+        if values.get(key):
+            try:
+                parse_time(str(values[key]))
+            except Exception:
+                raise ParseError(path, lineno, f"{key} is not an ISO-8601 time") from None
+    entry_id = str(values.pop("id", "") or content_id("x", title, body))
+    return Entry(id=entry_id, cls=cls, title=title, body=body, extra=tuple(extra), **values)  # type: ignore[arg-type]
+
+
+def _winner(a: Entry, b: Entry) -> Entry:
+    """The version of one entry that a merge keeps: order-independent, so every clone agrees."""
+
+    def rank(e: Entry) -> tuple[int, str, str, str]:
+        digest = hashlib.sha256(render_entry(e).encode("utf-8")).hexdigest()
+        return (STATUSES.index(e.status) if e.status in STATUSES else 0, e.used, e.created, digest)
+
+    return a if rank(a) >= rank(b) else b
+
+
+def _is_boundary(lines: list[str], i: int) -> bool:
+    return bool(_HEADING.match(lines[i])) and i + 1 < len(lines) and lines[i + 1].startswith(_META_PREFIX)
+
+
+def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning") -> TierFile:
+    """Parse a tier file; raise ParseError (file and line) when it cannot be read safely."""
+    path = Path(path)
+    lines = text.replace("\r\n", "\n").split("\n")
+    starts = [i for i in range(len(lines)) if _is_boundary(lines, i)]
+    head_end = starts[0] if starts else len(lines)
+    tier_file = _parse_preamble(lines[:head_end], path)
+    seen: dict[str, tuple[int, int]] = {}
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        entry, meta_lines = _parse_block(lines, start, end, default_cls, path)
+        if meta_lines > 1:
+            tier_file.conflicts.append(
+                Conflict(entry.id, (start + 1,), "several metadata lines (merge); newest kept")
+            )
+        _fold(tier_file, entry, seen, start + 1)
+    return tier_file
+
+
+def _parse_preamble(lines: list[str], path: Path) -> TierFile:
+    heading = ""
+    meta: dict[str, str] = {}
+    notes: list[str] = []
+    for i, line in enumerate(lines):
+        if not heading and line.startswith("# ") and not notes:
+            heading = line[2:].strip()
+        elif line.startswith(_FILE_PREFIX) and not meta:
+            meta = {k: unquote(v) for k, v in _parse_pairs(line, path, i + 1, _FILE_PREFIX).items()}
+        elif line.startswith(_FILE_PREFIX) or line.startswith("# ") and line[2:].strip() == heading:
+            continue  # a duplicated header from a union merge
+        else:
+            notes.append(line)
+    text = "\n".join(notes).strip("\n")
+    return TierFile(heading=heading or "memory", meta=meta, notes=text)
+
+
+def _parse_block(
+    lines: list[str], start: int, end: int, default_cls: str, path: Path
+) -> tuple[Entry, int]:
+    title = _HEADING.sub("", lines[start], count=1).strip() or "(untitled)"
+    metas: list[tuple[int, dict[str, str]]] = []
+    i = start + 1
+    while i < end and lines[i].startswith(_META_PREFIX):
+        metas.append((i + 1, _parse_pairs(lines[i], path, i + 1, _META_PREFIX)))
+        i += 1
+    body = normalize_body(_unescape_body(lines[i:end]))
+    candidates = [_entry_from(p, title, body, default_cls, path, ln) for ln, p in metas]
+    chosen = candidates[0]
+    for other in candidates[1:]:
+        chosen = _winner(chosen, other)
+    return chosen, len(metas)
+
+
+def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], line: int) -> None:
+    if entry.id not in seen:
+        seen[entry.id] = (len(tier_file.entries), line)
+        tier_file.entries.append(entry)
+        return
+    index, first_line = seen[entry.id]
+    existing = tier_file.entries[index]
+    if existing == entry:
+        return
+    kept = _winner(existing, entry)
+    lost = entry if kept is existing else existing
+    tier_file.entries[index] = kept
+    if (lost.title, lost.body) != (kept.title, kept.body):
+        reason = "same id with different text; newest kept, the other archived on next write"
+        tier_file.conflicts.append(Conflict(entry.id, (first_line, line), reason, lost))
+
+
+def with_used(entry: Entry, stamp: str) -> Entry:
+    """The entry with its last-use time moved forward (never back)."""
+    return entry if entry.used >= stamp else replace(entry, used=stamp)

@@ -1,0 +1,407 @@
+"""The search index: SQLite FTS5 derived from the tier files, synced before every read.
+
+The markdown files are the truth; `.squad/memory/index.sqlite` is a cache that can be
+deleted at any time. A sync compares each file's size and mtime with what was indexed, then
+its content hash, and re-reads only files that really changed. Archive folders are
+create-only, so an unchanged folder mtime means no record was added there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import archive, store
+from .entries import Entry
+from .errors import ParseError
+
+SCHEMA_VERSION = "1"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, sha TEXT);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS docs(
+    rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
+    status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
+    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
+CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, text, tokenize='porter unicode61');
+"""
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One searchable unit: an entry of a tier file, or a chunk of an archive record."""
+
+    id: str
+    tier: str
+    agent: str
+    path: str
+    title: str
+    text: str
+    cls: str = ""
+    status: str = ""
+    created: str = ""
+    used: str = ""
+    session: str = ""
+    trust: str = ""
+    tags: str = ""
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result."""
+
+    doc: Doc
+    score: float
+
+
+@dataclass
+class SyncReport:
+    """What a sync changed, and which files it could not read."""
+
+    scanned: int = 0
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+
+
+def fts_query(query: str) -> str:
+    """Turn any user text into a safe FTS5 query: each word quoted, any word may match."""
+    words = []
+    for word in _WORD.findall(query.lower()):
+        if word not in words:
+            words.append(word)
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def _sha(data: bytes | str) -> str:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
+
+
+def entry_doc(entry: Entry, tier: str, agent: str, path: str) -> Doc:
+    """The search unit of a tier entry."""
+    return Doc(
+        id=entry.id,
+        tier=tier,
+        agent=entry.agent or agent,
+        path=path,
+        title=entry.title,
+        text=entry.text,
+        cls=entry.cls,
+        status=entry.status,
+        created=entry.created,
+        used=entry.used,
+        session=entry.session,
+        trust=entry.trust,
+        tags=",".join(entry.tags),
+    )
+
+
+class Index:
+    """Connection to index.sqlite with sync and search."""
+
+    def __init__(self, layout: store.Layout) -> None:
+        self.layout = layout
+        self._db: sqlite3.Connection | None = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open connection (opened and migrated on first use)."""
+        if self._db is None:
+            self._db = self._open()
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        self.layout.memory.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.layout.index, timeout=60, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        version = None
+        with contextlib.suppress(sqlite3.DatabaseError):
+            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            version = row[0] if row else None
+        if version != SCHEMA_VERSION:
+            db.close()
+            self._drop_files()
+            db = sqlite3.connect(self.layout.index, timeout=60, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        return db
+
+    def _drop_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.layout.index) + suffix)
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # --- sync -------------------------------------------------------------------------
+
+    def sync(self) -> SyncReport:
+        """Bring the index up to date with the files; re-read only what changed."""
+        with store.locked(self.layout, self.layout.index):
+            report = SyncReport()
+            with self._transaction():
+                seen = self._sync_tiers(report) | self._sync_archive(report)
+                self._remove_missing(seen, report)
+            return report
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _sync_tiers(self, report: SyncReport) -> set[str]:
+        seen: set[str] = set()
+        for tier in ("hot", "cold", "wiki"):
+            folder = self.layout.tier_dir(tier)
+            for path in sorted(folder.glob("*.md")):
+                if store.is_temp(path):
+                    continue
+                rel = self.layout.relative(path)
+                seen.add(rel)
+                self._sync_file(path, rel, tier, report)
+        return seen
+
+    def _sync_archive(self, report: SyncReport) -> set[str]:
+        seen: set[str] = set()
+        base = self.layout.tier_dir("archive")
+        if not base.is_dir():
+            return seen
+        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+            rel_dir = self.layout.relative(folder)
+            mtime = folder.stat().st_mtime_ns
+            row = self.db.execute("SELECT mtime_ns FROM dirs WHERE path=?", (rel_dir,)).fetchone()
+            if row and row[0] == mtime:
+                known = self.db.execute(
+                    "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'",
+                    (rel_dir.replace("_", "\\_").replace("%", "\\%") + "/%",),
+                ).fetchall()
+                seen.update(r[0] for r in known)
+                report.scanned += len(known)
+                continue
+            for path in sorted(folder.glob("*.md")):
+                if not store.is_temp(path):
+                    rel = self.layout.relative(path)
+                    seen.add(rel)
+                    self._sync_file(path, rel, "archive", report)
+            self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, mtime))
+        return seen
+
+    def _sync_file(self, path: Path, rel: str, tier: str, report: SyncReport) -> None:
+        report.scanned += 1
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return
+        row = self.db.execute("SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)).fetchone()
+        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+            return
+        data = path.read_bytes()
+        sha = _sha(data)
+        if row and row[2] == sha:
+            self.db.execute(
+                "UPDATE files SET size=?, mtime_ns=? WHERE path=?", (st.st_size, st.st_mtime_ns, rel)
+            )
+            return
+        try:
+            docs = self._docs_of(path, rel, tier, data)
+        except ParseError as exc:
+            report.errors.append(exc)
+            return
+        self._replace(rel, docs)
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?)", (rel, st.st_size, st.st_mtime_ns, sha)
+        )
+        report.changed.append(rel)
+
+    def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
+        if tier == "archive":
+            record = archive.parse(data, path)
+            return [
+                Doc(
+                    id=record.id if n == 0 else f"{record.id}#{n}",
+                    tier="archive",
+                    agent=record.agent,
+                    path=rel,
+                    title=title or record.title,
+                    text=text,
+                    created=record.created,
+                )
+                for n, (title, text) in enumerate(archive.chunks(record.text))
+            ]
+        tier_file = store.load(self.layout, tier, path)
+        assert tier_file is not None
+        agent = path.stem if tier != "wiki" else ""
+        return [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
+
+    def _replace(self, rel: str, docs: Sequence[Doc]) -> None:
+        old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
+        if old:
+            marks = ",".join("?" * len(old))
+            self.db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", old)
+            self.db.execute(f"DELETE FROM docs WHERE rowid IN ({marks})", old)
+        counts = self.token_counts([d.text for d in docs])
+        for order, (doc, tokens) in enumerate(zip(docs, counts, strict=True)):
+            cur = self.db.execute(
+                "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
+                " session, trust, tags, sha, tokens, ord) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (doc.id, rel, doc.tier, doc.agent, doc.cls, doc.status, doc.title, doc.text,
+                 doc.created, doc.used, doc.session, doc.trust, doc.tags, _sha(doc.text), tokens,
+                 order),
+            )
+            self.db.execute(
+                "INSERT INTO docs_fts(rowid, title, text) VALUES(?, ?, ?)",
+                (cur.lastrowid, doc.title, doc.text),
+            )
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Token counts of texts, cached by content hash across runs."""
+        shas = [_sha(t) for t in texts]
+        known: dict[str, int] = {}
+        for start in range(0, len(shas), 500):
+            part = shas[start : start + 500]
+            marks = ",".join("?" * len(part))
+            known.update(
+                self.db.execute(f"SELECT sha, n FROM token_cache WHERE sha IN ({marks})", part)
+            )
+        missing = [(s, t) for s, t in zip(shas, texts, strict=True) if s not in known]
+        if missing:
+            from . import tokens
+
+            counted = tokens.count_many([t for _, t in missing])
+            for (sha, _), n in zip(missing, counted, strict=True):
+                known[sha] = n
+                self.db.execute("INSERT OR REPLACE INTO token_cache VALUES(?, ?)", (sha, n))
+        return [known[s] for s in shas]
+
+    def _remove_missing(self, seen: set[str], report: SyncReport) -> None:
+        indexed = [r[0] for r in self.db.execute("SELECT path FROM files")]
+        for rel in indexed:
+            if rel not in seen:
+                self._replace(rel, [])
+                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                report.removed.append(rel)
+
+    def rebuild(self) -> SyncReport:
+        """Drop the index and build it again from the files."""
+        self.close()
+        with store.locked(self.layout, self.layout.index):
+            self._drop_files()
+        return self.sync()
+
+    def check(self) -> list[str]:
+        """Differences between the index and the files, without changing the index."""
+        with store.locked(self.layout, self.layout.index):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                report = SyncReport()
+                seen = self._sync_tiers(report) | self._sync_archive_all(report)
+                self._remove_missing(seen, report)
+            finally:
+                self.db.execute("ROLLBACK")
+        drift = [f"changed: {p}" for p in report.changed]
+        drift += [f"removed: {p}" for p in report.removed]
+        drift += [f"unreadable: {e}" for e in report.errors]
+        return drift
+
+    def _sync_archive_all(self, report: SyncReport) -> set[str]:
+        self.db.execute("DELETE FROM dirs")
+        return self._sync_archive(report)
+
+    # --- queries ----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        agent: str | Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        limit: int = 10,
+        active_only: bool = False,
+        paths: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        """BM25-ranked documents matching any word of the query."""
+        match = fts_query(query)
+        if not match or limit <= 0:
+            return []
+        sql = (
+            "SELECT d.id, d.tier, d.agent, d.path, d.title, d.text, d.cls, d.status, d.created,"
+            " d.used, d.session, d.trust, d.tags, d.tokens, bm25(docs_fts, 2.0, 1.0) AS score"
+            " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?"
+        )
+        args: list[object] = [match]
+        agents = [agent] if isinstance(agent, str) else list(agent or [])
+        if agents:
+            sql += f" AND d.agent IN ({','.join('?' * len(agents))})"
+            args.extend(agents)
+        if paths:
+            sql += f" AND d.path IN ({','.join('?' * len(paths))})"
+            args.extend(paths)
+        if tiers:
+            sql += f" AND d.tier IN ({','.join('?' * len(tiers))})"
+            args.extend(tiers)
+        if active_only:
+            sql += " AND d.status = ''"
+        sql += " ORDER BY score, d.created DESC, d.id LIMIT ?"
+        args.append(limit)
+        return [Hit(Doc(*row[:14]), -float(row[14])) for row in self.db.execute(sql, args)]
+
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
+    ) -> list[Doc]:
+        """All indexed documents, optionally of one tier, agent or class."""
+        sql = (
+            "SELECT id, tier, agent, path, title, text, cls, status, created, used, session,"
+            " trust, tags, tokens FROM docs WHERE 1=1"
+        )
+        args: list[object] = []
+        if tier:
+            sql += " AND tier=?"
+            args.append(tier)
+        if agent:
+            sql += " AND agent=?"
+            args.append(agent)
+        if cls:
+            sql += " AND cls=?"
+            args.append(cls)
+        sql += " ORDER BY path, ord"
+        return [Doc(*row) for row in self.db.execute(sql, args)]
+
+    def totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier."""
+        rows = self.db.execute(
+            "SELECT agent, tier, COUNT(*), SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
+            " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
+        )
+        return [(a, t, n, b or 0, k or 0) for a, t, n, b, k in rows]
+
+
+def warn(report: SyncReport) -> None:
+    """Tell the user which files a read had to skip."""
+    for error in report.errors:
+        print(f"warning: {error} (skipped)", file=sys.stderr)

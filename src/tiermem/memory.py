@@ -1,0 +1,401 @@
+"""`Memory`: the one API that the CLI, the MCP server and Python callers use."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from . import archive, audit, config, hot, store, validate
+from .clock import Clock
+from .entries import Entry, TierFile
+from .errors import NotFoundError, StoreError, UsageError
+from .index import Hit, Index, SyncReport, warn
+
+ENV_ROOT = "TIERMEM_ROOT"
+
+_GITIGNORE = """\
+# Derived or transient: rebuilt from the markdown tiers at any time.
+index.sqlite
+index.sqlite-*
+.locks/
+.tmp-*
+"""
+
+_GITATTRIBUTES = """\
+# Tier files are lists of entries with stable ids: a union merge keeps both sides'
+# entries, and tiermem folds any entry that ends up twice.
+hot/*.md merge=union
+cold/*.md merge=union
+wiki/*.md merge=union
+queue/*.md merge=union
+audit.jsonl merge=union
+# Archive records are create-only and named by their content: they never conflict.
+archive/** -diff
+"""
+
+
+def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
+    """The folder holding `.squad/`: --root, TIERMEM_ROOT, else the nearest ancestor."""
+    given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
+    if given is not None:
+        root = Path(given).expanduser()
+        if not root.is_dir():
+            raise StoreError(f"root {root} is not a directory")
+        return root.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".squad").is_dir():
+            return folder
+    raise StoreError(
+        f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root"
+    )
+
+
+@dataclass
+class WriteReport:
+    """What a write did, in words for the user and ids for programs."""
+
+    agent: str
+    ids: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    cold: list[str] = field(default_factory=list)
+    redactions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class HotView:
+    """The hot tier of one agent, as loaded into a spawn."""
+
+    agent: str
+    session: str
+    entries: tuple[Entry, ...]
+    bytes: int
+
+    def render(self) -> str:
+        """Markdown for people and prompts."""
+        from .render import hot_markdown
+
+        return hot_markdown(self.agent, list(self.entries))
+
+
+class Memory:
+    """A tiermem store rooted at a folder that holds (or will hold) `.squad/`."""
+
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        *,
+        now: datetime | str | None = None,
+        must_exist: bool = True,
+    ) -> None:
+        self.root = discover_root(root) if must_exist or root is None else Path(root).resolve()
+        self.layout = store.Layout(self.root)
+        self.clock = Clock(now)
+        self.config = config.load(self.layout.config)
+        self._index: Index | None = None
+
+    # --- housekeeping -------------------------------------------------------------------
+
+    @classmethod
+    def init(cls, root: str | Path, *, now: datetime | str | None = None) -> tuple[Memory, list[str]]:
+        """Create the memory folders, config and git settings; return what was created."""
+        folder = Path(root).expanduser().resolve()
+        if not folder.is_dir():
+            raise UsageError(f"{folder} is not a directory")
+        layout = store.Layout(folder)
+        created: list[str] = []
+        for tier in (*store.TIERS, "queue"):
+            path = layout.tier_dir(tier)
+            if not path.is_dir():
+                path.mkdir(parents=True)
+                created.append(layout.relative(path) + "/")
+        for path, text in (
+            (layout.config, config.render_default()),
+            (layout.memory / ".gitignore", _GITIGNORE),
+            (layout.memory / ".gitattributes", _GITATTRIBUTES),
+        ):
+            if not path.exists():
+                store.atomic_write(path, text)
+                created.append(layout.relative(path))
+        return cls(folder, now=now), created
+
+    @property
+    def index(self) -> Index:
+        """The search index (opened on first use)."""
+        if self._index is None:
+            self._require_store()
+            self._index = Index(self.layout)
+        return self._index
+
+    def _require_store(self) -> None:
+        if not self.layout.memory.is_dir():
+            raise StoreError(f"no tiermem store in {self.layout.squad}; run `tiermem init`")
+
+    def close(self) -> None:
+        """Release the index connection."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def sync(self) -> SyncReport:
+        """Bring the index up to date; warn about files that could not be read."""
+        report = self.index.sync()
+        warn(report)
+        return report
+
+    def _audit(self, action: str, ids: list[str], tiers: list[str], reason: str = "", **kw: object) -> None:
+        audit.append(self.layout, self.clock.stamp(), action, ids, tiers, reason, **kw)
+
+    def _clean(self, text: str, what: str, where: str) -> tuple[str, list[str]]:
+        """Validate and redact user text before it is written anywhere."""
+        from .redact import redact
+
+        cleaned, kinds = redact(validate.text(text, what))
+        if kinds:
+            self._audit("redact", [], [where], "credential-shaped text replaced", kinds=kinds)
+        return cleaned, kinds
+
+    # --- hot tier -----------------------------------------------------------------------
+
+    def _hot_path(self, agent: str) -> Path:
+        return self.layout.tier_file("hot", agent)
+
+    def _load_hot(self, agent: str) -> TierFile:
+        path = self._hot_path(agent)
+        loaded = store.load(self.layout, "hot", path)
+        if loaded is not None and loaded.meta.get("session"):
+            return loaded
+        stamp = self.clock.stamp()
+        fresh = hot.new_file(agent, hot.session_id(stamp), stamp)
+        if loaded is not None:
+            fresh.entries = loaded.entries
+        return fresh
+
+    def hot_set(
+        self, agent: str, task: str, why: str | None = None, talking_to: str | None = None
+    ) -> WriteReport:
+        """Set the current task (and why, and who the agent talks to)."""
+        agent = validate.name(agent)
+        values = {"task": task, "why": why, "talking-to": talking_to}
+        cleaned: dict[str, str] = {}
+        kinds: list[str] = []
+        for slot, value in values.items():
+            if value is not None:
+                cleaned[slot], found = self._clean(value, slot, "hot")
+                kinds += found
+
+        def change(tier_file: TierFile) -> list[Entry]:
+            session = tier_file.meta["session"]
+            replaced = [e for e in tier_file.entries if e.slot in cleaned]
+            tier_file.remove({e.id for e in replaced})
+            added = [
+                hot.make_entry(agent, slot, text, self.clock.stamp(), session, 0)
+                for slot, text in cleaned.items()
+            ]
+            tier_file.entries[0:0] = added
+            return replaced
+
+        report = self._hot_write(agent, change, "set")
+        report.redactions = kinds
+        return report
+
+    def hot_add(self, agent: str, slot: str, text: str) -> WriteReport:
+        """Record an action, decision, blocker or note in the agent's hot tier."""
+        agent = validate.name(agent)
+        if slot not in ("action", "decision", "blocker", "note"):
+            raise UsageError(f"unknown hot slot {slot!r}")
+        cleaned, kinds = self._clean(text, slot, "hot")
+
+        def change(tier_file: TierFile) -> list[Entry]:
+            n = len(tier_file.entries)
+            entry = hot.make_entry(agent, slot, cleaned, self.clock.stamp(), tier_file.meta["session"], n)
+            tier_file.entries.append(entry)
+            return []
+
+        report = self._hot_write(agent, change, slot)
+        report.redactions = kinds
+        return report
+
+    def hot_unblock(self, agent: str, text: str) -> WriteReport:
+        """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
+        agent = validate.name(agent)
+        needle = validate.text(text, "blocker").strip().lower()
+        if not self._hot_path(agent).exists():
+            raise NotFoundError(f"agent {agent!r} has no hot tier")
+
+        def change(tier_file: TierFile) -> list[Entry]:
+            blockers = hot.of_slot(tier_file, "blocker")
+            match = [b for b in blockers if b.id == needle or needle in hot.slot_text(b).lower()]
+            if len(match) != 1:
+                found = "no blocker" if not match else f"{len(match)} blockers"
+                raise NotFoundError(f"{found} of {agent} matches {text!r}")
+            tier_file.remove({match[0].id})
+            resolved = "Unblocked: " + hot.slot_text(match[0])
+            tier_file.entries.append(
+                hot.make_entry(agent, "action", resolved, self.clock.stamp(),
+                               tier_file.meta["session"], len(tier_file.entries))
+            )
+            return []
+
+        return self._hot_write(agent, change, "unblock")
+
+    def _hot_write(self, agent: str, change: object, what: str) -> WriteReport:
+        """Apply a change to hot under its lock, keep the budget, archive what moves out."""
+        from .scribe import checkpoint, queue_entries
+
+        assert callable(change)
+        path = self._hot_path(agent)
+        report = WriteReport(agent)
+        with store.locked(self.layout, path):
+            tier_file = self._load_hot(agent)
+            before = {e.id for e in tier_file.entries}
+            replaced: list[Entry] = change(tier_file)
+            new_ids = [e.id for e in tier_file.entries if e.id not in before]
+            moved = replaced + hot.extra_actions(tier_file, self.config.hot.max_actions)
+            tier_file.remove({e.id for e in moved})
+            overflow = hot.fit(tier_file, self.config.hot.budget_bytes, set(new_ids))
+            if moved or overflow:
+                record = queue_entries(self, agent, moved + overflow, tier_file.meta["session"])
+                report.archived.append(record.location)
+            store.save(self.layout, path, tier_file)
+        report.ids = new_ids
+        report.messages.append(f"hot: {agent} {what} saved ({hot.size(tier_file)} bytes)")
+        if overflow:
+            size = sum(len(e.text.encode("utf-8")) for e in overflow)
+            done = checkpoint(self, agent)
+            report.cold.extend(done)
+            report.messages.append(
+                f"hot budget {self.config.hot.budget_bytes} bytes: {size} bytes moved out; raw "
+                f"text archived in {report.archived[-1]}; Scribe checkpointed it to cold "
+                f"({', '.join(done) or 'queued'})"
+            )
+        elif moved:
+            report.messages.append(
+                f"{len(moved)} older item(s) left hot; archived in {report.archived[-1]} and "
+                "queued for the session summary"
+            )
+        return report
+
+    def hot_view(self, agent: str) -> HotView:
+        """The agent's hot tier; NotFoundError for an agent with no memory at all."""
+        agent = validate.name(agent)
+        self._require_store()
+        tier_file = store.load(self.layout, "hot", self._hot_path(agent))
+        if tier_file is None:
+            if not self.known_agent(agent):
+                raise NotFoundError(f"unknown agent {agent!r} (no memory under {self.layout.relative(self.layout.memory)})")
+            return HotView(agent, "", (), 0)
+        size = self._hot_path(agent).stat().st_size
+        return HotView(agent, tier_file.meta.get("session", ""), tuple(tier_file.entries), size)
+
+    def hot_clear(self, agent: str) -> WriteReport:
+        """Empty the hot tier; its content is archived and queued for Scribe first."""
+        from .scribe import queue_entries
+
+        agent = validate.name(agent)
+        path = self._hot_path(agent)
+        report = WriteReport(agent)
+        with store.locked(self.layout, path):
+            tier_file = store.load(self.layout, "hot", path)
+            if tier_file is None:
+                raise NotFoundError(f"agent {agent!r} has no hot tier")
+            if tier_file.entries:
+                record = queue_entries(self, agent, tier_file.entries, tier_file.meta.get("session", ""))
+                report.archived.append(record.location)
+            path.unlink()
+        self._audit("hot-clear", [e.id for e in tier_file.entries], ["hot", "archive"], "cleared by request")
+        report.messages.append(
+            f"hot: {agent} cleared; {len(tier_file.entries)} item(s) archived and queued for Scribe"
+        )
+        return report
+
+    def known_agent(self, agent: str) -> bool:
+        """Whether the agent has memory in any tier, or a Squad agent folder."""
+        if (self.layout.squad / "agents" / agent).is_dir():
+            return True
+        for tier in ("hot", "cold", "queue"):
+            if (self.layout.tier_dir(tier) / f"{agent}.md").exists():
+                return True
+        return (self.layout.tier_dir("archive") / agent).is_dir()
+
+    def agents(self) -> list[str]:
+        """Every agent with memory in hot, cold or the archive."""
+        found: set[str] = set()
+        for tier in ("hot", "cold", "queue"):
+            found.update(p.stem for p in self.layout.tier_dir(tier).glob("*.md") if not store.is_temp(p))
+        archive_dir = self.layout.tier_dir("archive")
+        if archive_dir.is_dir():
+            found.update(p.name for p in archive_dir.iterdir() if p.is_dir())
+        return sorted(found)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        agent: str | None = None,
+        tier: str | None = None,
+        limit: int = 10,
+    ) -> list[Hit]:
+        """BM25 search over every tier and the archive; using a cold entry refreshes it."""
+        validate.text(query, "query")
+        if agent is not None:
+            agent = validate.name(agent)
+        if tier is not None and tier not in store.TIERS:
+            raise UsageError(f"unknown tier {tier!r} (expected one of {', '.join(store.TIERS)})")
+        if limit < 1:
+            raise UsageError("limit must be at least 1")
+        self.sync()
+        hits = self.index.search(query, agent=agent, tiers=[tier] if tier else None, limit=limit)
+        self.mark_used([h.doc for h in hits if h.doc.tier in ("cold", "wiki")])
+        return hits
+
+    def mark_used(self, docs: list[object]) -> None:
+        """Move the last-use time of these cold/wiki entries to now (TTL refresh)."""
+        from .scribe import refresh
+
+        refresh(self, docs)
+
+    def read_archive(self, agent: str, record_id: str) -> archive.Record:
+        """One archive record."""
+        agent = validate.name(agent)
+        path = archive.path_of(self.layout, agent, record_id.split("#")[0])
+        if not path.exists():
+            raise NotFoundError(f"no archive record {record_id!r} for {agent}")
+        return archive.read(self.layout, agent, record_id.split("#")[0])
+
+    def tier_text(self, tier: str, name: str) -> str:
+        """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""
+        if tier not in ("hot", "cold", "wiki"):
+            raise UsageError(f"tier must be hot, cold or wiki, not {tier!r}")
+        path = self.layout.tier_file(tier, name)
+        text = store.read_text(self.layout, path)
+        if text is None:
+            raise NotFoundError(f"no {tier} file for {name!r}")
+        return text
+
+    def reindex(self, check: bool = False) -> list[str]:
+        """Rebuild the index, or (check) list how it differs from the files."""
+        if check:
+            return self.index.check()
+        report = self.index.rebuild()
+        warn(report)
+        return [f"indexed {report.scanned} files"]
+
+    def replace_entry(self, tier: str, name: str, entry: Entry) -> None:
+        """Write one entry back into its tier file (under the file's lock)."""
+        path = self.layout.tier_file(tier, name)
+        with store.locked(self.layout, path):
+            tier_file = store.load(self.layout, tier, path)
+            if tier_file is None or tier_file.get(entry.id) is None:
+                return
+            tier_file.put(entry)
+            store.save(self.layout, path, tier_file)
+
+    def with_used(self, entry: Entry) -> Entry:
+        """The entry marked as used now."""
+        stamp = self.clock.stamp()
+        return entry if entry.used >= stamp else replace(entry, used=stamp)

@@ -1,0 +1,39 @@
+"""Markdown views of memory for people and prompts (no metadata comments)."""
+
+from __future__ import annotations
+
+from .entries import Entry
+from .hot import LABELS, SINGLE_SLOTS, slot_text
+
+_LIST_SLOTS = (
+    ("decision", "Decisions so far"),
+    ("action", "Last actions"),
+    ("blocker", "Blockers"),
+    ("note", "Notes"),
+)
+
+
+def _indent(text: str) -> str:
+    lines = text.splitlines() or [""]
+    return "\n".join([lines[0], *("  " + ln if ln.strip() else ln for ln in lines[1:])])
+
+
+def hot_markdown(agent: str, entries: list[Entry]) -> str:
+    """The hot tier as a short markdown block, in the spawn template's order."""
+    lines: list[str] = []
+    for slot in SINGLE_SLOTS:
+        for entry in (e for e in entries if e.slot == slot):
+            lines.append(f"**{LABELS[slot]}:** {_indent(slot_text(entry))}")
+    for slot, heading in _LIST_SLOTS:
+        items = [e for e in entries if e.slot == slot]
+        if items:
+            lines.append(f"**{heading}:**")
+            lines.extend(f"- {_indent(slot_text(e))}" for e in items)
+    other = [e for e in entries if e.slot not in LABELS]
+    lines.extend(f"- {e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other)
+    return "\n".join(lines) if lines else f"(no hot memory for {agent})"
+
+
+def entry_markdown(entry: Entry) -> str:
+    """One cold or wiki entry as a titled block."""
+    return f"### {entry.title}\n{entry.body}".rstrip()

@@ -1,0 +1,154 @@
+"""The files under `.squad/memory/`: where each tier lives, atomic writes and per-file locks."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import entries, validate
+from .errors import ParseError, StoreError
+
+TIERS = ("hot", "cold", "wiki", "archive")
+LOCK_TIMEOUT_SECONDS = 60.0
+TEMP_PREFIX = ".tmp-"
+
+_TIER_CLASS = {"hot": "status", "cold": "learning", "wiki": "convention", "queue": "status"}
+
+
+class Layout:
+    """Paths of one store, rooted at the folder that holds `.squad/`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.squad = root / ".squad"
+        self.memory = self.squad / "memory"
+        self.locks = self.memory / ".locks"
+        self.index = self.memory / "index.sqlite"
+        self.audit = self.memory / "audit.jsonl"
+        self.config = self.memory / "config.toml"
+
+    def tier_dir(self, tier: str) -> Path:
+        """Folder of a tier (hot, cold, wiki, archive, queue)."""
+        return self.memory / tier
+
+    def tier_file(self, tier: str, name: str) -> Path:
+        """The markdown file of an agent's hot/cold tier, or of a wiki topic."""
+        return self.memory / tier / f"{validate.name(name, 'topic' if tier == 'wiki' else 'agent')}.md"
+
+    def inside(self, path: Path) -> bool:
+        """Whether a path resolves to somewhere inside the memory folder."""
+        try:
+            path.resolve().relative_to(self.memory.resolve())
+        except ValueError:
+            return False
+        return True
+
+    def relative(self, path: Path) -> str:
+        """A path as the user sees it, relative to the root."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write a file so readers see the old or the new content, never a mix."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Write a new file atomically; False (and no write) when it already exists."""
+    if path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)  # link fails if the name exists: no overwrite race
+        except FileExistsError:
+            return False
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _fsync_dir(path.parent)
+    return True
+
+
+@contextlib.contextmanager
+def locked(layout: Layout, path: Path) -> Iterator[None]:
+    """Hold the cross-process lock of one memory file."""
+    from filelock import FileLock, Timeout
+
+    layout.locks.mkdir(parents=True, exist_ok=True)
+    base = layout.memory if layout.inside(path.parent) else layout.root
+    rel = path.resolve().relative_to(base.resolve()).as_posix().replace("/", "__")
+    lock = FileLock(str(layout.locks / f"{rel}.lock"), timeout=LOCK_TIMEOUT_SECONDS)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise StoreError(f"{layout.relative(path)} is locked by another process") from None
+
+
+def read_text(layout: Layout, path: Path) -> str | None:
+    """A memory file's text, or None when it does not exist; refuses links out of the store."""
+    if path.is_symlink() and not layout.inside(path):
+        raise ParseError(path, 1, "is a symbolic link that points outside .squad/memory")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(path, line, "is not valid UTF-8") from None
+
+
+def load(layout: Layout, tier: str, path: Path) -> entries.TierFile | None:
+    """Parse a tier file, or None when it does not exist."""
+    text = read_text(layout, path)
+    if text is None:
+        return None
+    return entries.parse(text, path, _TIER_CLASS.get(tier, "learning"))
+
+
+def save(layout: Layout, path: Path, tier_file: entries.TierFile) -> None:
+    """Write a tier file atomically (caller holds its lock)."""
+    if path.is_symlink():
+        raise ParseError(path, 1, "is a symbolic link; tiermem does not write through links")
+    atomic_write(path, entries.render(tier_file))
+
+
+def is_temp(path: Path) -> bool:
+    """Whether a file is a write in progress (never memory)."""
+    return path.name.startswith(TEMP_PREFIX)

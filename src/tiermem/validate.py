@@ -1,0 +1,63 @@
+"""Checks on everything a user hands to tiermem, before anything is written."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import UsageError
+
+MAX_INPUT_BYTES = 1024 * 1024
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def name(value: str, what: str = "agent") -> str:
+    """Return a safe, lower-cased agent or topic name, or raise UsageError."""
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{what} name is empty")
+    if any(unicodedata.category(ch)[0] == "C" for ch in value):
+        raise UsageError(f"{what} name {value!r} contains control characters")
+    if "/" in value or "\\" in value or value.startswith(("/", "~")):
+        raise UsageError(f"{what} name {value!r} must not contain path separators")
+    if ".." in value:
+        raise UsageError(f"{what} name {value!r} must not contain '..'")
+    lowered = value.strip().lower()
+    if not _NAME.fullmatch(lowered):
+        raise UsageError(
+            f"{what} name {value!r} must be 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return lowered
+
+
+def text(value: str, what: str = "text", limit: int = MAX_INPUT_BYTES) -> str:
+    """Return text that is non-empty and within the size limit, or raise UsageError."""
+    if not value or not value.strip():
+        raise UsageError(f"{what} is empty")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise UsageError(f"{what} is {size} bytes, over the {limit}-byte limit")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        raise UsageError(f"{what} is not valid UTF-8")
+    if "\x00" in value:
+        raise UsageError(f"{what} contains NUL bytes")
+    return value
+
+
+def decode(data: bytes, what: str = "input", limit: int = MAX_INPUT_BYTES) -> str:
+    """Decode bytes as UTF-8 text within the size limit, or raise UsageError."""
+    if len(data) > limit:
+        raise UsageError(f"{what} is {len(data)} bytes, over the {limit}-byte limit")
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} is not valid UTF-8 (byte {exc.start})") from None
+    return text(decoded, what, limit)
+
+
+def one_line(value: str, what: str) -> str:
+    """Collapse a title-like value onto one line."""
+    collapsed = " ".join(text(value, what).split())
+    if len(collapsed) > 500:
+        raise UsageError(f"{what} is longer than 500 characters")
+    return collapsed

@@ -1,0 +1,155 @@
+"""The wiki: durable structured knowledge, one markdown page per subject."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from . import store, validate
+from .classify import classify, is_structured
+from .entries import Entry, TierFile, content_id
+from .errors import NotFoundError
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+# Seed subjects: a page is chosen by the words an entry uses most. Projects differ, so an
+# entry's own tags win, and anything that matches no subject goes to `general`.
+SUBJECTS: dict[str, tuple[str, ...]] = {
+    "release": ("release", "publish", "npm", "version", "versioning", "changeset", "semver", "tag", "nuget", "changelog"),
+    "testing": ("test", "tests", "testing", "vitest", "jest", "xunit", "coverage", "qa", "e2e", "playwright", "fixture"),
+    "ci": ("ci", "workflow", "workflows", "actions", "pipeline", "build", "github actions", "lint"),
+    "security": ("security", "secret", "secrets", "auth", "authentication", "authorization", "token", "pii", "permission", "oauth", "entra"),
+    "docs": ("docs", "documentation", "readme", "blog", "guide", "tutorial", "website"),
+    "architecture": ("architecture", "module", "modules", "sdk", "adapter", "interface", "layer", "design", "contract", "schema", "api"),
+    "process": ("process", "proposal", "review", "pr", "prs", "branch", "merge", "triage", "issue", "issues", "workflow"),
+    "team": ("team", "agent", "agents", "casting", "charter", "roster", "squad", "coordinator", "spawn", "ceremony"),
+    "cli": ("cli", "command", "commands", "shell", "repl", "terminal", "flag"),
+    "data": ("database", "data", "storage", "sql", "migration", "cache", "table", "entity"),
+    "ui": ("ui", "ux", "render", "rendering", "layout", "css", "component", "theme", "font", "sprite"),
+    "performance": ("performance", "latency", "memory", "speed", "throughput", "benchmark"),
+    "dependencies": ("dependency", "dependencies", "package", "packages", "library", "upgrade"),
+    "networking": ("network", "server", "client", "multiplayer", "websocket", "http", "protocol"),
+}
+_WORDS = re.compile(r"[a-z][a-z0-9-]+")
+
+
+@dataclass(frozen=True)
+class Page:
+    """A wiki topic and how much it holds."""
+
+    topic: str
+    entries: int
+    active: int
+    bytes: int
+
+
+def topic_of(entry: Entry) -> str:
+    """The wiki page an entry belongs on: its first tag, else its strongest subject."""
+    for tag in entry.tags:
+        try:
+            return validate.name(tag, "topic")
+        except Exception:
+            continue
+    title_words = Counter(_WORDS.findall(entry.title.lower()))
+    body_words = Counter(_WORDS.findall(entry.body.lower()[:4000]))
+    best, best_score = "general", 0.0
+    for name, words in SUBJECTS.items():
+        score = sum(3 * title_words[w] + min(body_words[w], 3) for w in words)
+        if score > best_score:
+            best, best_score = name, score
+    return best
+
+
+def page_path(mem: Memory, topic: str) -> store.Path:
+    """The file of a topic."""
+    return mem.layout.tier_file("wiki", topic)
+
+
+def add(mem: Memory, topic: str, entries: list[Entry]) -> None:
+    """Merge entries into a topic page (same id: the newer version is kept)."""
+    path = page_path(mem, topic)
+    with store.locked(mem.layout, path):
+        page = store.load(mem.layout, "wiki", path) or TierFile(
+            f"{topic}: wiki", {"tier": "wiki", "topic": topic}
+        )
+        for entry in entries:
+            page.put(entry)
+        store.save(mem.layout, path, page)
+
+
+def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
+    """An agent's explicit request for a wiki entry (allowed for any class and source)."""
+    topic = validate.name(topic, "topic")
+    cleaned, _ = mem._clean(text, "wiki text", "wiki")
+    from . import archive
+
+    stamp = mem.clock.stamp()
+    record = archive.new_record(by or "team", stamp, "wiki-request", f"wiki/{topic}.md", topic, cleaned)
+    archive.write(mem.layout, record)
+    first, _, rest = cleaned.strip("\n").partition("\n")
+    title = validate.one_line(first.lstrip("#").strip() or topic, "title")[:200]
+    body = rest.strip("\n") if first.startswith("#") else cleaned.strip("\n")
+    cls = classify(title, body)
+    entry = Entry(
+        id=content_id("w", topic, cleaned),
+        cls=cls if is_structured(cls) else "convention",
+        title=title,
+        body=body,
+        agent=by or "team",
+        created=stamp,
+        used=stamp,
+        sources=(record.location,),
+        tags=(topic,),
+        extra=(("requested", "explicit"),),
+    )
+    add(mem, topic, [entry])
+    mem._audit("wiki-write", [entry.id], ["archive", "wiki"], "explicit request", topic=topic, by=by)
+    return entry
+
+
+def pages(mem: Memory) -> list[Page]:
+    """Every topic page with its size."""
+    found = []
+    for path in sorted(mem.layout.tier_dir("wiki").glob("*.md")):
+        if store.is_temp(path):
+            continue
+        page = store.load(mem.layout, "wiki", path)
+        if page is not None:
+            active = sum(1 for e in page.entries if e.active)
+            found.append(Page(path.stem, len(page.entries), active, path.stat().st_size))
+    return found
+
+
+def read(mem: Memory, topic: str) -> str:
+    """A topic page's markdown."""
+    topic = validate.name(topic, "topic")
+    text = store.read_text(mem.layout, page_path(mem, topic))
+    if text is None:
+        known = ", ".join(p.topic for p in pages(mem)) or "none yet"
+        raise NotFoundError(f"no wiki page {topic!r} (pages: {known})")
+    return text
+
+
+def promote(mem: Memory, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
+    """Move (cold file agent, entry) pairs to their topic pages; cold loses them after."""
+    by_topic: dict[str, list[Entry]] = {}
+    for _, entry in entries:
+        topic = topic_of(entry)
+        tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
+        by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
+    for topic, items in sorted(by_topic.items()):
+        add(mem, topic, items)
+    moved: dict[str, set[str]] = {}
+    for agent, entry in entries:
+        moved.setdefault(agent, set()).add(entry.id)
+    for agent, ids in sorted(moved.items()):
+        path = mem.layout.tier_file("cold", agent)
+        with store.locked(mem.layout, path):
+            cold = store.load(mem.layout, "cold", path)
+            if cold is not None:
+                cold.remove(ids)
+                store.save(mem.layout, path, cold)
+    return {t: [e.id for e in items] for t, items in by_topic.items()}
