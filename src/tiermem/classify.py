@@ -6,8 +6,9 @@ The rules, in the order they are tried (the first that matches wins):
    "team update", "session log", "orchestration", "status update", "standup"), or a text
    with no identifiers that is only a progress report ("done", "complete", "in progress").
 2. ``policy``: a directive. The title names a directive/policy/rule/guardrail, or the text
-   opens with an imperative rule ("Always ...", "Never ...", "Do not ...", "X must ...",
-   "... is non-negotiable") and is short (under 1,200 bytes).
+   opens with an imperative rule ("Always ...", "Never ...", "Do not ...", "Must ...") or
+   declares one ("... is non-negotiable", "... are mandatory"), and is short (under 1,200
+   bytes).
 3. ``decision``: a recorded choice: Squad's ``**What:**``/``**Why:**`` fields, a
    ``Decision:`` label or title, "decided", "we chose", "ADR", "rationale".
 4. ``contract``: the shape of an interface other code relies on: titles or labels naming an
@@ -40,8 +41,8 @@ _STATUS_ONLY = re.compile(
 _POLICY_TITLE = re.compile(r"\b(directive|polic(y|ies)|rules?|guardrails?|mandate)\b", re.I)
 _POLICY_OPEN = re.compile(
     r"^\W*(always|never|do not|don't|must|must not|no one may|only ever)\b|"
-    r"\b(must|must not|shall|is (non-negotiable|mandatory|required|forbidden))\b",
-    re.IGNORECASE,
+    r"\b(is|are) (non-negotiable|mandatory|forbidden|not allowed)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 _DECISION = re.compile(
     r"\*\*(what|why):?\*\*|\bdecision\b|\bdecided\b|\bwe chose\b|\bchose\b|\bADR\b"
@@ -96,8 +97,8 @@ def _first_line(body: str) -> str:
 
 def _opening(text: str) -> str:
     """The first sentence after the title: where a directive states itself."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return " ".join(lines[:2])[:300]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[:2])[:300]
 
 
 def _is_bare_status(text: str) -> bool:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 TEAM = "team"
+DECISION_MAX_BYTES = 3000
 _WORD = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"\b20\d\d-\d\d(-\d\d)?(t[\d:z+-]*)?\b")
 # Words that say what kind of note something is, not what it is about.
@@ -69,10 +70,20 @@ def _created(date: str | None, fallback: str) -> str:
     return f"{date}T00:00:00Z" if len(date) == 10 and "X" not in date else fallback
 
 
+def _condensed(body: str, source: str) -> str:
+    """A decision record too long for a prompt keeps its summary; the archive keeps the rest."""
+    if len(body.encode("utf-8")) <= DECISION_MAX_BYTES:
+        return body
+    from .summarize import ExtractiveSummarizer, budget_for
+
+    short = ExtractiveSummarizer().summarize(body, title="", budget_bytes=budget_for(body, 10))
+    return f"{short}\n(condensed; full text in {source})"
+
+
 def decision_entry(section: squad_parse.Section, by: str, stamp: str, session: str, source: str) -> Entry:
     """A decision block as a team entry (class from its text: decision, policy, ...)."""
     body = section.text.split("\n", 1)[1] if section.level and "\n" in section.text else section.text
-    body = body.strip("\n")
+    body = _condensed(body.strip("\n"), source)
     cls = classify(section.title, body)
     created = _created(section.date, stamp)
     return Entry(

@@ -170,16 +170,14 @@ def fact_surfaces(text: str) -> list[str]:
             found.append((match.start(), match.group(), span.strip().lower()))
     for match in VERSION.finditer(text):
         found.append((match.start(), match.group(), match.group().lower()))
-    for match in WORD.finditer(text):
-        raw = match.group()
-        if "/" in raw or "." in raw:
-            word = trim_word(raw)
-            if is_path(word):
-                found.append((match.start(), word, word.lower()))
+    for match in PATH_LIKE_WORD.finditer(text):
+        word = trim_word(match.group())
+        if is_path(word):
+            found.append((match.start(), word, word.lower()))
     for match in IDENTIFIER.finditer(text):
-        token = match.group().strip("_")
-        if token[:1].isalpha() and (is_snake_case(token) or is_camel_case(token)):
-            found.append((match.start(), token, token.lower()))
+        token = match.group(1).rstrip("_")
+        if is_snake_case(token) or is_camel_case(token):
+            found.append((match.start(1), token, token.lower()))
     seen: set[str] = set()
     surfaces = []
     for _, surface, key in sorted(found, key=lambda f: (f[0], -len(f[1]))):

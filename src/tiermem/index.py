@@ -22,12 +22,14 @@ from . import archive, store
 from .entries import Entry
 from .errors import ParseError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, sha TEXT);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS docs(
     rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
@@ -162,8 +164,7 @@ class Index:
         with store.locked(self.layout, self.layout.index):
             report = SyncReport()
             with self._transaction():
-                seen = self._sync_tiers(report) | self._sync_archive(report)
-                self._remove_missing(seen, report)
+                self._sync_folders(report, trust_archive=True)
             return report
 
     @contextlib.contextmanager
@@ -176,44 +177,54 @@ class Index:
             raise
         self.db.execute("COMMIT")
 
-    def _sync_tiers(self, report: SyncReport) -> set[str]:
-        seen: set[str] = set()
-        for tier in ("hot", "cold", "wiki"):
-            folder = self.layout.tier_dir(tier)
-            for path in sorted(folder.glob("*.md")):
-                if store.is_temp(path):
-                    continue
-                rel = self.layout.relative(path)
-                seen.add(rel)
-                self._sync_file(path, rel, tier, report)
-        return seen
-
-    def _sync_archive(self, report: SyncReport) -> set[str]:
-        seen: set[str] = set()
+    def _folders(self) -> list[tuple[Path, str]]:
+        """(folder, tier) of every tier folder and every agent's archive folder."""
+        found = [(self.layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
         base = self.layout.tier_dir("archive")
-        if not base.is_dir():
-            return seen
-        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
-            rel_dir = self.layout.relative(folder)
-            mtime = folder.stat().st_mtime_ns
-            row = self.db.execute("SELECT mtime_ns FROM dirs WHERE path=?", (rel_dir,)).fetchone()
-            if row and row[0] == mtime:
-                known = self.db.execute(
-                    "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'",
-                    (rel_dir.replace("_", "\\_").replace("%", "\\%") + "/%",),
-                ).fetchall()
-                seen.update(r[0] for r in known)
-                report.scanned += len(known)
-                continue
-            for path in sorted(folder.glob("*.md")):
-                if not store.is_temp(path):
-                    rel = self.layout.relative(path)
-                    seen.add(rel)
-                    self._sync_file(path, rel, "archive", report)
-            self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, mtime))
-        return seen
+        if base.is_dir():
+            found += [(p, "archive") for p in sorted(base.iterdir()) if p.is_dir()]
+        return found
 
-    def _sync_file(self, path: Path, rel: str, tier: str, report: SyncReport) -> None:
+    def _sync_folders(self, report: SyncReport, trust_archive: bool) -> None:
+        present: set[str] = set()
+        for folder, tier in self._folders():
+            rel_dir = self.layout.relative(folder)
+            present.add(rel_dir)
+            if tier == "archive" and trust_archive and self._unchanged(folder, rel_dir):
+                continue
+            self._sync_folder(folder, rel_dir, tier, report)
+        known = [r[0] for r in self.db.execute("SELECT DISTINCT dir FROM files")]
+        for rel_dir in known:
+            if rel_dir not in present:
+                self._forget(rel_dir, set(), report)
+                self.db.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
+
+    def _unchanged(self, folder: Path, rel_dir: str) -> bool:
+        """Archive folders are create-only: the same mtime means the same records."""
+        row = self.db.execute("SELECT mtime_ns FROM dirs WHERE path=?", (rel_dir,)).fetchone()
+        return bool(row) and row[0] == folder.stat().st_mtime_ns
+
+    def _sync_folder(self, folder: Path, rel_dir: str, tier: str, report: SyncReport) -> None:
+        mtime = folder.stat().st_mtime_ns if folder.is_dir() else 0
+        on_disk: set[str] = set()
+        for path in sorted(folder.glob("*.md")):
+            if store.is_temp(path):
+                continue
+            rel = self.layout.relative(path)
+            on_disk.add(rel)
+            self._sync_file(path, rel, rel_dir, tier, report)
+        self._forget(rel_dir, on_disk, report)
+        self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, mtime))
+
+    def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
+        """Drop indexed files of a folder that are no longer on disk."""
+        for (rel,) in self.db.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)).fetchall():
+            if rel not in keep:
+                self._replace(rel, [])
+                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                report.removed.append(rel)
+
+    def _sync_file(self, path: Path, rel: str, rel_dir: str, tier: str, report: SyncReport) -> None:
         report.scanned += 1
         try:
             st = path.stat()
@@ -236,7 +247,8 @@ class Index:
             return
         self._replace(rel, docs)
         self.db.execute(
-            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?)", (rel, st.st_size, st.st_mtime_ns, sha)
+            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
+            (rel, rel_dir, st.st_size, st.st_mtime_ns, sha),
         )
         report.changed.append(rel)
 
@@ -300,14 +312,6 @@ class Index:
                 self.db.execute("INSERT OR REPLACE INTO token_cache VALUES(?, ?)", (sha, n))
         return [known[s] for s in shas]
 
-    def _remove_missing(self, seen: set[str], report: SyncReport) -> None:
-        indexed = [r[0] for r in self.db.execute("SELECT path FROM files")]
-        for rel in indexed:
-            if rel not in seen:
-                self._replace(rel, [])
-                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
-                report.removed.append(rel)
-
     def rebuild(self) -> SyncReport:
         """Drop the index and build it again from the files."""
         self.close()
@@ -321,18 +325,13 @@ class Index:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 report = SyncReport()
-                seen = self._sync_tiers(report) | self._sync_archive_all(report)
-                self._remove_missing(seen, report)
+                self._sync_folders(report, trust_archive=False)
             finally:
                 self.db.execute("ROLLBACK")
         drift = [f"changed: {p}" for p in report.changed]
         drift += [f"removed: {p}" for p in report.removed]
         drift += [f"unreadable: {e}" for e in report.errors]
         return drift
-
-    def _sync_archive_all(self, report: SyncReport) -> set[str]:
-        self.db.execute("DELETE FROM dirs")
-        return self._sync_archive(report)
 
     # --- queries ----------------------------------------------------------------------
 
@@ -351,7 +350,7 @@ class Index:
             return []
         sql = (
             "SELECT d.id, d.tier, d.agent, d.path, d.title, d.text, d.cls, d.status, d.created,"
-            " d.used, d.session, d.trust, d.tags, d.tokens, bm25(docs_fts, 2.0, 1.0) AS score"
+            " d.used, d.session, d.trust, d.tags, d.tokens, bm25(docs_fts, 4.0, 1.0) AS score"
             " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?"
         )
         args: list[object] = [match]

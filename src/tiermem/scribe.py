@@ -77,7 +77,16 @@ def checkpoint(mem: Memory, agent: str) -> list[str]:
             return []
         report = _compress(mem, agent, list(queue.entries), None, "checkpoint")
         path.unlink()
-    mem._audit("checkpoint", report.cold + report.knowledge, ["queue", "cold"], "hot over budget")
+    mem._audit(
+        "checkpoint",
+        report.cold + report.knowledge,
+        ["queue", "cold"],
+        "hot over budget",
+        agent=agent,
+        raw_bytes=report.raw_bytes,
+        summary_bytes=report.summary_bytes,
+        summarizer=report.summarizer,
+    )
     return report.cold
 
 
@@ -114,6 +123,8 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
         "session ended",
         agent=agent,
         summarizer=report.summarizer,
+        raw_bytes=report.raw_bytes,
+        summary_bytes=report.summary_bytes,
     )
     return report
 
@@ -434,15 +445,16 @@ def _archive_out(mem: Memory, leaving: list[tuple[str, Entry]], why: str) -> Non
         mem._audit(why, [e.id for e in items], ["cold", "archive"], f"{why}: left cold", agent=agent)
 
 
-def run(mem: Memory, dry_run: bool = False) -> RunReport:
+def run(mem: Memory, dry_run: bool = False, merge_inbox: bool = True) -> RunReport:
     """All maintenance: finish checkpoints, merge the inbox, supersede, promote, expire."""
     from . import decisions, wiki
 
     report = RunReport(dry_run)
     queued = sorted(p.stem for p in mem.layout.tier_dir("queue").glob("*.md") if not store.is_temp(p))
     report.checkpoints = queued
-    inbox = decisions.merge_inbox(mem, dry_run=dry_run)
-    report.inbox_merged, report.inbox_skipped = inbox.merged, inbox.skipped
+    if merge_inbox:
+        inbox = decisions.merge_inbox(mem, dry_run=dry_run)
+        report.inbox_merged, report.inbox_skipped = inbox.merged, inbox.skipped
     if not dry_run:
         for agent in queued:
             checkpoint(mem, agent)

@@ -22,14 +22,15 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 ENTRY_OVERHEAD_TOKENS = 12
-POLICY_SHARE = 0.5
+POLICY_SHARE = 0.25
 RELEVANCE_FLOOR = 0.35
+OWN_BOOST = 2.0
 LEFT_OUT_SHOWN = 30
 _STOP = frozenset(
     """a an and are as at be by do for from how in into is it of on or the this to with
     what when why add fix make update new use via""".split()
 )
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_]*")
 _INCIDENT = re.compile(r"\b(incident|outage|post-?mortem|retro(spective)?|rca|root cause analysis|sev[0-9])\b", re.I)
 _KNOWLEDGE = re.compile(
     r"\b(spec|specification|adr|contract|convention|conventions|policy|policies|guideline|standard"
@@ -90,7 +91,7 @@ class SpawnResult:
 
 def content_words(text: str) -> set[str]:
     """Lower-cased words of a task that say what it is about."""
-    return {w.strip(".-") for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
 
 
 def _strong(hit: Hit, words: set[str]) -> bool:
@@ -181,6 +182,8 @@ def _relevant(mem: Memory, agent: str, query: str, cold: bool, wiki: tuple[str, 
         found += [_Candidate(h.doc, h.score, "wiki") for h in hits if h.doc.cls != "policy"]
         if paths and not hits:
             found += [_Candidate(d, 0.0, "wiki") for d in mem.index.docs(tier="wiki") if d.path in paths and not d.status and d.cls != "policy"]
+    # An agent's own knowledge is the likeliest to bear on its own task.
+    found = [_Candidate(c.doc, c.score * (OWN_BOOST if c.doc.agent == agent else 1.0), c.kind) for c in found]
     best = max((c.score for c in found), default=0.0)
     floor = best * RELEVANCE_FLOOR
     kept = [c for c in found if c.score >= floor or c.score == 0.0 and wiki]

@@ -49,6 +49,7 @@ class _Unit:
     order: int
     text: str
     score: float
+    facts: frozenset[str]
 
 
 def _size(text: str) -> int:
@@ -100,8 +101,7 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
     return [s for s in sections if s[0] or s[1]]
 
 
-def _score(sentence: str, first: bool) -> float:
-    facts = len(key_facts(sentence))
+def _score(sentence: str, facts: int, first: bool) -> float:
     cues = len(_CUES.findall(sentence))
     length_penalty = max(1.0, _size(sentence) / 160)
     return (2.0 * facts + 1.5 * min(cues, 3) + (2.0 if first else 0.0)) / length_penalty
@@ -111,7 +111,8 @@ def _units(sections: list[tuple[str, list[str]]]) -> list[_Unit]:
     units = []
     for s, (_, sentences) in enumerate(sections):
         for n, sentence in enumerate(sentences):
-            units.append(_Unit(s, n, sentence, _score(sentence, n == 0)))
+            facts = frozenset(key_facts(sentence))
+            units.append(_Unit(s, n, sentence, _score(sentence, len(facts), n == 0), facts))
     return units
 
 
@@ -144,16 +145,19 @@ class ExtractiveSummarizer:
             [s for s in compact_surfaces(text) if not key_facts(s) <= have], budget_bytes - spent
         )
         spent += sum(_size(r) + 1 for r in refs)
+        ref_keys = {r: frozenset(key_facts(r)) for r in refs}
         chosen: set[tuple[int, int]] = set()
         for unit in sorted(_units(sections), key=lambda u: (-u.score, u.section, u.order)):
-            carried = [r for r in refs if key_facts(r) <= key_facts(unit.text)]
+            carried = [r for r in refs if ref_keys[r] <= unit.facts]
             net = min(_size(unit.text), 240) + 1 - sum(_size(r) + 1 for r in carried)
-            if spent + net > budget_bytes or (unit.text.endswith("…") and carried):
+            if spent + net > budget_bytes:
                 continue
             if _size(unit.text) > 240 and carried:
                 continue  # a cut sentence may lose the identifiers it was chosen for
             chosen.add((unit.section, unit.order))
-            refs = [r for r in refs if r not in carried]
+            if carried:
+                gone = set(carried)
+                refs = [r for r in refs if r not in gone]
             spent += net
         body = "\n".join(self._render(sections, headings, chosen))
         return (body + ("\nRefs: " + " ".join(refs) if refs else "")).strip("\n")

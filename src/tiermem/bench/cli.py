@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -18,15 +21,105 @@ def add_parsers(sub: Any, add: Callable[..., argparse.ArgumentParser], parser_cl
     replay.add_argument("--format", choices=("text", "json"), default="text")
     probes = add(verbs, "probes", run, "spawn coverage, tokens and recall@5 against baselines")
     probes.add_argument("corpus", metavar="CORPUS")
-    probes.add_argument("--store", metavar="DIR", help="a replayed or imported store (default: replay now)")
+    probes.add_argument("--store", metavar="DIR",
+                        help="a replayed store to evaluate (default: replay into a temp dir first)")
+    probes.add_argument("--import", dest="imported", action="store_true",
+                        help="evaluate an import of the corpus's .squad/ snapshot instead of a replay")
+    probes.add_argument("--limit", type=int, metavar="N", help="only the first N probes (quick runs)")
     probes.add_argument("--format", choices=("text", "json"), default="text")
     speed = add(verbs, "speed", run, "latency and throughput on generated stores")
     speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
+    speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")
     speed.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _corpus(value: str) -> Path:
+    from ..errors import UsageError
+
+    path = Path(value).expanduser().resolve()
+    if not (path / "sessions.jsonl").is_file():
+        raise UsageError(f"{value} is not a corpus folder (no sessions.jsonl)")
+    return path
+
+
+def _emit(data: dict[str, Any], fmt: str, text: Callable[[dict[str, Any]], None]) -> None:
+    if fmt == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        text(data)
 
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch a bench command."""
-    from ..errors import UsageError
+    if args.bench_action == "replay":
+        return _replay(args)
+    if args.bench_action == "probes":
+        return _probes(args)
+    from .speed import run_speed
 
-    raise UsageError(f"bench {args.bench_action} is not available yet")
+    return run_speed(args)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .replay import replay
+
+    corpus = _corpus(args.corpus)
+    out = Path(args.out).resolve() if args.out else Path(tempfile.mkdtemp(prefix="tiermem-replay-"))
+    summary = replay(corpus, out, progress=args.format == "text")
+    _emit(summary.__dict__, args.format, _print_replay)
+    return 0
+
+
+def _print_replay(data: dict[str, Any]) -> None:
+    print(f"replayed {data['corpus']}: {data['events']} events in {data['sessions']} sessions, "
+          f"{data['seconds']} s; store left in {data['store']}")
+    run = data["run"]
+    print(f"final Scribe run: {len(run['superseded'])} superseded, {run['promoted']} promoted, "
+          f"{len(run['expired'])} expired, {len(run['over_budget'])} over cold budget")
+    for line in data["skipped"][:10]:
+        print(f"skipped: {line}")
+
+
+def _probes(args: argparse.Namespace) -> int:
+    from ..clock import format_time
+    from .corpus import last_date, load_events
+    from .evaluate import evaluate
+    from .probes import build_probes
+
+    corpus = _corpus(args.corpus)
+    events = load_events(corpus)
+    probes = build_probes(events)[: args.limit] if args.limit else build_probes(events)
+    now = format_time(last_date(events))
+    store, mode = _store_for(args, corpus)
+    figures = evaluate(corpus, store, events, probes, now, mode, progress=args.format == "text")
+    data = figures.summary()
+    data["store"] = str(store)
+    _emit(data, args.format, _print_probes)
+    return 0
+
+
+def _store_for(args: argparse.Namespace, corpus: Path) -> tuple[Path, str]:
+    if args.store:
+        return Path(args.store).resolve(), "import" if args.imported else "replay"
+    out = Path(tempfile.mkdtemp(prefix="tiermem-probes-"))
+    if args.imported:
+        from .imported import import_snapshot
+
+        import_snapshot(corpus, out)
+        return out, "import"
+    from .replay import replay
+
+    replay(corpus, out, progress=args.format == "text")
+    return out, "replay"
+
+
+def _print_probes(data: dict[str, Any]) -> None:
+    t, s, f, g = data["tiermem"], data["squad_as_is"], data["full_history"], data["grep"]
+    print(f"{data['corpus']} ({data['mode']}), {data['probes']} probes")
+    print(f"{'':<14}{'tokens p50':>11}{'tokens p90':>11}{'coverage':>10}{'recall@5':>10}")
+    print(f"{'tiermem':<14}{t['tokens_median']:>11.0f}{t['tokens_p90']:>11.0f}"
+          f"{t['coverage_mean']:>10.3f}{t['recall_at_5']:>10.3f}")
+    print(f"{'squad-as-is':<14}{s['tokens_median']:>11.0f}{s['tokens_p90']:>11.0f}{s['coverage_mean']:>10.3f}")
+    print(f"{'full history':<14}{f['tokens_median']:>11.0f}{f['tokens_p90']:>11.0f}{f['coverage_mean']:>10.3f}")
+    print(f"{'grep':<14}{'':>11}{'':>11}{'':>10}{g['recall_at_5']:>10.3f}")
+    print(f"tiermem tokens / squad-as-is: {data['token_ratio_vs_squad']:.3f}")

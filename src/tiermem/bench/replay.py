@@ -1,0 +1,99 @@
+"""The replay of METRICS.md: a team's memory writes, session by session, into a new store."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import format_time
+from ..memory import Memory
+from .corpus import Event, Session, last_date, load_events, sessions
+
+
+@dataclass
+class ReplaySummary:
+    """What a replay did and how long it took."""
+
+    corpus: str
+    store: str
+    events: int = 0
+    sessions: int = 0
+    seconds: float = 0.0
+    skipped: list[str] = field(default_factory=list)
+    run: dict[str, Any] = field(default_factory=dict)
+
+
+def _apply(mem: Memory, event: Event, inbox: Path, summary: ReplaySummary) -> str | None:
+    """Feed one event; return the agent whose session it extends, if any."""
+    from ..decisions import record_decisions
+    from ..errors import TiermemError
+
+    try:
+        if event.kind == "history" and event.agent:
+            if not event.text.strip():
+                return None
+            mem.hot_add(event.agent, "note", event.text)
+            return mem_agent(event.agent)
+        if event.kind == "decision" and event.text.strip():
+            record_decisions(mem, event.text, by="team", source=event.path, squad_log=False)
+        elif event.kind == "inbox" and event.text.strip():
+            inbox.mkdir(parents=True, exist_ok=True)
+            (inbox / Path(event.path).name).write_text(event.text, encoding="utf-8")
+    except TiermemError as exc:
+        summary.skipped.append(f"event {event.seq}: {exc}")
+    return None
+
+
+def mem_agent(name: str) -> str:
+    """Agent names as the store keeps them."""
+    return name.strip().lower()
+
+
+def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
+    from ..decisions import merge_inbox
+    from ..scribe import end_session
+
+    mem = Memory(out, now=format_time(session.date))
+    inbox = out / ".squad" / "decisions" / "inbox"
+    agents: list[str] = []
+    for event in session.events:
+        agent = _apply(mem, event, inbox, summary)
+        if agent and agent not in agents:
+            agents.append(agent)
+    for agent in agents:
+        end_session(mem, agent)
+    if inbox.is_dir() and any(inbox.iterdir()):
+        merge_inbox(mem)
+    mem.close()
+
+
+def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
+    """Replay a corpus into `out` (a new store); Scribe runs at each session end."""
+    from ..scribe import run
+
+    started = time.perf_counter()
+    events = load_events(corpus)
+    ordered = sessions(events)
+    out.mkdir(parents=True, exist_ok=True)
+    Memory.init(out)
+    summary = ReplaySummary(corpus.name, str(out), len(events), len(ordered))
+    for session in _progress(ordered, progress, f"replay {corpus.name}"):
+        _session(out, session, summary)
+    final = Memory(out, now=format_time(last_date(events)))
+    report = run(final)
+    final.sync()
+    final.close()
+    summary.run = {k: v for k, v in report.__dict__.items() if k != "promoted"}
+    summary.run["promoted"] = sum(len(v) for v in report.promoted.values())
+    summary.seconds = round(time.perf_counter() - started, 2)
+    return summary
+
+
+def _progress(items: list[Session], enabled: bool, label: str) -> Any:
+    if not enabled:
+        return items
+    from rich.progress import track
+
+    return track(items, description=label, transient=True)

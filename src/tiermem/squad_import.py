@@ -1,0 +1,356 @@
+"""`tiermem import squad`: an existing `.squad/` team memory into tiers, losing nothing.
+
+Every file read is archived byte for byte first (one record per file, so the original text
+can be rebuilt). Then its sections become entries: an agent's Core Context becomes that
+agent's wiki page; structured sections (policies, decisions, conventions, contracts) and
+decisions go through Scribe's promotion rules to the wiki; other learnings become cold
+summaries, or stay archive-only when older than the cold TTL. The import only ever writes
+under `.squad/memory/`, and a file whose exact content was imported before is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import archive, squad_parse, store
+from .classify import classify, is_structured
+from .entries import Entry, TierFile, content_id
+from .summarize import ExtractiveSummarizer, budget_for
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+CORE_CONTEXT_MAX_BYTES = 4000
+_HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One Squad file to import."""
+
+    path: Path
+    rel: str
+    kind: str  # history | decisions | inbox | log
+    agent: str
+
+
+@dataclass
+class Planned:
+    """An entry and the tier file it goes to."""
+
+    tier: str  # cold | wiki
+    name: str  # agent (cold) or topic (wiki)
+    entry: Entry
+
+
+@dataclass
+class ImportReport:
+    """What an import read, planned and wrote."""
+
+    files: int = 0
+    unchanged: int = 0
+    skipped: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    planned: list[Planned] = field(default_factory=list)
+    before_bytes: int = 0
+    written: int = 0
+
+    def classes(self, where: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
+        """Entries per class and tier: where they are now (else where they were planned)."""
+        table: dict[str, dict[str, int]] = {}
+        for item in self.planned:
+            tier = item.tier if where is None else where.get(item.entry.id, "archive")
+            row = table.setdefault(item.entry.cls, {})
+            row[tier] = row.get(tier, 0) + 1
+        return dict(sorted(table.items()))
+
+
+def sources(squad: Path) -> list[Source]:
+    """The Squad files an import reads, in a fixed order."""
+    found: list[Source] = []
+    agents = squad / "agents"
+    if agents.is_dir():
+        for folder in sorted(p for p in agents.iterdir() if p.is_dir()):
+            for path in sorted(folder.glob("history*.md")):
+                found.append(Source(path, "", "history", folder.name.lower()))
+    for pattern in ("decisions.md", "decisions-archive*.md", "decisions/*.md", "decisions/archive/*.md"):
+        found += [Source(p, "", "decisions", "team") for p in sorted(squad.glob(pattern))]
+    found += [Source(p, "", "inbox", "team") for p in sorted(squad.glob("decisions/inbox/*.md"))]
+    for folder in ("log", "orchestration-log"):
+        found += [Source(p, "", "log", "team") for p in sorted(squad.glob(f"{folder}/*.md"))]
+    root = squad.parent
+    return [Source(s.path, s.path.relative_to(root).as_posix(), s.kind, s.agent) for s in found]
+
+
+def _read(source: Source, squad: Path) -> tuple[str | None, str]:
+    """A file's text, or None and a reason (with the line) when it cannot be imported."""
+    path = source.path
+    if path.is_symlink():
+        try:
+            path.resolve().relative_to(squad.resolve())
+        except ValueError:
+            return None, f"{source.rel}:1: symbolic link out of .squad/; skipped"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"{source.rel}:1: unreadable ({exc.strerror}); skipped"
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        return None, f"{source.rel}:{line}: binary data; skipped"
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, f"{source.rel}:{line}: not valid UTF-8; skipped"
+
+
+def _stamp(date: str | None) -> str | None:
+    if not date or "X" in date:
+        return None
+    if len(date) == 7:
+        date += "-01"
+    return f"{date[:10]}T00:00:00Z"
+
+
+def _fill_dates(sections: list[squad_parse.Section]) -> list[str | None]:
+    """Each section's date; an undated one takes its nearest dated neighbour's."""
+    dates = [_stamp(s.date) for s in sections]
+    last: str | None = None
+    filled = []
+    for d in dates:
+        last = d or last
+        filled.append(last)
+    following: str | None = None
+    for i in range(len(filled) - 1, -1, -1):
+        following = dates[i] or following
+        filled[i] = filled[i] or following
+    return filled
+
+
+def _body(section: squad_parse.Section) -> str:
+    text = section.text
+    if section.level and "\n" in text:
+        text = text.split("\n", 1)[1]
+    return text.strip("\n")
+
+
+def _short(text: str, target: int) -> str:
+    return ExtractiveSummarizer().summarize(text, title="", budget_bytes=budget_for(text, target))
+
+
+class _Planner:
+    """Turns parsed sections into entries."""
+
+    def __init__(self, mem: Memory, report: ImportReport) -> None:
+        self.mem = mem
+        self.report = report
+        self.now = mem.clock.stamp()
+        self.target = mem.config.scribe.compression_target
+
+    def add(self, tier: str, name: str, entry: Entry) -> None:
+        self.report.planned.append(Planned(tier, name, entry))
+
+    def history(self, source: Source, text: str, record: archive.Record) -> None:
+        sections = squad_parse.parse_history(text)
+        for section, date in zip(sections, _fill_dates(sections), strict=True):
+            if section.kind not in _HISTORY_KINDS or not _body(section).strip():
+                continue
+            self._history_section(source, section, date or self.now, record)
+
+    def _history_section(
+        self, source: Source, section: squad_parse.Section, date: str, record: archive.Record
+    ) -> None:
+        body = _body(section)
+        title = (section.title or section.kind)[:200]
+        where = (f"{record.location}#L{section.line}",)
+        key = content_id("i", source.agent, title, body)
+        if section.kind == "core-context":
+            short = body if len(body.encode()) <= CORE_CONTEXT_MAX_BYTES else _short(body, 4)
+            entry = Entry(key, "convention", f"{source.agent}: {title}", short, agent=source.agent,
+                          created=date, used=self.now, sources=where, tags=(source.agent,))
+            self.add("wiki", source.agent, entry)
+            return
+        cls = classify(title, body)
+        if section.kind == "team-update":
+            cls = "status"
+        summary = _short(f"{title}\n{body}", self.target) if not is_structured(cls) else _short(body, 4)
+        entry = Entry(key, cls, title, summary, agent=source.agent, created=date, used=date,
+                      sources=where)
+        self.add("cold", source.agent, entry)
+
+    def decisions(self, source: Source, text: str, record: archive.Record) -> None:
+        from .decisions import decision_entry
+
+        parse = squad_parse.parse_inbox if source.kind == "inbox" else squad_parse.parse_decisions
+        sections = parse(text, source.path.name) if source.kind == "inbox" else parse(text)  # type: ignore[call-arg]
+        for section in sections:
+            if section.kind != "decision" or not _body(section).strip():
+                continue
+            entry = decision_entry(section, section.author or "", self.now, "", record.location)
+            self.add("cold", "team", _dated(entry))
+
+    def log(self, source: Source, text: str, record: archive.Record) -> None:
+        for section in squad_parse.parse_log(text, source.path.name):
+            date = _stamp(section.date) or self.now
+            title = (section.title or source.path.stem)[:200]
+            entry = Entry(content_id("i", "log", source.rel, text), "status", title,
+                          _short(text, self.target), agent="team", created=date, used=date,
+                          sources=(record.location,))
+            self.add("cold", "team", entry)
+
+
+def _dated(entry: Entry) -> Entry:
+    """An imported decision was last relevant when it was made."""
+    from dataclasses import replace
+
+    return replace(entry, used=entry.created)
+
+
+def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
+    """Read and archive every source; plan the entries (nothing but the archive is written)."""
+    report = ImportReport()
+    planner = _Planner(mem, report)
+    found = sources(mem.layout.squad)
+    for source in _progress(found, progress):
+        text, problem = _read(source, mem.layout.squad)
+        report.files += 1
+        if text is None:
+            report.skipped.append(problem)
+            continue
+        report.before_bytes += len(text.encode("utf-8"))
+        cleaned, kinds = mem._clean(text, source.rel, "archive") if not dry_run else (text, [])
+        record = archive.new_record(source.agent, mem.clock.stamp(), "import", source.rel,
+                                    source.rel, cleaned)
+        if archive.path_of(mem.layout, record.agent, record.id).exists():
+            report.unchanged += 1
+            continue
+        if not dry_run:
+            archive.write(mem.layout, record)
+            report.archived.append(record.location)
+        getattr(planner, "history" if source.kind == "history" else
+                "log" if source.kind == "log" else "decisions")(source, cleaned, record)
+    return report
+
+
+def _progress(items: list[Source], enabled: bool) -> Any:
+    if not enabled or not items:
+        return items
+    from rich.progress import track
+
+    return track(items, description="importing .squad/", transient=True, console=None)
+
+
+def _existing_ids(mem: Memory) -> set[str]:
+    from .decisions import promoted_ids
+
+    ids = promoted_ids(mem)
+    for path in sorted(mem.layout.tier_dir("cold").glob("*.md")):
+        if not store.is_temp(path):
+            loaded = store.load(mem.layout, "cold", path)
+            if loaded is not None:
+                ids.update(e.id for e in loaded.entries)
+    return ids
+
+
+def write(mem: Memory, report: ImportReport) -> None:
+    """Write planned entries (one write per tier file), then apply Scribe's rules."""
+    from . import scribe, wiki
+
+    existing = _existing_ids(mem)
+    groups: dict[tuple[str, str], list[Entry]] = {}
+    for item in report.planned:
+        if item.entry.id not in existing:
+            groups.setdefault((item.tier, item.name), []).append(item.entry)
+            existing.add(item.entry.id)
+    for (tier, name), items in sorted(groups.items()):
+        if tier == "wiki":
+            wiki.add(mem, name, items)
+            continue
+        path = mem.layout.tier_file("cold", name)
+        with store.locked(mem.layout, path):
+            cold = store.load(mem.layout, "cold", path) or TierFile(
+                f"{name}: cold memory", {"tier": "cold", "agent": name}
+            )
+            for entry in items:
+                cold.put(entry)
+            store.save(mem.layout, path, cold)
+        report.written += len(items)
+    if groups:
+        mem._audit("import", [], ["archive", "cold", "wiki"], "Squad memory imported",
+                   files=len(report.archived), entries=sum(len(v) for v in groups.values()))
+        scribe.run(mem, merge_inbox=False)
+
+
+def run_cli(mem: Memory, args: argparse.Namespace) -> int:
+    """`tiermem import squad`: plan, write unless dry, print the table; 1 if files were skipped."""
+    import json
+
+    show = args.format == "text" and sys.stderr.isatty()
+    report = plan(mem, args.dry_run, progress=show)
+    if not args.dry_run:
+        write(mem, report)
+    summary = _summary(mem, report, args.dry_run)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        _print(summary)
+    for line in report.skipped:
+        print(f"tiermem: skipped {line}", file=sys.stderr)
+    return 1 if report.skipped else 0
+
+
+def _summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:
+    from .tokens import count_many
+
+    after: dict[str, dict[str, int]] = {}
+    where: dict[str, str] | None = None
+    if not dry_run:
+        mem.sync()
+        where = {d.id: d.tier for d in mem.index.docs() if d.tier in ("cold", "wiki")}
+        for _, tier, n, b, t in mem.index.totals():
+            slot = after.setdefault(tier, {"entries": 0, "bytes": 0, "tokens": 0})
+            slot["entries"] += n
+            slot["bytes"] += b
+            slot["tokens"] += t
+    texts = [s.path.read_bytes().decode("utf-8", "replace") for s in sources(mem.layout.squad)
+             if s.path.is_file()]
+    return {
+        "dry_run": dry_run,
+        "files": report.files,
+        "unchanged_files": report.unchanged,
+        "skipped": report.skipped,
+        "entries_written": report.written,
+        "classes": report.classes(where),
+        "before": {"bytes": report.before_bytes, "tokens": sum(count_many(texts)) if texts else 0},
+        "after": after,
+    }
+
+
+def _print(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    verb = "would import" if summary["dry_run"] else "imported"
+    console.print(f"{verb} {summary['files']} files ({summary['unchanged_files']} unchanged since the "
+                  f"last import, {len(summary['skipped'])} skipped)")
+    table = Table(title="entries per class and tier")
+    tiers = ["cold", "wiki", "archive"]
+    table.add_column("class")
+    for tier in tiers:
+        table.add_column(tier, justify="right")
+    for cls, row in summary["classes"].items():
+        table.add_row(cls, *(str(row.get(t, 0)) for t in tiers))
+    console.print(table)
+    sizes = Table(title="before and after")
+    for column in ("", "entries", "bytes", "tokens"):
+        sizes.add_column(column, justify="right" if column else "left")
+    before = summary["before"]
+    sizes.add_row("Squad files (before)", "", f"{before['bytes']:,}", f"{before['tokens']:,}")
+    for tier, slot in sorted(summary["after"].items()):
+        sizes.add_row(f"{tier} (after)", f"{slot['entries']:,}", f"{slot['bytes']:,}", f"{slot['tokens']:,}")
+    console.print(sizes)
