@@ -21,6 +21,7 @@ from .errors import ParseError
 _HEADER = "<!-- tiermem-archive "
 _CHUNK_HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
 CHUNK_MAX_CHARS = 6000
+RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,24 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", default=argparse.SUPPRESS, metavar="DIR",
-                        help="folder holding .squad/ (default: TIERMEM_ROOT, else nearest above)")
-    parser.add_argument("--now", default=argparse.SUPPRESS, metavar="ISO-8601",
-                        help="use this time as now (default: TIERMEM_NOW, else the clock)")
+    parser.add_argument(
+        "--root",
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="folder holding .squad/ (default: TIERMEM_ROOT, else nearest above)",
+    )
+    parser.add_argument(
+        "--now",
+        default=argparse.SUPPRESS,
+        metavar="ISO-8601",
+        help="use this time as now (default: TIERMEM_NOW, else the clock)",
+    )
 
 
 def _format(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="output format (default: text)")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
 
 
 def _memory(args: argparse.Namespace) -> Memory:
@@ -92,24 +101,42 @@ def cmd_hot(args: argparse.Namespace) -> int:
     if action == "show":
         view = mem.hot_view(args.agent)
         if args.format == "json":
-            _print_json({
-                "agent": view.agent, "session": view.session, "bytes": view.bytes,
-                "entries": [{"id": e.id, "slot": e.slot, "class": e.cls, "created": e.created,
-                             "title": e.title, "body": e.body} for e in view.entries],
-            })
+            _print_json(
+                {
+                    "agent": view.agent,
+                    "session": view.session,
+                    "bytes": view.bytes,
+                    "entries": [
+                        {
+                            "id": e.id,
+                            "slot": e.slot,
+                            "class": e.cls,
+                            "created": e.created,
+                            "title": e.title,
+                            "body": e.body,
+                        }
+                        for e in view.entries
+                    ],
+                }
+            )
         else:
             print(view.render())
         return 0
     if action == "set":
-        report = mem.hot_set(args.agent, _read_text(args.task, "task"),
-                             _read_text(args.why, "why") if args.why else None,
-                             args.talking_to)
+        report = mem.hot_set(
+            args.agent,
+            _read_text(args.task, "task"),
+            _read_text(args.why, "why") if args.why else None,
+            args.talking_to,
+        )
     elif action == "clear":
         report = mem.hot_clear(args.agent)
     elif action == "unblock":
         report = mem.hot_unblock(args.agent, _read_text(args.text, "text"))
     else:
-        slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[action]
+        slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
+            action
+        ]
         report = mem.hot_add(args.agent, slot, _read_text(args.text, "text"))
     _say(report.messages)
     if report.redactions:
@@ -119,17 +146,33 @@ def cmd_hot(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     mem = _memory(args)
-    hits = mem.search(_read_text(args.query, "query"), agent=args.agent, tier=args.tier, limit=args.limit)
+    hits = mem.search(
+        _read_text(args.query, "query"), agent=args.agent, tier=args.tier, limit=args.limit
+    )
     if args.format == "json":
-        _print_json([{"id": h.doc.id, "tier": h.doc.tier, "agent": h.doc.agent, "path": h.doc.path,
-                      "title": h.doc.title, "text": h.doc.text, "score": round(h.score, 4)}
-                     for h in hits])
+        _print_json(
+            [
+                {
+                    "id": h.doc.id,
+                    "tier": h.doc.tier,
+                    "agent": h.doc.agent,
+                    "path": h.doc.path,
+                    "title": h.doc.title,
+                    "text": h.doc.text,
+                    "score": round(h.score, 4),
+                }
+                for h in hits
+            ]
+        )
         return 0
     if not hits:
         print("no matches")
     for h in hits:
         snippet = " ".join(h.doc.text.split())[:160]
-        print(f"{h.score:7.2f}  {h.doc.tier:<7} {h.doc.agent or '-':<12} {h.doc.id}  {h.doc.title[:70]}")
+        print(
+            f"{h.score:7.2f}  {h.doc.tier:<7} {h.doc.agent or '-':<12} {h.doc.id}  "
+            f"{h.doc.title[:70]}"
+        )
         print(f"         {h.doc.path}: {snippet}")
     return 0
 
@@ -171,9 +214,11 @@ def cmd_scribe(args: argparse.Namespace) -> int:
                 if not r.cold:
                     print(f"{r.agent}: nothing in hot to end")
                 else:
-                    print(f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
-                          f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
-                          f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried")
+                    print(
+                        f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
+                        f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
+                        f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
+                    )
         return 0
     report = scribe.run(mem, dry_run=args.dry_run)
     if args.format == "json":
@@ -190,8 +235,9 @@ def cmd_decision(args: argparse.Namespace) -> int:
     from . import validate
 
     by = validate.name(args.by)
-    ids = record_decisions(mem, _read_text(args.text, "decision"), by=by,
-                           source=f"cli:{by}", squad_log=True)
+    ids = record_decisions(
+        mem, _read_text(args.text, "decision"), by=by, source=f"cli:{by}", squad_log=True
+    )
     print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
     return 0
 
@@ -208,8 +254,14 @@ def cmd_wiki(args: argparse.Namespace) -> int:
         if args.format == "json":
             _print_json([p.__dict__ for p in pages])
         else:
-            _say([f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  {p.bytes:>8} bytes"
-                  for p in pages] or ["no wiki pages yet"])
+            _say(
+                [
+                    f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  "
+                    f"{p.bytes:>8} bytes"
+                    for p in pages
+                ]
+                or ["no wiki pages yet"]
+            )
     else:
         sys.stdout.write(wiki.read(mem, args.topic))
     return 0
@@ -221,9 +273,16 @@ def cmd_spawn(args: argparse.Namespace) -> int:
     mem = _memory(args)
     wiki = None if args.include_wiki is None else tuple(args.include_wiki)
     request = SpawnRequest(
-        agent=args.agent, task=_read_text(args.task, "task"), why=args.why or "",
-        criteria=tuple(args.criteria or ()), include_cold=args.include_cold, include_wiki=wiki,
-        auto=args.auto, budget=args.budget, charter=args.charter, refs=args.refs,
+        agent=args.agent,
+        task=_read_text(args.task, "task"),
+        why=args.why or "",
+        criteria=tuple(args.criteria or ()),
+        include_cold=args.include_cold,
+        include_wiki=wiki,
+        auto=args.auto,
+        budget=args.budget,
+        charter=args.charter,
+        refs=args.refs,
     )
     result = assemble(mem, request)
     if args.format == "json":
@@ -276,8 +335,12 @@ def _usage(message: str) -> Exception:
 # --- parser ---------------------------------------------------------------------------
 
 
-def _add(sub: Any, name: str, handler: Handler, help_text: str, **kw: Any) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text, **kw)
+def _add(
+    sub: Any, name: str, handler: Handler, help_text: str, **kw: Any
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text, **kw
+    )
     _common(parser)
     parser.set_defaults(handler=handler)
     return parser
@@ -285,17 +348,21 @@ def _add(sub: Any, name: str, handler: Handler, help_text: str, **kw: Any) -> ar
 
 def _hot_parsers(sub: Any) -> None:
     hot = _add(sub, "hot", cmd_hot, "read and write an agent's hot tier (the current session)")
-    verbs = hot.add_subparsers(dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser)
+    verbs = hot.add_subparsers(
+        dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
     s = _add(verbs, "set", cmd_hot, "set the current task (replaces the previous task)")
     s.add_argument("agent", metavar="AGENT")
     s.add_argument("--task", required=True, help="what the agent is doing ('-' reads stdin)")
     s.add_argument("--why", help="why it matters")
     s.add_argument("--talking-to", metavar="NAME", help="who the agent works with")
-    for verb, text in (("action", "record something the agent did (only the last 5 stay)"),
-                       ("decide", "record a decision made in this session"),
-                       ("block", "record a blocker (carried into the next session)"),
-                       ("unblock", "resolve a blocker matched by id or text"),
-                       ("note", "record a session note")):
+    for verb, text in (
+        ("action", "record something the agent did (only the last 5 stay)"),
+        ("decide", "record a decision made in this session"),
+        ("block", "record a blocker (carried into the next session)"),
+        ("unblock", "resolve a blocker matched by id or text"),
+        ("note", "record a session note"),
+    ):
         p = _add(verbs, verb, cmd_hot, text)
         p.add_argument("agent", metavar="AGENT")
         p.add_argument("text", metavar="TEXT", help="the text ('-' reads stdin)")
@@ -308,23 +375,35 @@ def _hot_parsers(sub: Any) -> None:
 
 def _scribe_parsers(sub: Any) -> None:
     scribe = _add(sub, "scribe", cmd_scribe, "run the memory keeper")
-    verbs = scribe.add_subparsers(dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser)
+    verbs = scribe.add_subparsers(
+        dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
     end = _add(verbs, "end-session", cmd_scribe, "compress hot into a dated cold entry; reset hot")
     end.add_argument("agent", nargs="?", metavar="AGENT")
     end.add_argument("--all", action="store_true", help="end the session of every agent")
     _format(end)
-    run = _add(verbs, "run", cmd_scribe,
-               "maintenance: checkpoints, inbox merge, supersede, promote to wiki, expire")
-    run.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    run = _add(
+        verbs,
+        "run",
+        cmd_scribe,
+        "maintenance: checkpoints, inbox merge, supersede, promote to wiki, expire",
+    )
+    run.add_argument(
+        "--dry-run", action="store_true", help="report what would change; write nothing"
+    )
     _format(run)
 
 
 def _wiki_parsers(sub: Any) -> None:
     wiki = _add(sub, "wiki", cmd_wiki, "the team wiki: durable knowledge by topic")
-    verbs = wiki.add_subparsers(dest="wiki_action", metavar="ACTION", required=True, parser_class=_Parser)
+    verbs = wiki.add_subparsers(
+        dest="wiki_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
     write = _add(verbs, "write", cmd_wiki, "ask Scribe for a wiki entry on a topic")
     write.add_argument("topic", metavar="TOPIC")
-    write.add_argument("text", metavar="TEXT", help="the entry ('-' reads stdin); first line is its title")
+    write.add_argument(
+        "text", metavar="TEXT", help="the entry ('-' reads stdin); first line is its title"
+    )
     write.add_argument("--by", metavar="AGENT", help="who asks")
     lst = _add(verbs, "list", cmd_wiki, "list wiki pages")
     _format(lst)
@@ -337,31 +416,61 @@ def _spawn_parser(sub: Any) -> None:
     p.add_argument("agent", metavar="AGENT")
     p.add_argument("--task", required=True, help="the task ('-' reads stdin)")
     p.add_argument("--why", help="why the task matters")
-    p.add_argument("--criteria", action="append", metavar="TEXT", help="a success criterion (repeatable)")
-    p.add_argument("--include-cold", action="store_true", help="add relevant past-session summaries")
-    p.add_argument("--include-wiki", nargs="*", metavar="TOPIC",
-                   help="add relevant wiki entries (of the named topics, if any)")
-    p.add_argument("--auto", action="store_true", help="choose tiers from the task and memory, and say why")
-    p.add_argument("--budget", type=int, metavar="TOKENS",
-                   help="tokens for policies + cold + wiki (default from config: 2000)")
+    p.add_argument(
+        "--criteria", action="append", metavar="TEXT", help="a success criterion (repeatable)"
+    )
+    p.add_argument(
+        "--include-cold", action="store_true", help="add relevant past-session summaries"
+    )
+    p.add_argument(
+        "--include-wiki",
+        nargs="*",
+        metavar="TOPIC",
+        help="add relevant wiki entries (of the named topics, if any)",
+    )
+    p.add_argument(
+        "--auto", action="store_true", help="choose tiers from the task and memory, and say why"
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        help="tokens for policies + cold + wiki (default from config: 2000)",
+    )
     p.add_argument("--charter", action="store_true", help="include the agent's Squad charter")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--inline", action="store_true", help="inline cold and wiki text (default)")
-    mode.add_argument("--refs", action="store_true", help="name the tier files instead of inlining them")
-    p.add_argument("--format", choices=("markdown", "json"), default="markdown",
-                   help="output format (default: markdown)")
+    mode.add_argument(
+        "--refs", action="store_true", help="name the tier files instead of inlining them"
+    )
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="output format (default: markdown)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
-    parser = _Parser(prog="tiermem", description=_DESCRIPTION, epilog=_EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="tiermem",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"tiermem {_version()}")
     _common(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
     _add(sub, "init", cmd_init, "create .squad/memory/ with its tiers, config and git settings")
-    demo = _add(sub, "demo", cmd_demo, "run a built-in example team in a scratch folder and explain it")
-    demo.add_argument("--keep", action="store_true", help="keep the scratch folder and print its path")
+    demo = _add(
+        sub, "demo", cmd_demo, "run a built-in example team in a scratch folder and explain it"
+    )
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the scratch folder and print its path"
+    )
     _hot_parsers(sub)
     search = _add(sub, "search", cmd_search, "search every tier and the archive (BM25)")
     search.add_argument("query", metavar="QUERY")
@@ -375,14 +484,18 @@ def build_parser() -> argparse.ArgumentParser:
     _format(stats)
     _scribe_parsers(sub)
     decision = _add(sub, "decision", cmd_decision, "record team decisions")
-    dverbs = decision.add_subparsers(dest="decision_action", metavar="ACTION", required=True, parser_class=_Parser)
+    dverbs = decision.add_subparsers(
+        dest="decision_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
     add = _add(dverbs, "add", cmd_decision, "record a team decision (also in .squad/decisions.md)")
     add.add_argument("--by", required=True, metavar="AGENT", help="who decided")
     add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
     _wiki_parsers(sub)
     _spawn_parser(sub)
     imp = _add(sub, "import", cmd_import, "import existing team memory")
-    iverbs = imp.add_subparsers(dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser)
+    iverbs = imp.add_subparsers(
+        dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser
+    )
     squad = _add(iverbs, "squad", cmd_import, "import .squad/ histories and decisions into tiers")
     squad.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
     _format(squad)

@@ -21,10 +21,67 @@ _WORD = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"\b20\d\d-\d\d(-\d\d)?(t[\d:z+-]*)?\b")
 # Words that say what kind of note something is, not what it is about.
 _GENERIC = frozenset(
-    """a an and are as at be by decision decisions directive for from in into is it its key
-    learning learnings new note notes of on or proposal proposed revised session status
-    summary the this to update updated updates user via vs was we what why with work final
-    team agent complete completed done fix fixes added add implementation""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "decision",
+        "decisions",
+        "directive",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "key",
+        "learning",
+        "learnings",
+        "new",
+        "note",
+        "notes",
+        "of",
+        "on",
+        "or",
+        "proposal",
+        "proposed",
+        "revised",
+        "session",
+        "status",
+        "summary",
+        "the",
+        "this",
+        "to",
+        "update",
+        "updated",
+        "updates",
+        "user",
+        "via",
+        "vs",
+        "was",
+        "we",
+        "what",
+        "why",
+        "with",
+        "work",
+        "final",
+        "team",
+        "agent",
+        "complete",
+        "completed",
+        "done",
+        "fix",
+        "fixes",
+        "added",
+        "add",
+        "implementation",
+    ]
 )
 
 
@@ -59,7 +116,9 @@ def _sections(text: str) -> list[squad_parse.Section]:
         return found
     first = next((ln for ln in text.splitlines() if ln.strip()), "decision")
     title = first.lstrip("#").strip()[:200]
-    return [squad_parse.Section("decision", title, None, text, 0, len(text.encode()), 1, 0, None, None)]
+    return [
+        squad_parse.Section("decision", title, None, text, 0, len(text.encode()), 1, 0, None, None)
+    ]
 
 
 def _created(date: str | None, fallback: str) -> str:
@@ -80,9 +139,13 @@ def _condensed(body: str, source: str) -> str:
     return f"{short}\n(condensed; full text in {source})"
 
 
-def decision_entry(section: squad_parse.Section, by: str, stamp: str, session: str, source: str) -> Entry:
+def decision_entry(
+    section: squad_parse.Section, by: str, stamp: str, session: str, source: str
+) -> Entry:
     """A decision block as a team entry (class from its text: decision, policy, ...)."""
-    body = section.text.split("\n", 1)[1] if section.level and "\n" in section.text else section.text
+    body = (
+        section.text.split("\n", 1)[1] if section.level and "\n" in section.text else section.text
+    )
     body = _condensed(body.strip("\n"), source)
     cls = classify(section.title, body)
     created = _created(section.date, stamp)
@@ -111,6 +174,7 @@ def record_decisions(
     trust: str = "",
 ) -> list[str]:
     """Archive decision text, then record each decision block as a team entry."""
+    mem._require_store()
     cleaned, _ = mem._clean(text, "decision", "cold")
     stamp = mem.clock.stamp()
     record = archive.new_record(TEAM, stamp, "decision", source, cleaned.split("\n", 1)[0], cleaned)
@@ -132,7 +196,9 @@ def record_decisions(
             if cold.get(entry.id) is None:
                 cold.put(entry)
         store.save(mem.layout, path, cold)
-    mem._audit("decision", [e.id for e in entries], ["archive", "cold"], f"recorded from {source}", by=by)
+    mem._audit(
+        "decision", [e.id for e in entries], ["archive", "cold"], f"recorded from {source}", by=by
+    )
     return [e.id for e in entries]
 
 
@@ -189,7 +255,9 @@ def merge_inbox(mem: Memory, dry_run: bool = False) -> InboxReport:
             mem, texts[name], by=by, source=f".squad/decisions/inbox/{name}", squad_log=False
         )
         (folder / name).unlink(missing_ok=True)
-    mem._audit("inbox-merge", report.recorded, ["cold"], "Squad decision inbox merged", files=merged)
+    mem._audit(
+        "inbox-merge", report.recorded, ["cold"], "Squad decision inbox merged", files=merged
+    )
     return report
 
 
@@ -214,7 +282,9 @@ def _structured(mem: Memory) -> list[_Located]:
             except ParseError:
                 continue
             if tier_file is not None:
-                found += [_Located(e, path, tier) for e in tier_file.entries if is_structured(e.cls)]
+                found += [
+                    _Located(e, path, tier) for e in tier_file.entries if is_structured(e.cls)
+                ]
     return found
 
 
@@ -254,7 +324,9 @@ def apply_supersessions(mem: Memory, pairs: list[tuple[Entry, Entry]]) -> None:
                 for entry in list(tier_file.entries):
                     updated = entry
                     if entry.id in forward and entry.active:
-                        updated = replace(updated, status="superseded", superseded_by=forward[entry.id])
+                        updated = replace(
+                            updated, status="superseded", superseded_by=forward[entry.id]
+                        )
                     if entry.id in back:
                         merged = tuple(sorted(set(entry.supersedes) | set(back[entry.id])))
                         updated = replace(updated, supersedes=merged)

@@ -221,7 +221,9 @@ def _entry_from(
             extra.append((key, unquote(raw)))
     cls = str(values.pop("cls", default_cls))
     if cls not in CLASSES:
-        raise ParseError(path, lineno, f"unknown class {cls!r} (expected one of {', '.join(CLASSES)})")
+        raise ParseError(
+            path, lineno, f"unknown class {cls!r} (expected one of {', '.join(CLASSES)})"
+        )
     if values.get("status", "") not in STATUSES:
         raise ParseError(path, lineno, f"unknown status {values['status']!r}")
     for key in _TIME_KEYS:
@@ -245,7 +247,11 @@ def _winner(a: Entry, b: Entry) -> Entry:
 
 
 def _is_boundary(lines: list[str], i: int) -> bool:
-    return bool(_HEADING.match(lines[i])) and i + 1 < len(lines) and lines[i + 1].startswith(_META_PREFIX)
+    return (
+        bool(_HEADING.match(lines[i]))
+        and i + 1 < len(lines)
+        and lines[i + 1].startswith(_META_PREFIX)
+    )
 
 
 def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning") -> TierFile:
@@ -276,7 +282,7 @@ def _parse_preamble(lines: list[str], path: Path) -> TierFile:
             heading = line[2:].strip()
         elif line.startswith(_FILE_PREFIX) and not meta:
             meta = {k: unquote(v) for k, v in _parse_pairs(line, path, i + 1, _FILE_PREFIX).items()}
-        elif line.startswith(_FILE_PREFIX) or line.startswith("# ") and line[2:].strip() == heading:
+        elif line.startswith(_FILE_PREFIX) or line == f"# {heading}":
             continue  # a duplicated header from a union merge
         else:
             notes.append(line)

@@ -230,14 +230,17 @@ class Index:
             st = path.stat()
         except FileNotFoundError:
             return
-        row = self.db.execute("SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)).fetchone()
+        row = self.db.execute(
+            "SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)
+        ).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return
         data = path.read_bytes()
         sha = _sha(data)
         if row and row[2] == sha:
             self.db.execute(
-                "UPDATE files SET size=?, mtime_ns=? WHERE path=?", (st.st_size, st.st_mtime_ns, rel)
+                "UPDATE files SET size=?, mtime_ns=? WHERE path=?",
+                (st.st_size, st.st_mtime_ns, rel),
             )
             return
         try:
@@ -283,9 +286,24 @@ class Index:
             cur = self.db.execute(
                 "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
                 " session, trust, tags, sha, tokens, ord) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (doc.id, rel, doc.tier, doc.agent, doc.cls, doc.status, doc.title, doc.text,
-                 doc.created, doc.used, doc.session, doc.trust, doc.tags, _sha(doc.text), tokens,
-                 order),
+                (
+                    doc.id,
+                    rel,
+                    doc.tier,
+                    doc.agent,
+                    doc.cls,
+                    doc.status,
+                    doc.title,
+                    doc.text,
+                    doc.created,
+                    doc.used,
+                    doc.session,
+                    doc.trust,
+                    doc.tags,
+                    _sha(doc.text),
+                    tokens,
+                    order,
+                ),
             )
             self.db.execute(
                 "INSERT INTO docs_fts(rowid, title, text) VALUES(?, ?, ?)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -11,7 +12,7 @@ from . import archive, audit, config, hot, store, validate
 from .clock import Clock
 from .entries import Entry, TierFile
 from .errors import NotFoundError, StoreError, UsageError
-from .index import Hit, Index, SyncReport, warn
+from .index import Doc, Hit, Index, SyncReport, warn
 
 ENV_ROOT = "TIERMEM_ROOT"
 
@@ -48,9 +49,7 @@ def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -
     for folder in (here, *here.parents):
         if (folder / ".squad").is_dir():
             return folder
-    raise StoreError(
-        f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root"
-    )
+    raise StoreError(f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root")
 
 
 @dataclass
@@ -100,7 +99,9 @@ class Memory:
     # --- housekeeping -------------------------------------------------------------------
 
     @classmethod
-    def init(cls, root: str | Path, *, now: datetime | str | None = None) -> tuple[Memory, list[str]]:
+    def init(
+        cls, root: str | Path, *, now: datetime | str | None = None
+    ) -> tuple[Memory, list[str]]:
         """Create the memory folders, config and git settings; return what was created."""
         folder = Path(root).expanduser().resolve()
         if not folder.is_dir():
@@ -146,7 +147,9 @@ class Memory:
         warn(report)
         return report
 
-    def _audit(self, action: str, ids: list[str], tiers: list[str], reason: str = "", **kw: object) -> None:
+    def _audit(
+        self, action: str, ids: list[str], tiers: list[str], reason: str = "", **kw: object
+    ) -> None:
         audit.append(self.layout, self.clock.stamp(), action, ids, tiers, reason, **kw)
 
     def _clean(self, text: str, what: str, where: str) -> tuple[str, list[str]]:
@@ -179,13 +182,14 @@ class Memory:
     ) -> WriteReport:
         """Set the current task (and why, and who the agent talks to)."""
         agent = validate.name(agent)
+        self._require_store()
         values = {"task": task, "why": why, "talking-to": talking_to}
+        given = {slot: validate.text(v, slot) for slot, v in values.items() if v is not None}
         cleaned: dict[str, str] = {}
         kinds: list[str] = []
-        for slot, value in values.items():
-            if value is not None:
-                cleaned[slot], found = self._clean(value, slot, "hot")
-                kinds += found
+        for slot, value in given.items():
+            cleaned[slot], found = self._clean(value, slot, "hot")
+            kinds += found
 
         def change(tier_file: TierFile) -> list[Entry]:
             session = tier_file.meta["session"]
@@ -207,11 +211,14 @@ class Memory:
         agent = validate.name(agent)
         if slot not in ("action", "decision", "blocker", "note"):
             raise UsageError(f"unknown hot slot {slot!r}")
+        self._require_store()
         cleaned, kinds = self._clean(text, slot, "hot")
 
         def change(tier_file: TierFile) -> list[Entry]:
             n = len(tier_file.entries)
-            entry = hot.make_entry(agent, slot, cleaned, self.clock.stamp(), tier_file.meta["session"], n)
+            entry = hot.make_entry(
+                agent, slot, cleaned, self.clock.stamp(), tier_file.meta["session"], n
+            )
             tier_file.entries.append(entry)
             return []
 
@@ -235,18 +242,25 @@ class Memory:
             tier_file.remove({match[0].id})
             resolved = "Unblocked: " + hot.slot_text(match[0])
             tier_file.entries.append(
-                hot.make_entry(agent, "action", resolved, self.clock.stamp(),
-                               tier_file.meta["session"], len(tier_file.entries))
+                hot.make_entry(
+                    agent,
+                    "action",
+                    resolved,
+                    self.clock.stamp(),
+                    tier_file.meta["session"],
+                    len(tier_file.entries),
+                )
             )
             return []
 
         return self._hot_write(agent, change, "unblock")
 
-    def _hot_write(self, agent: str, change: object, what: str) -> WriteReport:
+    def _hot_write(
+        self, agent: str, change: Callable[[TierFile], list[Entry]], what: str
+    ) -> WriteReport:
         """Apply a change to hot under its lock, keep the budget, archive what moves out."""
         from .scribe import checkpoint, queue_entries
 
-        assert callable(change)
         path = self._hot_path(agent)
         report = WriteReport(agent)
         with store.locked(self.layout, path):
@@ -286,7 +300,10 @@ class Memory:
         tier_file = store.load(self.layout, "hot", self._hot_path(agent))
         if tier_file is None:
             if not self.known_agent(agent):
-                raise NotFoundError(f"unknown agent {agent!r} (no memory under {self.layout.relative(self.layout.memory)})")
+                raise NotFoundError(
+                    f"unknown agent {agent!r} (no memory for it under "
+                    f"{self.layout.relative(self.layout.memory)})"
+                )
             return HotView(agent, "", (), 0)
         size = self._hot_path(agent).stat().st_size
         return HotView(agent, tier_file.meta.get("session", ""), tuple(tier_file.entries), size)
@@ -303,10 +320,14 @@ class Memory:
             if tier_file is None:
                 raise NotFoundError(f"agent {agent!r} has no hot tier")
             if tier_file.entries:
-                record = queue_entries(self, agent, tier_file.entries, tier_file.meta.get("session", ""))
+                record = queue_entries(
+                    self, agent, tier_file.entries, tier_file.meta.get("session", "")
+                )
                 report.archived.append(record.location)
             path.unlink()
-        self._audit("hot-clear", [e.id for e in tier_file.entries], ["hot", "archive"], "cleared by request")
+        self._audit(
+            "hot-clear", [e.id for e in tier_file.entries], ["hot", "archive"], "cleared by request"
+        )
         report.messages.append(
             f"hot: {agent} cleared; {len(tier_file.entries)} item(s) archived and queued for Scribe"
         )
@@ -325,7 +346,9 @@ class Memory:
         """Every agent with memory in hot, cold or the archive."""
         found: set[str] = set()
         for tier in ("hot", "cold", "queue"):
-            found.update(p.stem for p in self.layout.tier_dir(tier).glob("*.md") if not store.is_temp(p))
+            found.update(
+                p.stem for p in self.layout.tier_dir(tier).glob("*.md") if not store.is_temp(p)
+            )
         archive_dir = self.layout.tier_dir("archive")
         if archive_dir.is_dir():
             found.update(p.name for p in archive_dir.iterdir() if p.is_dir())
@@ -353,7 +376,7 @@ class Memory:
         self.mark_used([h.doc for h in hits if h.doc.tier in ("cold", "wiki")])
         return hits
 
-    def mark_used(self, docs: list[object]) -> None:
+    def mark_used(self, docs: Sequence[Doc]) -> None:
         """Move the last-use time of these cold/wiki entries to now (TTL refresh)."""
         from .scribe import refresh
 
@@ -362,10 +385,12 @@ class Memory:
     def read_archive(self, agent: str, record_id: str) -> archive.Record:
         """One archive record."""
         agent = validate.name(agent)
-        path = archive.path_of(self.layout, agent, record_id.split("#")[0])
-        if not path.exists():
-            raise NotFoundError(f"no archive record {record_id!r} for {agent}")
-        return archive.read(self.layout, agent, record_id.split("#")[0])
+        base = record_id.split("#")[0]
+        if not archive.RECORD_ID.fullmatch(base):
+            raise UsageError(f"{record_id!r} is not an archive record id (a-<10 hex digits>)")
+        if not archive.path_of(self.layout, agent, base).exists():
+            raise NotFoundError(f"no archive record {base} for {agent}")
+        return archive.read(self.layout, agent, base)
 
     def tier_text(self, tier: str, name: str) -> str:
         """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import archive, hot, store
@@ -45,11 +46,13 @@ class SessionReport:
 # --- the queue: text that left hot and waits for a summary ----------------------------
 
 
-def _queue_path(mem: Memory, agent: str) -> store.Path:
+def _queue_path(mem: Memory, agent: str) -> Path:
     return mem.layout.tier_file("queue", agent)
 
 
-def queue_entries(mem: Memory, agent: str, entries: Sequence[Entry], session: str) -> archive.Record:
+def queue_entries(
+    mem: Memory, agent: str, entries: Sequence[Entry], session: str
+) -> archive.Record:
     """Archive entries leaving hot, then queue them for Scribe's next summary."""
     text = "\n".join(render_entry(e) for e in entries)
     record = archive.new_record(
@@ -95,6 +98,9 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
     from . import validate
 
     agent = validate.name(agent)
+    mem._require_store()
+    if not mem.known_agent(agent):
+        raise NotFoundError(f"unknown agent {agent!r}")
     hot_path = mem.layout.tier_file("hot", agent)
     queue_path = _queue_path(mem, agent)
     with store.locked(mem.layout, hot_path), store.locked(mem.layout, queue_path):
@@ -102,14 +108,17 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
         current = store.load(mem.layout, "hot", hot_path)
         queue = store.load(mem.layout, "queue", queue_path)
         if current is None and queue is None:
-            if not mem.known_agent(agent):
-                raise NotFoundError(f"unknown agent {agent!r}")
             return SessionReport(agent)
         items = _merge_items(queue, current)
         raw_record = None
         if hot_text and current is not None and current.entries:
             raw_record = archive.new_record(
-                agent, mem.clock.stamp(), "hot-session", f"hot/{agent}.md", "hot at session end", hot_text
+                agent,
+                mem.clock.stamp(),
+                "hot-session",
+                f"hot/{agent}.md",
+                "hot at session end",
+                hot_text,
             )
             archive.write(mem.layout, raw_record)
         report = _compress(mem, agent, items, raw_record, "session")
@@ -139,7 +148,7 @@ def _merge_items(queue: TierFile | None, current: TierFile | None) -> list[Entry
 
 
 def _reset_hot(
-    mem: Memory, agent: str, path: store.Path, current: TierFile | None, report: SessionReport
+    mem: Memory, agent: str, path: Path, current: TierFile | None, report: SessionReport
 ) -> None:
     if current is None:
         return
@@ -167,7 +176,12 @@ def _raw_session(items: Sequence[Entry]) -> str:
 
 def _overview(items: Sequence[Entry]) -> list[str]:
     lines = []
-    for slot, label in (("task", "Task"), ("why", "Why"), ("decision", "Decided"), ("action", "Did")):
+    for slot, label in (
+        ("task", "Task"),
+        ("why", "Why"),
+        ("decision", "Decided"),
+        ("action", "Did"),
+    ):
         texts = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == slot]
         if texts:
             lines.append(f"{label}: " + "; ".join(texts))
@@ -184,9 +198,15 @@ def _compress(
     if not items:
         return report
     stamp = mem.clock.stamp()
-    sources = sorted({s for e in items for s in e.sources} | ({raw_record.location} if raw_record else set()))
+    sources = sorted(
+        {s for e in items for s in e.sources} | ({raw_record.location} if raw_record else set())
+    )
     report.archived = sources
-    notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in ("task", "why", "talking-to", "blocker", "action", "decision"))
+    notes = "\n\n".join(
+        hot.slot_text(e)
+        for e in items
+        if e.slot not in ("task", "why", "talking-to", "blocker", "action", "decision")
+    )
     raw = _raw_session(items)
     overview = _overview(items)
     open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
@@ -198,7 +218,9 @@ def _compress(
     if notes.strip():
         room = max(200, budget - len(head.encode("utf-8")))
         summary = summarizer.summarize(notes, title=_title(items), budget_bytes=room)
-    body = "\n".join(p for p in [head, summary, ("Open: " + "; ".join(open_items)) if open_items else ""] if p)
+    body = "\n".join(
+        p for p in [head, summary, ("Open: " + "; ".join(open_items)) if open_items else ""] if p
+    )
     session = next((e.session for e in items if e.session), "")
     date = stamp[:10]
     entry = Entry(
@@ -222,7 +244,11 @@ def _compress(
     decisions = [e for e in items if e.slot == "decision"]
     for decision in decisions:
         report.decisions += record_decisions(
-            mem, hot.slot_text(decision), by=agent, source=f"hot/{agent}.md", squad_log=False,
+            mem,
+            hot.slot_text(decision),
+            by=agent,
+            source=f"hot/{agent}.md",
+            squad_log=False,
             session=session,
         )
     return report
@@ -267,7 +293,9 @@ def _knowledge(
                 continue
             text = f"{title}\n{body}"
             short = ExtractiveSummarizer().summarize(
-                body, title=title, budget_bytes=budget_for(text, mem.config.scribe.compression_target)
+                body,
+                title=title,
+                budget_bytes=budget_for(text, mem.config.scribe.compression_target),
             )
             found.append(
                 Entry(
@@ -293,19 +321,20 @@ def _put_cold(mem: Memory, agent: str, new: Sequence[Entry]) -> None:
         )
         for entry in new:
             existing = cold.get(entry.id)
-            cold.put(entry if existing is None else replace(entry, used=max(entry.used, existing.used)))
+            cold.put(
+                entry if existing is None else replace(entry, used=max(entry.used, existing.used))
+            )
         store.save(mem.layout, path, cold)
 
 
 # --- last use -------------------------------------------------------------------------
 
 
-def refresh(mem: Memory, docs: Sequence[object]) -> None:
+def refresh(mem: Memory, docs: Sequence[Doc]) -> None:
     """Mark cold and wiki entries as used now (at most one write per file and day)."""
     today = mem.clock.stamp()
     by_path: dict[str, set[str]] = {}
-    for doc in docs:
-        d: Doc = doc  # type: ignore[assignment]
+    for d in docs:
         if d.tier in ("cold", "wiki") and d.used[:10] < today[:10]:
             by_path.setdefault(d.path, set()).add(d.id)
     for rel, ids in sorted(by_path.items()):
@@ -384,7 +413,9 @@ def _recurring(files: list[tuple[str, TierFile]]) -> dict[frozenset[str], int]:
     return {k: len(v) for k, v in sessions.items()}
 
 
-def _promotable(mem: Memory, files: list[tuple[str, TierFile]], now: str) -> list[tuple[str, Entry]]:
+def _promotable(
+    mem: Memory, files: list[tuple[str, TierFile]], now: str
+) -> list[tuple[str, Entry]]:
     from .decisions import subject
 
     recurring = _recurring(files)
@@ -402,7 +433,9 @@ def _promotable(mem: Memory, files: list[tuple[str, TierFile]], now: str) -> lis
     return chosen
 
 
-def _to_leave(mem: Memory, files: list[tuple[str, TierFile]], now: str, skip: set[str]) -> tuple[list[tuple[str, Entry]], list[tuple[str, Entry]]]:
+def _to_leave(
+    mem: Memory, files: list[tuple[str, TierFile]], now: str, skip: set[str]
+) -> tuple[list[tuple[str, Entry]], list[tuple[str, Entry]]]:
     """(expired, over budget) cold entries; policies never leave."""
     from .entries import render
 
@@ -442,7 +475,9 @@ def _archive_out(mem: Memory, leaving: list[tuple[str, Entry]], why: str) -> Non
             if cold is not None:
                 cold.remove({e.id for e in items})
                 store.save(mem.layout, path, cold)
-        mem._audit(why, [e.id for e in items], ["cold", "archive"], f"{why}: left cold", agent=agent)
+        mem._audit(
+            why, [e.id for e in items], ["cold", "archive"], f"{why}: left cold", agent=agent
+        )
 
 
 def run(mem: Memory, dry_run: bool = False, merge_inbox: bool = True) -> RunReport:
@@ -450,7 +485,9 @@ def run(mem: Memory, dry_run: bool = False, merge_inbox: bool = True) -> RunRepo
     from . import decisions, wiki
 
     report = RunReport(dry_run)
-    queued = sorted(p.stem for p in mem.layout.tier_dir("queue").glob("*.md") if not store.is_temp(p))
+    queued = sorted(
+        p.stem for p in mem.layout.tier_dir("queue").glob("*.md") if not store.is_temp(p)
+    )
     report.checkpoints = queued
     if merge_inbox:
         inbox = decisions.merge_inbox(mem, dry_run=dry_run)

@@ -23,15 +23,50 @@ if TYPE_CHECKING:
 
 ENTRY_OVERHEAD_TOKENS = 12
 POLICY_SHARE = 0.25
-RELEVANCE_FLOOR = 0.35
+RELEVANCE_FLOOR = 0.45
 OWN_BOOST = 2.0
 LEFT_OUT_SHOWN = 30
 _STOP = frozenset(
-    """a an and are as at be by do for from how in into is it of on or the this to with
-    what when why add fix make update new use via""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "for",
+        "from",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "this",
+        "to",
+        "with",
+        "what",
+        "when",
+        "why",
+        "add",
+        "fix",
+        "make",
+        "update",
+        "new",
+        "use",
+        "via",
+    ]
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_]*")
-_INCIDENT = re.compile(r"\b(incident|outage|post-?mortem|retro(spective)?|rca|root cause analysis|sev[0-9])\b", re.I)
+_INCIDENT = re.compile(
+    r"\b(incident|outage|post-?mortem|retro(spective)?|rca|root cause analysis|sev[0-9])\b", re.I
+)
 _KNOWLEDGE = re.compile(
     r"\b(spec|specification|adr|contract|convention|conventions|policy|policies|guideline|standard"
     r"|schema|protocol|design doc|onboard\w*|get up to speed|architecture|api)\b",
@@ -115,8 +150,10 @@ def situation(mem: Memory, request: SpawnRequest, hot_text: str) -> Situation:
     """Choose tiers from the task's words, the hot state and what memory already holds."""
     task = f"{request.task} {request.why}"
     words = content_words(task)
-    if _INCIDENT.search(task):
-        return Situation("post-incident review", f"the task names {_INCIDENT.search(task).group(0)!r}", True, True)  # type: ignore[union-attr]
+    if incident := _INCIDENT.search(task):
+        return Situation(
+            "post-incident review", f"the task names {incident.group(0)!r}", True, True
+        )
     reasons = []
     cold = wiki = False
     if m := _RECURRING.search(task):
@@ -128,7 +165,9 @@ def situation(mem: Memory, request: SpawnRequest, hot_text: str) -> Situation:
     if m := _KNOWLEDGE.search(task):
         wiki = True
         reasons.append(f"the task names {m.group(0)!r}")
-    cold_hits = mem.index.search(task, agent=[request.agent, "team"], tiers=["cold"], limit=3, active_only=True)
+    cold_hits = mem.index.search(
+        task, agent=[request.agent, "team"], tiers=["cold"], limit=3, active_only=True
+    )
     if not cold and any(_strong(h, words) for h in cold_hits):
         cold = True
         first = next(h for h in cold_hits if _strong(h, words))
@@ -137,7 +176,9 @@ def situation(mem: Memory, request: SpawnRequest, hot_text: str) -> Situation:
     if not wiki and any(_strong(h, words) for h in wiki_hits):
         wiki = True
         first = next(h for h in wiki_hits if _strong(h, words))
-        reasons.append(f"the wiki holds standing knowledge on it ({first.doc.id}: {first.doc.title[:60]})")
+        reasons.append(
+            f"the wiki holds standing knowledge on it ({first.doc.id}: {first.doc.title[:60]})"
+        )
     if cold and wiki:
         name = "recurring work under standing decisions"
     elif cold:
@@ -164,39 +205,66 @@ def _policies(mem: Memory, agent: str, query: str) -> list[_Candidate]:
     docs = [
         d
         for d in mem.index.docs(cls="policy")
-        if not d.status and (d.tier == "wiki" or d.tier == "cold" and d.agent in (agent, "team"))
+        if not d.status and (d.tier == "wiki" or (d.tier == "cold" and d.agent in (agent, "team")))
     ]
-    scores = {h.doc.id: h.score for h in mem.index.search(query, tiers=["cold", "wiki"], limit=200, active_only=True) if h.doc.cls == "policy"}
+    scores = {
+        h.doc.id: h.score
+        for h in mem.index.search(query, tiers=["cold", "wiki"], limit=200, active_only=True)
+        if h.doc.cls == "policy"
+    }
     ranked = sorted(docs, key=lambda d: (-scores.get(d.id, 0.0), d.created, d.id))
     return [_Candidate(d, scores.get(d.id, 0.0), "policy") for d in ranked]
 
 
-def _relevant(mem: Memory, agent: str, query: str, cold: bool, wiki: tuple[str, ...] | None) -> list[_Candidate]:
+def _relevant(
+    mem: Memory, agent: str, query: str, cold: bool, wiki: tuple[str, ...] | None
+) -> list[_Candidate]:
     found: list[_Candidate] = []
     if cold:
-        hits = mem.index.search(query, agent=[agent, "team"], tiers=["cold"], limit=60, active_only=True)
+        hits = mem.index.search(
+            query, agent=[agent, "team"], tiers=["cold"], limit=60, active_only=True
+        )
         found += [_Candidate(h.doc, h.score, "cold") for h in hits if h.doc.cls != "policy"]
     if wiki is not None:
         paths = [mem.layout.relative(mem.layout.tier_file("wiki", t)) for t in wiki] or None
         hits = mem.index.search(query, tiers=["wiki"], limit=60, active_only=True, paths=paths)
         found += [_Candidate(h.doc, h.score, "wiki") for h in hits if h.doc.cls != "policy"]
         if paths and not hits:
-            found += [_Candidate(d, 0.0, "wiki") for d in mem.index.docs(tier="wiki") if d.path in paths and not d.status and d.cls != "policy"]
+            found += [
+                _Candidate(d, 0.0, "wiki")
+                for d in mem.index.docs(tier="wiki")
+                if d.path in paths and not d.status and d.cls != "policy"
+            ]
     # An agent's own knowledge is the likeliest to bear on its own task.
-    found = [_Candidate(c.doc, c.score * (OWN_BOOST if c.doc.agent == agent else 1.0), c.kind) for c in found]
+    found = [
+        _Candidate(c.doc, c.score * (OWN_BOOST if c.doc.agent == agent else 1.0), c.kind)
+        for c in found
+    ]
     best = max((c.score for c in found), default=0.0)
     floor = best * RELEVANCE_FLOOR
-    kept = [c for c in found if c.score >= floor or c.score == 0.0 and wiki]
-    return sorted(kept, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id))
+    kept = [c for c in found if c.score >= floor or (c.score == 0.0 and wiki)]
+    return sorted(
+        kept, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id)
+    )
 
 
 def _recent_cold(mem: Memory, agent: str, n: int) -> list[_Candidate]:
-    docs = [d for d in mem.index.docs(tier="cold", agent=agent) if not d.status and d.cls != "policy"]
+    docs = [
+        d for d in mem.index.docs(tier="cold", agent=agent) if not d.status and d.cls != "policy"
+    ]
     docs.sort(key=lambda d: (d.created, d.id), reverse=True)
     return [_Candidate(d, 0.0, "cold") for d in docs[:n]]
 
 
-_CLASS_ORDER = {"policy": 0, "decision": 1, "contract": 2, "convention": 3, "learning": 4, "status": 5, "action": 6}
+_CLASS_ORDER = {
+    "policy": 0,
+    "decision": 1,
+    "contract": 2,
+    "convention": 3,
+    "learning": 4,
+    "status": 5,
+    "action": 6,
+}
 
 
 def _recency(doc: Doc) -> float:
@@ -208,7 +276,9 @@ def _cost(doc: Doc) -> int:
     return doc.tokens + ENTRY_OVERHEAD_TOKENS
 
 
-def _pack(candidates: Sequence[_Candidate], budget: int) -> tuple[list[_Candidate], list[_Candidate]]:
+def _pack(
+    candidates: Sequence[_Candidate], budget: int
+) -> tuple[list[_Candidate], list[_Candidate]]:
     chosen, left, spent = [], [], 0
     seen: set[str] = set()
     for cand in candidates:
@@ -298,7 +368,10 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     query = f"{request.task} {request.why}".strip()
     if request.auto:
         seen = situation(mem, request, hot_text)
-        cold, wiki = seen.cold or request.include_cold, seen.wiki or request.include_wiki is not None
+        cold, wiki = (
+            seen.cold or request.include_cold,
+            seen.wiki or request.include_wiki is not None,
+        )
     else:
         cold, wiki = request.include_cold, request.include_wiki is not None
         seen = Situation("as requested", "tiers named by flags", cold, wiki)
@@ -309,7 +382,9 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     relevant = _relevant(mem, agent, query, cold, topics if wiki else None)
     if cold and not any(c.kind == "cold" for c in relevant):
         relevant += _recent_cold(mem, agent, 3)
-    chosen, left = _pack([c for c in relevant if c.doc.id not in {p.doc.id for p in policy_chosen}], budget - spent)
+    chosen, left = _pack(
+        [c for c in relevant if c.doc.id not in {p.doc.id for p in policy_chosen}], budget - spent
+    )
     charter = _charter(mem, agent) if request.charter else ""
     prompt, counts = _render(mem, request, charter, hot_block, policy_chosen, chosen, cold, wiki)
     used = [c.doc for c in [*policy_chosen, *chosen]]
@@ -342,7 +417,9 @@ def _render(
     agent = request.agent
     sections = {"hot": hot_block, "policy": "", "cold": "", "wiki": ""}
     if policies:
-        sections["policy"] = _fenced("policy", 'pinned="true"', [_entry_block(c.doc) for c in policies])
+        sections["policy"] = _fenced(
+            "policy", 'pinned="true"', [_entry_block(c.doc) for c in policies]
+        )
     for tier in ("cold", "wiki"):
         picked = [c.doc for c in chosen if c.kind == tier]
         if not picked:
@@ -352,14 +429,24 @@ def _render(
             ids = ", ".join(d.id for d in picked)
             sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
         else:
-            sections[tier] = _fenced(tier, f'agent="{agent}"' if tier == "cold" else 'scope="team"', [_entry_block(d) for d in picked])
+            sections[tier] = _fenced(
+                tier,
+                f'agent="{agent}"' if tier == "cold" else 'scope="team"',
+                [_entry_block(d) for d in picked],
+            )
     memory = ["## Memory Context", _DATA_NOTE, "### Hot (current session)\n" + hot_block]
     if sections["policy"]:
         memory.append("### Pinned policies\n" + sections["policy"])
     if cold:
-        memory.append("### Cold (past sessions, chosen for this task)\n" + (sections["cold"] or "(nothing relevant)"))
+        memory.append(
+            "### Cold (past sessions, chosen for this task)\n"
+            + (sections["cold"] or "(nothing relevant)")
+        )
     if wiki:
-        memory.append("### Wiki (team knowledge, chosen for this task)\n" + (sections["wiki"] or "(nothing relevant)"))
+        memory.append(
+            "### Wiki (team knowledge, chosen for this task)\n"
+            + (sections["wiki"] or "(nothing relevant)")
+        )
     prompt = "\n\n".join([*_head(request, charter), "\n\n".join(memory), _escalation(agent)]) + "\n"
     counts = {tier: tokens.count(text) if text else 0 for tier, text in sections.items()}
     counts["total"] = tokens.count(prompt)
@@ -371,7 +458,9 @@ def _charter(mem: Memory, agent: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        raise NotFoundError(f"no readable charter for {agent} at {mem.layout.relative(path)}") from None
+        raise NotFoundError(
+            f"no readable charter for {agent} at {mem.layout.relative(path)}"
+        ) from None
 
 
 def baseline_tokens(mem: Memory, agent: str) -> int | None:

@@ -77,13 +77,18 @@ def sources(squad: Path) -> list[Source]:
         for folder in sorted(p for p in agents.iterdir() if p.is_dir()):
             for path in sorted(folder.glob("history*.md")):
                 found.append(Source(path, "", "history", folder.name.lower()))
-    for pattern in ("decisions.md", "decisions-archive*.md", "decisions/*.md", "decisions/archive/*.md"):
+    for pattern in (
+        "decisions.md",
+        "decisions-archive*.md",
+        "decisions/*.md",
+        "decisions/archive/*.md",
+    ):
         found += [Source(p, "", "decisions", "team") for p in sorted(squad.glob(pattern))]
     found += [Source(p, "", "inbox", "team") for p in sorted(squad.glob("decisions/inbox/*.md"))]
-    for folder in ("log", "orchestration-log"):
-        found += [Source(p, "", "log", "team") for p in sorted(squad.glob(f"{folder}/*.md"))]
-    root = squad.parent
-    return [Source(s.path, s.path.relative_to(root).as_posix(), s.kind, s.agent) for s in found]
+    for logs in ("log", "orchestration-log"):
+        found += [Source(p, "", "log", "team") for p in sorted(squad.glob(f"{logs}/*.md"))]
+    top = squad.parent
+    return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
 
 
 def _read(source: Source, squad: Path) -> tuple[str | None, str]:
@@ -170,16 +175,28 @@ class _Planner:
         key = content_id("i", source.agent, title, body)
         if section.kind == "core-context":
             short = body if len(body.encode()) <= CORE_CONTEXT_MAX_BYTES else _short(body, 4)
-            entry = Entry(key, "convention", f"{source.agent}: {title}", short, agent=source.agent,
-                          created=date, used=self.now, sources=where, tags=(source.agent,))
+            entry = Entry(
+                key,
+                "convention",
+                f"{source.agent}: {title}",
+                short,
+                agent=source.agent,
+                created=date,
+                used=self.now,
+                sources=where,
+                tags=(source.agent,),
+            )
             self.add("wiki", source.agent, entry)
             return
         cls = classify(title, body)
         if section.kind == "team-update":
             cls = "status"
-        summary = _short(f"{title}\n{body}", self.target) if not is_structured(cls) else _short(body, 4)
-        entry = Entry(key, cls, title, summary, agent=source.agent, created=date, used=date,
-                      sources=where)
+        summary = (
+            _short(f"{title}\n{body}", self.target) if not is_structured(cls) else _short(body, 4)
+        )
+        entry = Entry(
+            key, cls, title, summary, agent=source.agent, created=date, used=date, sources=where
+        )
         self.add("cold", source.agent, entry)
 
     def decisions(self, source: Source, text: str, record: archive.Record) -> None:
@@ -197,9 +214,16 @@ class _Planner:
         for section in squad_parse.parse_log(text, source.path.name):
             date = _stamp(section.date) or self.now
             title = (section.title or source.path.stem)[:200]
-            entry = Entry(content_id("i", "log", source.rel, text), "status", title,
-                          _short(text, self.target), agent="team", created=date, used=date,
-                          sources=(record.location,))
+            entry = Entry(
+                content_id("i", "log", source.rel, text),
+                "status",
+                title,
+                _short(text, self.target),
+                agent="team",
+                created=date,
+                used=date,
+                sources=(record.location,),
+            )
             self.add("cold", "team", entry)
 
 
@@ -222,17 +246,24 @@ def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
             report.skipped.append(problem)
             continue
         report.before_bytes += len(text.encode("utf-8"))
-        cleaned, kinds = mem._clean(text, source.rel, "archive") if not dry_run else (text, [])
-        record = archive.new_record(source.agent, mem.clock.stamp(), "import", source.rel,
-                                    source.rel, cleaned)
+        cleaned = mem._clean(text, source.rel, "archive")[0] if not dry_run else text
+        record = archive.new_record(
+            source.agent, mem.clock.stamp(), "import", source.rel, source.rel, cleaned
+        )
         if archive.path_of(mem.layout, record.agent, record.id).exists():
             report.unchanged += 1
             continue
         if not dry_run:
             archive.write(mem.layout, record)
             report.archived.append(record.location)
-        getattr(planner, "history" if source.kind == "history" else
-                "log" if source.kind == "log" else "decisions")(source, cleaned, record)
+        getattr(
+            planner,
+            "history"
+            if source.kind == "history"
+            else "log"
+            if source.kind == "log"
+            else "decisions",
+        )(source, cleaned, record)
     return report
 
 
@@ -280,8 +311,14 @@ def write(mem: Memory, report: ImportReport) -> None:
             store.save(mem.layout, path, cold)
         report.written += len(items)
     if groups:
-        mem._audit("import", [], ["archive", "cold", "wiki"], "Squad memory imported",
-                   files=len(report.archived), entries=sum(len(v) for v in groups.values()))
+        mem._audit(
+            "import",
+            [],
+            ["archive", "cold", "wiki"],
+            "Squad memory imported",
+            files=len(report.archived),
+            entries=sum(len(v) for v in groups.values()),
+        )
         scribe.run(mem, merge_inbox=False)
 
 
@@ -316,8 +353,11 @@ def _summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]
             slot["entries"] += n
             slot["bytes"] += b
             slot["tokens"] += t
-    texts = [s.path.read_bytes().decode("utf-8", "replace") for s in sources(mem.layout.squad)
-             if s.path.is_file()]
+    texts = [
+        s.path.read_bytes().decode("utf-8", "replace")
+        for s in sources(mem.layout.squad)
+        if s.path.is_file()
+    ]
     return {
         "dry_run": dry_run,
         "files": report.files,
@@ -336,8 +376,10 @@ def _print(summary: dict[str, Any]) -> None:
 
     console = Console()
     verb = "would import" if summary["dry_run"] else "imported"
-    console.print(f"{verb} {summary['files']} files ({summary['unchanged_files']} unchanged since the "
-                  f"last import, {len(summary['skipped'])} skipped)")
+    console.print(
+        f"{verb} {summary['files']} files ({summary['unchanged_files']} unchanged since the "
+        f"last import, {len(summary['skipped'])} skipped)"
+    )
     table = Table(title="entries per class and tier")
     tiers = ["cold", "wiki", "archive"]
     table.add_column("class")
@@ -352,5 +394,7 @@ def _print(summary: dict[str, Any]) -> None:
     before = summary["before"]
     sizes.add_row("Squad files (before)", "", f"{before['bytes']:,}", f"{before['tokens']:,}")
     for tier, slot in sorted(summary["after"].items()):
-        sizes.add_row(f"{tier} (after)", f"{slot['entries']:,}", f"{slot['bytes']:,}", f"{slot['tokens']:,}")
+        sizes.add_row(
+            f"{tier} (after)", f"{slot['entries']:,}", f"{slot['bytes']:,}", f"{slot['tokens']:,}"
+        )
     console.print(sizes)

@@ -36,7 +36,9 @@ class Layout:
 
     def tier_file(self, tier: str, name: str) -> Path:
         """The markdown file of an agent's hot/cold tier, or of a wiki topic."""
-        return self.memory / tier / f"{validate.name(name, 'topic' if tier == 'wiki' else 'agent')}.md"
+        return (
+            self.memory / tier / f"{validate.name(name, 'topic' if tier == 'wiki' else 'agent')}.md"
+        )
 
     def inside(self, path: Path) -> bool:
         """Whether a path resolves to somewhere inside the memory folder."""

@@ -258,5 +258,7 @@ class _Redacting:
 
         cleaned, kinds = redact(self.inner.summarize(text, title=title, budget_bytes=budget_bytes))
         if kinds:
-            self.mem._audit("redact", [], ["cold"], "credential-shaped text in summary", kinds=kinds)
+            self.mem._audit(
+                "redact", [], ["cold"], "credential-shaped text in summary", kinds=kinds
+            )
         return cleaned

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import store, validate
@@ -18,17 +19,98 @@ if TYPE_CHECKING:
 # Seed subjects: a page is chosen by the words an entry uses most. Projects differ, so an
 # entry's own tags win, and anything that matches no subject goes to `general`.
 SUBJECTS: dict[str, tuple[str, ...]] = {
-    "release": ("release", "publish", "npm", "version", "versioning", "changeset", "semver", "tag", "nuget", "changelog"),
-    "testing": ("test", "tests", "testing", "vitest", "jest", "xunit", "coverage", "qa", "e2e", "playwright", "fixture"),
+    "release": (
+        "release",
+        "publish",
+        "npm",
+        "version",
+        "versioning",
+        "changeset",
+        "semver",
+        "tag",
+        "nuget",
+        "changelog",
+    ),
+    "testing": (
+        "test",
+        "tests",
+        "testing",
+        "vitest",
+        "jest",
+        "xunit",
+        "coverage",
+        "qa",
+        "e2e",
+        "playwright",
+        "fixture",
+    ),
     "ci": ("ci", "workflow", "workflows", "actions", "pipeline", "build", "github actions", "lint"),
-    "security": ("security", "secret", "secrets", "auth", "authentication", "authorization", "token", "pii", "permission", "oauth", "entra"),
+    "security": (
+        "security",
+        "secret",
+        "secrets",
+        "auth",
+        "authentication",
+        "authorization",
+        "token",
+        "pii",
+        "permission",
+        "oauth",
+        "entra",
+    ),
     "docs": ("docs", "documentation", "readme", "blog", "guide", "tutorial", "website"),
-    "architecture": ("architecture", "module", "modules", "sdk", "adapter", "interface", "layer", "design", "contract", "schema", "api"),
-    "process": ("process", "proposal", "review", "pr", "prs", "branch", "merge", "triage", "issue", "issues", "workflow"),
-    "team": ("team", "agent", "agents", "casting", "charter", "roster", "squad", "coordinator", "spawn", "ceremony"),
+    "architecture": (
+        "architecture",
+        "module",
+        "modules",
+        "sdk",
+        "adapter",
+        "interface",
+        "layer",
+        "design",
+        "contract",
+        "schema",
+        "api",
+    ),
+    "process": (
+        "process",
+        "proposal",
+        "review",
+        "pr",
+        "prs",
+        "branch",
+        "merge",
+        "triage",
+        "issue",
+        "issues",
+        "workflow",
+    ),
+    "team": (
+        "team",
+        "agent",
+        "agents",
+        "casting",
+        "charter",
+        "roster",
+        "squad",
+        "coordinator",
+        "spawn",
+        "ceremony",
+    ),
     "cli": ("cli", "command", "commands", "shell", "repl", "terminal", "flag"),
     "data": ("database", "data", "storage", "sql", "migration", "cache", "table", "entity"),
-    "ui": ("ui", "ux", "render", "rendering", "layout", "css", "component", "theme", "font", "sprite"),
+    "ui": (
+        "ui",
+        "ux",
+        "render",
+        "rendering",
+        "layout",
+        "css",
+        "component",
+        "theme",
+        "font",
+        "sprite",
+    ),
     "performance": ("performance", "latency", "memory", "speed", "throughput", "benchmark"),
     "dependencies": ("dependency", "dependencies", "package", "packages", "library", "upgrade"),
     "networking": ("network", "server", "client", "multiplayer", "websocket", "http", "protocol"),
@@ -63,7 +145,7 @@ def topic_of(entry: Entry) -> str:
     return best
 
 
-def page_path(mem: Memory, topic: str) -> store.Path:
+def page_path(mem: Memory, topic: str) -> Path:
     """The file of a topic."""
     return mem.layout.tier_file("wiki", topic)
 
@@ -82,23 +164,26 @@ def add(mem: Memory, topic: str, entries: list[Entry]) -> None:
 
 def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
     """An agent's explicit request for a wiki entry (allowed for any class and source)."""
-    topic = validate.name(topic, "topic")
-    cleaned, _ = mem._clean(text, "wiki text", "wiki")
     from . import archive
+    from .hot import title_of
 
-    stamp = mem.clock.stamp()
-    record = archive.new_record(by or "team", stamp, "wiki-request", f"wiki/{topic}.md", topic, cleaned)
-    archive.write(mem.layout, record)
+    topic = validate.name(topic, "topic")
+    by = validate.name(by, "agent") if by else "team"
+    mem._require_store()
+    cleaned, _ = mem._clean(text, "wiki text", "wiki")
     first, _, rest = cleaned.strip("\n").partition("\n")
-    title = validate.one_line(first.lstrip("#").strip() or topic, "title")[:200]
+    title = title_of(first) if first.strip() else topic
     body = rest.strip("\n") if first.startswith("#") else cleaned.strip("\n")
+    stamp = mem.clock.stamp()
+    record = archive.new_record(by, stamp, "wiki-request", f"wiki/{topic}.md", topic, cleaned)
+    archive.write(mem.layout, record)
     cls = classify(title, body)
     entry = Entry(
         id=content_id("w", topic, cleaned),
         cls=cls if is_structured(cls) else "convention",
         title=title,
         body=body,
-        agent=by or "team",
+        agent=by,
         created=stamp,
         used=stamp,
         sources=(record.location,),
@@ -106,7 +191,9 @@ def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
         extra=(("requested", "explicit"),),
     )
     add(mem, topic, [entry])
-    mem._audit("wiki-write", [entry.id], ["archive", "wiki"], "explicit request", topic=topic, by=by)
+    mem._audit(
+        "wiki-write", [entry.id], ["archive", "wiki"], "explicit request", topic=topic, by=by
+    )
     return entry
 
 

@@ -13,19 +13,33 @@ from typing import Any
 def add_parsers(sub: Any, add: Callable[..., argparse.ArgumentParser], parser_class: type) -> None:
     """Register the bench commands."""
     bench = add(sub, "bench", run, "benchmarks: replay a team, evaluate probes, measure speed")
-    verbs = bench.add_subparsers(dest="bench_action", metavar="ACTION", required=True,
-                                 parser_class=parser_class)
+    verbs: Any = bench.add_subparsers(
+        dest="bench_action", metavar="ACTION", required=True, parser_class=parser_class
+    )
     replay = add(verbs, "replay", run, "replay a corpus session by session into a store")
-    replay.add_argument("corpus", metavar="CORPUS", help="folder holding sessions.jsonl and .squad/")
-    replay.add_argument("--out", metavar="DIR", help="where to leave the store (default: a temp dir)")
+    replay.add_argument(
+        "corpus", metavar="CORPUS", help="folder holding sessions.jsonl and .squad/"
+    )
+    replay.add_argument(
+        "--out", metavar="DIR", help="where to leave the store (default: a temp dir)"
+    )
     replay.add_argument("--format", choices=("text", "json"), default="text")
     probes = add(verbs, "probes", run, "spawn coverage, tokens and recall@5 against baselines")
     probes.add_argument("corpus", metavar="CORPUS")
-    probes.add_argument("--store", metavar="DIR",
-                        help="a replayed store to evaluate (default: replay into a temp dir first)")
-    probes.add_argument("--import", dest="imported", action="store_true",
-                        help="evaluate an import of the corpus's .squad/ snapshot instead of a replay")
-    probes.add_argument("--limit", type=int, metavar="N", help="only the first N probes (quick runs)")
+    probes.add_argument(
+        "--store",
+        metavar="DIR",
+        help="a replayed store to evaluate (default: replay into a temp dir first)",
+    )
+    probes.add_argument(
+        "--import",
+        dest="imported",
+        action="store_true",
+        help="evaluate an import of the corpus's .squad/ snapshot instead of a replay",
+    )
+    probes.add_argument(
+        "--limit", type=int, metavar="N", help="only the first N probes (quick runs)"
+    )
     probes.add_argument("--format", choices=("text", "json"), default="text")
     speed = add(verbs, "speed", run, "latency and throughput on generated stores")
     speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
@@ -71,11 +85,15 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _print_replay(data: dict[str, Any]) -> None:
-    print(f"replayed {data['corpus']}: {data['events']} events in {data['sessions']} sessions, "
-          f"{data['seconds']} s; store left in {data['store']}")
+    print(
+        f"replayed {data['corpus']}: {data['events']} events in {data['sessions']} sessions, "
+        f"{data['seconds']} s; store left in {data['store']}"
+    )
     run = data["run"]
-    print(f"final Scribe run: {len(run['superseded'])} superseded, {run['promoted']} promoted, "
-          f"{len(run['expired'])} expired, {len(run['over_budget'])} over cold budget")
+    print(
+        f"final Scribe run: {len(run['superseded'])} superseded, {run['promoted']} promoted, "
+        f"{len(run['expired'])} expired, {len(run['over_budget'])} over cold budget"
+    )
     for line in data["skipped"][:10]:
         print(f"skipped: {line}")
 
@@ -117,9 +135,16 @@ def _print_probes(data: dict[str, Any]) -> None:
     t, s, f, g = data["tiermem"], data["squad_as_is"], data["full_history"], data["grep"]
     print(f"{data['corpus']} ({data['mode']}), {data['probes']} probes")
     print(f"{'':<14}{'tokens p50':>11}{'tokens p90':>11}{'coverage':>10}{'recall@5':>10}")
-    print(f"{'tiermem':<14}{t['tokens_median']:>11.0f}{t['tokens_p90']:>11.0f}"
-          f"{t['coverage_mean']:>10.3f}{t['recall_at_5']:>10.3f}")
-    print(f"{'squad-as-is':<14}{s['tokens_median']:>11.0f}{s['tokens_p90']:>11.0f}{s['coverage_mean']:>10.3f}")
-    print(f"{'full history':<14}{f['tokens_median']:>11.0f}{f['tokens_p90']:>11.0f}{f['coverage_mean']:>10.3f}")
+    print(
+        f"{'tiermem':<14}{t['tokens_median']:>11.0f}{t['tokens_p90']:>11.0f}"
+        f"{t['coverage_mean']:>10.3f}{t['recall_at_5']:>10.3f}"
+    )
+    print(
+        f"{'squad-as-is':<14}{s['tokens_median']:>11.0f}{s['tokens_p90']:>11.0f}{s['coverage_mean']:>10.3f}"
+    )
+    print(
+        f"{'full history':<14}{f['tokens_median']:>11.0f}{f['tokens_p90']:>11.0f}"
+        f"{f['coverage_mean']:>10.3f}"
+    )
     print(f"{'grep':<14}{'':>11}{'':>11}{'':>10}{g['recall_at_5']:>10.3f}")
     print(f"tiermem tokens / squad-as-is: {data['token_ratio_vs_squad']:.3f}")

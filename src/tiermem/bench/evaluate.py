@@ -96,7 +96,9 @@ def _counts(values: Iterable[str]) -> dict[str, int]:
 class _Baselines:
     """Squad-as-is and full-history texts per agent, counted once."""
 
-    def __init__(self, corpus: Path, events: list[Event], count: Callable[[list[str]], list[int]]) -> None:
+    def __init__(
+        self, corpus: Path, events: list[Event], count: Callable[[list[str]], list[int]]
+    ) -> None:
         self.corpus = corpus
         self.events = events
         self.count = count
@@ -105,7 +107,11 @@ class _Baselines:
     def get(self, kind: str, agent: str) -> tuple[str, int]:
         key = (kind, agent)
         if key not in self._cache:
-            text = squad_as_is_text(self.corpus, agent) if kind == "squad" else full_history_text(self.events, agent)
+            text = (
+                squad_as_is_text(self.corpus, agent)
+                if kind == "squad"
+                else full_history_text(self.events, agent)
+            )
             self._cache[key] = (text, self.count([text])[0])
         return self._cache[key]
 

@@ -1,0 +1,7 @@
+"""`python -m tiermem`: the same command line as `tiermem`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
