@@ -18,7 +18,11 @@ def append(
     reason: str = "",
     **details: object,
 ) -> None:
-    """Append one audit line; small O_APPEND writes under the file lock never interleave."""
+    """Append one audit line; small O_APPEND writes under the file lock never interleave.
+
+    The line is not fsynced: the audit trail describes memory, it is not memory, and an
+    fsync per line would double the cost of every write path.
+    """
     line: dict[str, object] = {"time": time, "action": action, "ids": sorted(set(ids))}
     line["tiers"] = sorted(set(tiers))
     if reason:
@@ -30,7 +34,6 @@ def append(
         fd = os.open(layout.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, data)
-            os.fsync(fd)
         finally:
             os.close(fd)
 

@@ -5,20 +5,23 @@ The rules, in the order they are tried (the first that matches wins):
 1. ``status``: team-update and session-log chatter (a heading or first line that says
    "team update", "session log", "orchestration", "status update", "standup"), or a text
    with no identifiers that is only a progress report ("done", "complete", "in progress").
-2. ``policy``: a directive. The title names a directive/policy/rule/guardrail, or the text
+2. ``contract``, for an agent's standing context: a title such as "Core Context", "Project
+   Context", "My Domain", "Role", "Responsibilities" or "Ownership" states what the agent
+   owns and answers for, which holds until it is rewritten.
+3. ``policy``: a directive. The title names a directive/policy/rule/guardrail, or the text
    opens with an imperative rule ("Always ...", "Never ...", "Do not ...", "Must ...") or
    declares one ("... is non-negotiable", "... are mandatory"), and is short (under 1,200
    bytes).
-3. ``decision``: a recorded choice: Squad's ``**What:**``/``**Why:**`` fields, a
+4. ``decision``: a recorded choice: Squad's ``**What:**``/``**Why:**`` fields, a
    ``Decision:`` label or title, "decided", "we chose", "ADR", "rationale".
-4. ``contract``: the shape of an interface other code relies on: titles or labels naming an
+5. ``contract``: the shape of an interface other code relies on: titles or labels naming an
    API, contract, schema, interface, protocol, endpoint, signature, format, data model or
    architecture, or a text whose labelled fields describe files and types it defines
    ("Key file(s):", "Files:", "Interface:", "Types:").
-5. ``convention``: a way of working to repeat: "pattern", "convention", "guideline",
+6. ``convention``: a way of working to repeat: "pattern", "convention", "guideline",
    "best practice", "lesson(s) learned", "learning:", "key learnings", "rule of thumb",
    "gotcha", "pitfall", "prefer ... over ...".
-6. ``learning``: anything else with substance.
+7. ``learning``: anything else with substance.
 
 Structured classes (policy, decision, convention, contract) may be promoted to the wiki.
 """
@@ -36,6 +39,11 @@ _STATUS_TITLE = re.compile(
 )
 _STATUS_ONLY = re.compile(
     r"^\W*(done|complete[d]?|in progress|started|wip|ok|ready|finished|shipped)\b",
+    re.IGNORECASE,
+)
+_STANDING_TITLE = re.compile(
+    r"^\W*(core context|project context|my domain|domain|role|responsibilities|ownership"
+    r"|what i own|scope of work)\W*$",
     re.IGNORECASE,
 )
 _POLICY_TITLE = re.compile(r"\b(directive|polic(y|ies)|rules?|guardrails?|mandate)\b", re.I)
@@ -73,6 +81,8 @@ def classify(title: str, body: str = "") -> str:
     text = f"{title}\n{body}"
     if _STATUS_TITLE.search(head) or _is_bare_status(text):
         return "status"
+    if _STANDING_TITLE.match(title):
+        return "contract"
     if _POLICY_TITLE.search(title) or (
         _POLICY_OPEN.search(_opening(text)) and len(text.encode("utf-8")) < 1200
     ):

@@ -137,7 +137,7 @@ def cmd_hot(args: argparse.Namespace) -> int:
         slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
             action
         ]
-        report = mem.hot_add(args.agent, slot, _read_text(args.text, "text"))
+        report = mem.hot_add(args.agent, slot, _read_text(args.text, "text"), source=args.source)
     _say(report.messages)
     if report.redactions:
         print(f"redacted: {', '.join(report.redactions)}", file=sys.stderr)
@@ -188,9 +188,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from .stats import collect, render_table
+    from .stats import render_table
 
-    report = collect(_memory(args))
+    report = _memory(args).stats()
     if args.format == "json":
         _print_json(report)
     else:
@@ -199,28 +199,26 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_scribe(args: argparse.Namespace) -> int:
-    from . import scribe
-
     mem = _memory(args)
     if args.scribe_action == "end-session":
         if bool(args.agent) == bool(args.all):
             raise _usage("give one AGENT or --all")
         agents = mem.agents() if args.all else [args.agent]
-        results = [scribe.end_session(mem, a) for a in agents]
+        results = [mem.end_session(a) for a in agents]
         if args.format == "json":
             _print_json([r.__dict__ for r in results])
+            return 0
         for r in results:
-            if args.format != "json":
-                if not r.cold:
-                    print(f"{r.agent}: nothing in hot to end")
-                else:
-                    print(
-                        f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
-                        f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
-                        f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
-                    )
+            if not r.cold:
+                print(f"{r.agent}: nothing in hot to end")
+            else:
+                print(
+                    f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
+                    f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
+                    f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
+                )
         return 0
-    report = scribe.run(mem, dry_run=args.dry_run)
+    report = mem.scribe_run(dry_run=args.dry_run)
     if args.format == "json":
         _print_json(report.__dict__)
     else:
@@ -229,28 +227,18 @@ def cmd_scribe(args: argparse.Namespace) -> int:
 
 
 def cmd_decision(args: argparse.Namespace) -> int:
-    from .decisions import record_decisions
-
-    mem = _memory(args)
-    from . import validate
-
-    by = validate.name(args.by)
-    ids = record_decisions(
-        mem, _read_text(args.text, "decision"), by=by, source=f"cli:{by}", squad_log=True
-    )
+    ids = _memory(args).decide(_read_text(args.text, "decision"), by=args.by)
     print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
     return 0
 
 
 def cmd_wiki(args: argparse.Namespace) -> int:
-    from . import wiki
-
     mem = _memory(args)
     if args.wiki_action == "write":
-        entry = wiki.write(mem, args.topic, _read_text(args.text, "text"), by=args.by or "")
+        entry = mem.wiki_write(args.topic, _read_text(args.text, "text"), by=args.by or "")
         print(f"wiki: {entry.id} written to wiki/{args.topic.lower()}.md ({entry.cls})")
     elif args.wiki_action == "list":
-        pages = wiki.pages(mem)
+        pages = mem.wiki_pages()
         if args.format == "json":
             _print_json([p.__dict__ for p in pages])
         else:
@@ -263,28 +251,24 @@ def cmd_wiki(args: argparse.Namespace) -> int:
                 or ["no wiki pages yet"]
             )
     else:
-        sys.stdout.write(wiki.read(mem, args.topic))
+        sys.stdout.write(mem.wiki_read(args.topic))
     return 0
 
 
 def cmd_spawn(args: argparse.Namespace) -> int:
-    from .spawn import SpawnRequest, assemble
-
     mem = _memory(args)
-    wiki = None if args.include_wiki is None else tuple(args.include_wiki)
-    request = SpawnRequest(
-        agent=args.agent,
-        task=_read_text(args.task, "task"),
+    result = mem.spawn(
+        args.agent,
+        _read_text(args.task, "task"),
         why=args.why or "",
         criteria=tuple(args.criteria or ()),
         include_cold=args.include_cold,
-        include_wiki=wiki,
+        include_wiki=None if args.include_wiki is None else tuple(args.include_wiki),
         auto=args.auto,
         budget=args.budget,
         charter=args.charter,
         refs=args.refs,
     )
-    result = assemble(mem, request)
     if args.format == "json":
         _print_json(result.as_json())
     else:
@@ -293,9 +277,19 @@ def cmd_spawn(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .squad_import import run_cli
+    from .squad_import import print_summary, summary
 
-    return run_cli(_memory_for_import(args), args)
+    mem = _memory_for_import(args)
+    show_progress = args.format == "text" and sys.stderr.isatty()
+    report = mem.import_squad(dry_run=args.dry_run, progress=show_progress)
+    table = summary(mem, report, args.dry_run)
+    if args.format == "json":
+        _print_json(table)
+    else:
+        print_summary(table)
+    for line in report.skipped:
+        print(f"tiermem: skipped {line}", file=sys.stderr)
+    return 1 if report.skipped else 0
 
 
 def _memory_for_import(args: argparse.Namespace) -> Memory:
@@ -366,6 +360,14 @@ def _hot_parsers(sub: Any) -> None:
         p = _add(verbs, verb, cmd_hot, text)
         p.add_argument("agent", metavar="AGENT")
         p.add_argument("text", metavar="TEXT", help="the text ('-' reads stdin)")
+        if verb != "unblock":
+            p.add_argument(
+                "--source",
+                choices=("agent", "user", "tool", "web"),
+                default="agent",
+                help="where the text came from; tool output and web text are kept as untrusted "
+                "data and never promoted to the wiki (default: agent)",
+            )
     show = _add(verbs, "show", cmd_hot, "print an agent's hot tier")
     show.add_argument("agent", metavar="AGENT")
     _format(show)

@@ -34,7 +34,9 @@ _FILE_PREFIX = "<!-- tiermem-file "
 _META_END = " -->"
 _HEADING = re.compile(r"#{1,6} ")
 _ESCAPED = re.compile(r"\\*<!-- tiermem")
-_UNSAFE = frozenset("% \t,<>\"'")
+_UNSAFE = re.compile(r"[%\s,<>\"'\x00-\x1f\x7f]")
+_BOUNDARY = re.compile(r"^#{1,6} [^\n]*\n<!-- tiermem ", re.MULTILINE)
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _TIME_KEYS = ("created", "used")
 _LIST_KEYS = ("tags", "sources", "supersedes")
 
@@ -116,29 +118,36 @@ def content_id(prefix: str, *parts: str) -> str:
     return f"{prefix}-{digest[:10]}"
 
 
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{b:02X}" for b in match.group().encode("utf-8"))
+
+
 def _escape(value: str) -> str:
-    if not any(ch in _UNSAFE or ord(ch) < 32 for ch in value):
-        return value
-    out = []
-    for ch in value:
-        if ch in _UNSAFE or ord(ch) < 32:
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _UNSAFE.sub(_percent, value) if _UNSAFE.search(value) else value
+
+
+def _unquote(value: str) -> str:
+    return unquote(value) if "%" in value else value
+
+
+# (attribute, metadata key) of the optional fields, in the order they are written.
+_OPTIONAL = tuple(
+    (f.name, f.name.replace("_", "-"))
+    for f in fields(Entry)
+    if f.name not in ("id", "cls", "title", "body", "extra")
+)
+_KNOWN = {key: name for name, key in _OPTIONAL}
 
 
 def _meta_pairs(entry: Entry) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = [("id", entry.id), ("class", entry.cls)]
-    for f in fields(entry):
-        if f.name in ("id", "cls", "title", "body", "extra"):
-            continue
-        value = getattr(entry, f.name)
+    for name, key in _OPTIONAL:
+        value = getattr(entry, name)
         if isinstance(value, tuple):
             if value:
-                pairs.append((f.name.replace("_", "-"), ",".join(_escape(v) for v in value)))
+                pairs.append((key, ",".join(_escape(v) for v in value)))
         elif value:
-            pairs.append((f.name.replace("_", "-"), _escape(value)))
+            pairs.append((key, _escape(value)))
     pairs.extend((k, _escape(v)) for k, v in entry.extra)
     return pairs
 
@@ -200,7 +209,7 @@ def _parse_pairs(line: str, path: Path, lineno: int, prefix: str) -> dict[str, s
 
 
 def _split(value: str) -> tuple[str, ...]:
-    return tuple(unquote(v) for v in value.split(",") if v)
+    return tuple(_unquote(v) for v in value.split(",") if v)
 
 
 def _entry_from(
@@ -208,17 +217,18 @@ def _entry_from(
 ) -> Entry:
     from .clock import parse_time
 
-    known = {f.name.replace("_", "-"): f.name for f in fields(Entry)}
     values: dict[str, object] = {}
     extra: list[tuple[str, str]] = []
     for key, raw in pairs.items():
         if key == "class":
-            values["cls"] = unquote(raw)
-        elif key in known and key not in ("title", "body", "extra", "cls"):
-            name = known[key]
-            values[name] = _split(raw) if name in _LIST_KEYS else unquote(raw)
+            values["cls"] = _unquote(raw)
+        elif key == "id":
+            values["id"] = _unquote(raw)
+        elif key in _KNOWN:
+            name = _KNOWN[key]
+            values[name] = _split(raw) if name in _LIST_KEYS else _unquote(raw)
         else:
-            extra.append((key, unquote(raw)))
+            extra.append((key, _unquote(raw)))
     cls = str(values.pop("cls", default_cls))
     if cls not in CLASSES:
         raise ParseError(
@@ -227,7 +237,7 @@ def _entry_from(
     if values.get("status", "") not in STATUSES:
         raise ParseError(path, lineno, f"unknown status {values['status']!r}")
     for key in _TIME_KEYS:
-        if values.get(key):
+        if values.get(key) and not _CANONICAL_TIME.fullmatch(str(values[key])):
             try:
                 parse_time(str(values[key]))
             except Exception:
@@ -246,30 +256,25 @@ def _winner(a: Entry, b: Entry) -> Entry:
     return a if rank(a) >= rank(b) else b
 
 
-def _is_boundary(lines: list[str], i: int) -> bool:
-    return (
-        bool(_HEADING.match(lines[i]))
-        and i + 1 < len(lines)
-        and lines[i + 1].startswith(_META_PREFIX)
-    )
-
-
 def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning") -> TierFile:
     """Parse a tier file; raise ParseError (file and line) when it cannot be read safely."""
     path = Path(path)
-    lines = text.replace("\r\n", "\n").split("\n")
-    starts = [i for i in range(len(lines)) if _is_boundary(lines, i)]
-    head_end = starts[0] if starts else len(lines)
-    tier_file = _parse_preamble(lines[:head_end], path)
+    text = text.replace("\r\n", "\n")
+    starts = [m.start() for m in _BOUNDARY.finditer(text)]
+    head_end = starts[0] if starts else len(text)
+    tier_file = _parse_preamble(text[:head_end].split("\n"), path)
     seen: dict[str, tuple[int, int]] = {}
+    line = text.count("\n", 0, head_end) + 1
     for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        entry, meta_lines = _parse_block(lines, start, end, default_cls, path)
+        end = starts[n + 1] if n + 1 < len(starts) else len(text)
+        block = text[start:end].split("\n")
+        entry, meta_lines = _parse_block(block, line, default_cls, path)
         if meta_lines > 1:
             tier_file.conflicts.append(
-                Conflict(entry.id, (start + 1,), "several metadata lines (merge); newest kept")
+                Conflict(entry.id, (line,), "several metadata lines (merge); newest kept")
             )
-        _fold(tier_file, entry, seen, start + 1)
+        _fold(tier_file, entry, seen, line)
+        line += len(block) - 1
     return tier_file
 
 
@@ -281,7 +286,8 @@ def _parse_preamble(lines: list[str], path: Path) -> TierFile:
         if not heading and line.startswith("# ") and not notes:
             heading = line[2:].strip()
         elif line.startswith(_FILE_PREFIX) and not meta:
-            meta = {k: unquote(v) for k, v in _parse_pairs(line, path, i + 1, _FILE_PREFIX).items()}
+            pairs = _parse_pairs(line, path, i + 1, _FILE_PREFIX)
+            meta = {k: _unquote(v) for k, v in pairs.items()}
         elif line.startswith(_FILE_PREFIX) or line == f"# {heading}":
             continue  # a duplicated header from a union merge
         else:
@@ -291,15 +297,18 @@ def _parse_preamble(lines: list[str], path: Path) -> TierFile:
 
 
 def _parse_block(
-    lines: list[str], start: int, end: int, default_cls: str, path: Path
+    lines: list[str], first_line: int, default_cls: str, path: Path
 ) -> tuple[Entry, int]:
-    title = _HEADING.sub("", lines[start], count=1).strip() or "(untitled)"
+    title = _HEADING.sub("", lines[0], count=1).strip() or "(untitled)"
     metas: list[tuple[int, dict[str, str]]] = []
-    i = start + 1
-    while i < end and lines[i].startswith(_META_PREFIX):
-        metas.append((i + 1, _parse_pairs(lines[i], path, i + 1, _META_PREFIX)))
+    i = 1
+    while i < len(lines) and lines[i].startswith(_META_PREFIX):
+        lineno = first_line + i
+        metas.append((lineno, _parse_pairs(lines[i], path, lineno, _META_PREFIX)))
         i += 1
-    body = normalize_body(_unescape_body(lines[i:end]))
+    rest = lines[i:]
+    raw = "\n".join(rest)
+    body = normalize_body(_unescape_body(rest) if "<!-- tiermem" in raw else raw)
     candidates = [_entry_from(p, title, body, default_cls, path, ln) for ln, p in metas]
     chosen = candidates[0]
     for other in candidates[1:]:

@@ -394,10 +394,8 @@ class MemoryTools:
         """List the team wiki's pages with their entry counts and sizes."""
 
         def run() -> PagesOut:
-            from . import wiki
-
             return PagesOut(
-                pages=[PageOut.model_validate(asdict(p)) for p in wiki.pages(self._mem)]
+                pages=[PageOut.model_validate(asdict(p)) for p in self._mem.wiki_pages()]
             )
 
         return await self._answer(run)
@@ -406,9 +404,7 @@ class MemoryTools:
         """Read one wiki page's markdown."""
 
         def run() -> str:
-            from . import wiki
-
-            return wiki.read(self._mem, topic)
+            return self._mem.wiki_read(topic)
 
         return await self._answer_text(run)
 
@@ -428,12 +424,10 @@ class MemoryTools:
         return await self._answer(lambda: self._wiki_write(topic, text, by))
 
     def _wiki_write(self, topic: str, text: str, by: str | None) -> WikiEntryOut:
-        from . import validate, wiki
+        from . import validate
 
-        # `by` names an archive folder, so it must be a safe name before anything is written.
-        author = validate.name(by) if by is not None else ""
         name = validate.name(topic, "topic")
-        entry = wiki.write(self._mem, name, text, by=author)
+        entry = self._mem.wiki_write(name, text, by=by or "")
         path = self._mem.layout.relative(self._mem.layout.tier_file("wiki", name))
         return WikiEntryOut(id=entry.id, topic=name, cls=entry.cls, title=entry.title, path=path)
 
@@ -466,11 +460,9 @@ class MemoryTools:
         """Render the prompt that starts an agent on a task, with only the memory it needs."""
 
         def run() -> SpawnOut:
-            from .spawn import SpawnRequest, assemble
-
-            request = SpawnRequest(
-                agent=agent,
-                task=task,
+            result = self._mem.spawn(
+                agent,
+                task,
                 why=why or "",
                 criteria=tuple(criteria or ()),
                 include_cold=include_cold,
@@ -478,7 +470,7 @@ class MemoryTools:
                 auto=auto,
                 budget=budget,
             )
-            return SpawnOut.model_validate(assemble(self._mem, request).as_json())
+            return SpawnOut.model_validate(result.as_json())
 
         return await self._answer(run)
 
@@ -486,9 +478,7 @@ class MemoryTools:
         """End the agent's session: Scribe compresses hot into a dated cold entry and resets hot."""
 
         def run() -> SessionOut:
-            from .scribe import end_session
-
-            return SessionOut.model_validate(asdict(end_session(self._mem, agent)))
+            return SessionOut.model_validate(asdict(self._mem.end_session(agent)))
 
         return await self._answer(run)
 

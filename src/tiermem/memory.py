@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import archive, audit, config, hot, store, validate
 from .clock import Clock
@@ -14,7 +15,15 @@ from .entries import Entry, TierFile
 from .errors import NotFoundError, StoreError, UsageError
 from .index import Doc, Hit, Index, SyncReport, warn
 
+if TYPE_CHECKING:
+    from .scribe import RunReport, SessionReport
+    from .spawn import SpawnResult
+    from .squad_import import ImportReport
+    from .wiki import Page
+
 ENV_ROOT = "TIERMEM_ROOT"
+SOURCES = ("agent", "user", "tool", "web")
+UNTRUSTED = frozenset({"tool", "web"})
 
 _GITIGNORE = """\
 # Derived or transient: rebuilt from the markdown tiers at any time.
@@ -206,20 +215,27 @@ class Memory:
         report.redactions = kinds
         return report
 
-    def hot_add(self, agent: str, slot: str, text: str) -> WriteReport:
-        """Record an action, decision, blocker or note in the agent's hot tier."""
+    def hot_add(self, agent: str, slot: str, text: str, source: str = "agent") -> WriteReport:
+        """Record an action, decision, blocker or note in the agent's hot tier.
+
+        `source` says where the text came from: text from `tool` output or the `web` is
+        marked untrusted, shown as such in prompts, and never promoted to the wiki.
+        """
         agent = validate.name(agent)
         if slot not in ("action", "decision", "blocker", "note"):
             raise UsageError(f"unknown hot slot {slot!r}")
+        if source not in SOURCES:
+            raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
         self._require_store()
         cleaned, kinds = self._clean(text, slot, "hot")
+        trust = "untrusted" if source in UNTRUSTED else ""
 
         def change(tier_file: TierFile) -> list[Entry]:
             n = len(tier_file.entries)
             entry = hot.make_entry(
                 agent, slot, cleaned, self.clock.stamp(), tier_file.meta["session"], n
             )
-            tier_file.entries.append(entry)
+            tier_file.entries.append(replace(entry, trust=trust))
             return []
 
         report = self._hot_write(agent, change, slot)
@@ -424,3 +440,66 @@ class Memory:
         """The entry marked as used now."""
         stamp = self.clock.stamp()
         return entry if entry.used >= stamp else replace(entry, used=stamp)
+
+    # --- Scribe, decisions, wiki, spawn, import: one door each into its module ----------
+
+    def end_session(self, agent: str) -> SessionReport:
+        """Compress the agent's hot tier into a dated cold entry and reset hot."""
+        from .scribe import end_session
+
+        return end_session(self, agent)
+
+    def scribe_run(self, dry_run: bool = False) -> RunReport:
+        """Scribe maintenance: checkpoints, inbox merge, supersede, promote, expire."""
+        from .scribe import run
+
+        return run(self, dry_run=dry_run)
+
+    def decide(self, text: str, by: str) -> list[str]:
+        """Record a team decision (also appended to Squad's decisions.md); return its ids."""
+        from .decisions import record_decisions
+
+        author = validate.name(by)
+        return record_decisions(self, text, by=author, source=f"decision:{author}", squad_log=True)
+
+    def wiki_write(self, topic: str, text: str, by: str = "") -> Entry:
+        """Ask Scribe for a wiki entry on a topic."""
+        from .wiki import write
+
+        return write(self, topic, text, by=by)
+
+    def wiki_pages(self) -> list[Page]:
+        """Every wiki topic page with its size."""
+        from .wiki import pages
+
+        self._require_store()
+        return pages(self)
+
+    def wiki_read(self, topic: str) -> str:
+        """A wiki topic page's markdown."""
+        from .wiki import read
+
+        return read(self, topic)
+
+    def spawn(self, agent: str, task: str, **options: Any) -> SpawnResult:
+        """Render the prompt for spawning an agent on a task (see `SpawnRequest`)."""
+        from .spawn import SpawnRequest, assemble
+
+        return assemble(self, SpawnRequest(agent=agent, task=task, **options))
+
+    def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
+        """Import the root's existing `.squad/` memory into tiers (archive first)."""
+        from .squad_import import plan, write
+
+        if not dry_run:
+            self._require_store()
+        report = plan(self, dry_run, progress=progress)
+        if not dry_run:
+            write(self, report)
+        return report
+
+    def stats(self) -> dict[str, Any]:
+        """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""
+        from .stats import collect
+
+        return collect(self)

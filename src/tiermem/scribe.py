@@ -212,21 +212,23 @@ def _compress(
     open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
     budget = budget_for(raw, mem.config.scribe.compression_target)
     head = "\n".join(overview)
+    title = f"{stamp[:10]} {kind}: {_title(items)}"
     summarizer, used = summarizer_for(mem)
     report.summarizer = used
     summary = ""
     if notes.strip():
-        room = max(200, budget - len(head.encode("utf-8")))
+        # The entry as a whole (title and overview included) holds the compression target.
+        fixed = len(f"{title}\n{head}\nOpen: {'; '.join(open_items)}".encode())
+        room = max(200, budget - fixed)
         summary = summarizer.summarize(notes, title=_title(items), budget_bytes=room)
     body = "\n".join(
         p for p in [head, summary, ("Open: " + "; ".join(open_items)) if open_items else ""] if p
     )
     session = next((e.session for e in items if e.session), "")
-    date = stamp[:10]
     entry = Entry(
         id=content_id("c", agent, *sorted(e.id for e in items)),
         cls="status" if all(e.cls == "status" for e in items) else "learning",
-        title=f"{date} {kind}: {_title(items)}",
+        title=title,
         body=body,
         agent=agent,
         created=stamp,
@@ -250,6 +252,7 @@ def _compress(
             source=f"hot/{agent}.md",
             squad_log=False,
             session=session,
+            trust=decision.trust,
         )
     return report
 

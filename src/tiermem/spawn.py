@@ -25,6 +25,7 @@ ENTRY_OVERHEAD_TOKENS = 12
 POLICY_SHARE = 0.25
 RELEVANCE_FLOOR = 0.45
 OWN_BOOST = 2.0
+MIN_FILL = 0.3
 LEFT_OUT_SHOWN = 30
 _STOP = frozenset(
     [
@@ -240,11 +241,8 @@ def _relevant(
         _Candidate(c.doc, c.score * (OWN_BOOST if c.doc.agent == agent else 1.0), c.kind)
         for c in found
     ]
-    best = max((c.score for c in found), default=0.0)
-    floor = best * RELEVANCE_FLOOR
-    kept = [c for c in found if c.score >= floor or (c.score == 0.0 and wiki)]
     return sorted(
-        kept, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id)
+        found, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id)
     )
 
 
@@ -277,18 +275,26 @@ def _cost(doc: Doc) -> int:
 
 
 def _pack(
-    candidates: Sequence[_Candidate], budget: int
+    candidates: Sequence[_Candidate], budget: int, floor: float = 0.0, fill: int = 0
 ) -> tuple[list[_Candidate], list[_Candidate]]:
+    """Take candidates in rank order while they fit.
+
+    Candidates scoring under `floor` are weak matches: they are only taken while less than
+    `fill` tokens are spent, and are not reported as left out when they are not.
+    """
     chosen, left, spent = [], [], 0
     seen: set[str] = set()
     for cand in candidates:
         if cand.doc.id in seen:
             continue
         seen.add(cand.doc.id)
+        weak = cand.score < floor and cand.score > 0.0
+        if weak and spent >= fill:
+            continue
         if spent + _cost(cand.doc) <= budget:
             chosen.append(cand)
             spent += _cost(cand.doc)
-        else:
+        elif not weak:
             left.append(cand)
     return chosen, left
 
@@ -382,8 +388,12 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     relevant = _relevant(mem, agent, query, cold, topics if wiki else None)
     if cold and not any(c.kind == "cold" for c in relevant):
         relevant += _recent_cold(mem, agent, 3)
+    best = max((c.score for c in relevant), default=0.0)
     chosen, left = _pack(
-        [c for c in relevant if c.doc.id not in {p.doc.id for p in policy_chosen}], budget - spent
+        [c for c in relevant if c.doc.id not in {p.doc.id for p in policy_chosen}],
+        budget - spent,
+        floor=best * RELEVANCE_FLOOR,
+        fill=int(budget * MIN_FILL),
     )
     charter = _charter(mem, agent) if request.charter else ""
     prompt, counts = _render(mem, request, charter, hot_block, policy_chosen, chosen, cold, wiki)

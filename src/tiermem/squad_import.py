@@ -10,8 +10,6 @@ under `.squad/memory/`, and a file whose exact content was imported before is sk
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -322,25 +320,8 @@ def write(mem: Memory, report: ImportReport) -> None:
         scribe.run(mem, merge_inbox=False)
 
 
-def run_cli(mem: Memory, args: argparse.Namespace) -> int:
-    """`tiermem import squad`: plan, write unless dry, print the table; 1 if files were skipped."""
-    import json
-
-    show = args.format == "text" and sys.stderr.isatty()
-    report = plan(mem, args.dry_run, progress=show)
-    if not args.dry_run:
-        write(mem, report)
-    summary = _summary(mem, report, args.dry_run)
-    if args.format == "json":
-        print(json.dumps(summary, indent=2))
-    else:
-        _print(summary)
-    for line in report.skipped:
-        print(f"tiermem: skipped {line}", file=sys.stderr)
-    return 1 if report.skipped else 0
-
-
-def _summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:
+def summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:
+    """The end-of-import table as data: classes per tier, bytes and tokens before and after."""
     from .tokens import count_many
 
     after: dict[str, dict[str, int]] = {}
@@ -370,7 +351,8 @@ def _summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]
     }
 
 
-def _print(summary: dict[str, Any]) -> None:
+def print_summary(summary: dict[str, Any]) -> None:
+    """Print the end-of-import tables."""
     from rich.console import Console
     from rich.table import Table
 

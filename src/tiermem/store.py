@@ -57,7 +57,13 @@ class Layout:
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write a file so readers see the old or the new content, never a mix."""
+    """Write a file so readers see the old or the new content, never a mix.
+
+    The data is fsynced before the rename, so a crash or power loss leaves the old or the
+    new version. The folder is not fsynced: losing the rename itself to a power cut brings
+    back the previous version, which still holds everything, and every raw text is in the
+    archive (whose records are fully durable) before any tier drops it.
+    """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
@@ -71,7 +77,6 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -84,7 +89,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:
-    """Write a new file atomically; False (and no write) when it already exists."""
+    """Write a new file atomically and durably; False (and no write) when it already exists."""
     if path.exists():
         return False
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -34,11 +34,13 @@ def text(value: str, what: str = "text", limit: int = MAX_INPUT_BYTES) -> str:
     """Return text that is non-empty and within the size limit, or raise UsageError."""
     if not value or not value.strip():
         raise UsageError(f"{what} is empty")
-    size = len(value.encode("utf-8", "surrogatepass"))
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        # Lone surrogates: what undecodable bytes in argv or a file become in Python.
+        raise UsageError(f"{what} is not valid UTF-8") from None
     if size > limit:
         raise UsageError(f"{what} is {size} bytes, over the {limit}-byte limit")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-        raise UsageError(f"{what} is not valid UTF-8")
     if "\x00" in value:
         raise UsageError(f"{what} contains NUL bytes")
     return value

@@ -41,6 +41,20 @@ def add_parsers(sub: Any, add: Callable[..., argparse.ArgumentParser], parser_cl
         "--limit", type=int, metavar="N", help="only the first N probes (quick runs)"
     )
     probes.add_argument("--format", choices=("text", "json"), default="text")
+    every = add(verbs, "all", run, "every corpus replayed and imported, probed and measured")
+    every.add_argument(
+        "--corpora",
+        default="../shared/corpora",
+        metavar="DIR",
+        help="folder of corpus folders (default: ../shared/corpora)",
+    )
+    every.add_argument(
+        "--out",
+        default="bench-out",
+        metavar="DIR",
+        help="where stores and results.json go (default: bench-out)",
+    )
+    every.add_argument("--limit", type=int, metavar="N", help="only the first N probes per corpus")
     speed = add(verbs, "speed", run, "latency and throughput on generated stores")
     speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
     speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")
@@ -69,9 +83,23 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args)
     if args.bench_action == "probes":
         return _probes(args)
+    if args.bench_action == "all":
+        return _all(args)
     from .speed import run_speed
 
     return run_speed(args)
+
+
+def _all(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from .full import run_all
+
+    corpora = Path(args.corpora).expanduser().resolve()
+    if not corpora.is_dir():
+        raise UsageError(f"{args.corpora} is not a folder of corpora")
+    results = run_all(corpora, Path(args.out).resolve(), args.limit)
+    print(json.dumps(results, indent=2))
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:

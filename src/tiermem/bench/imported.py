@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 from ..clock import format_time
 from ..memory import Memory
@@ -26,3 +27,40 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
     write(mem, plan(mem, dry_run=False))
     mem.close()
     return out
+
+
+def rebuild_check(root: Path) -> dict[str, Any]:
+    """Rebuild every imported Squad file from the archive and compare it with the original.
+
+    Redaction of credentials is the one deliberate change; a file that differs only by
+    `[REDACTED:...]` markers counts as rebuilt with redactions.
+    """
+    from .. import archive
+    from ..redact import redact
+    from ..squad_import import sources
+    from ..store import Layout
+
+    layout = Layout(root)
+    by_source = {}
+    for path in archive.records(layout):
+        record = archive.parse(path.read_bytes(), path)
+        if record.kind == "import":
+            by_source[record.source] = record.text
+    exact = redacted = missing = 0
+    for source in sources(layout.squad):
+        original = source.path.read_bytes().decode("utf-8", "replace")
+        rebuilt = by_source.get(source.rel)
+        if rebuilt is None:
+            missing += 1
+        elif rebuilt == original:
+            exact += 1
+        elif rebuilt == redact(original)[0]:
+            redacted += 1
+        else:
+            missing += 1
+    return {
+        "files": exact + redacted + missing,
+        "exact": exact,
+        "redacted": redacted,
+        "differ": missing,
+    }

@@ -22,14 +22,22 @@ class ReplaySummary:
     sessions: int = 0
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)
+    normalized: list[str] = field(default_factory=list)
     run: dict[str, Any] = field(default_factory=dict)
 
 
 def _apply(mem: Memory, event: Event, inbox: Path, summary: ReplaySummary) -> str | None:
     """Feed one event; return the agent whose session it extends, if any."""
+    from dataclasses import replace
+
     from ..decisions import record_decisions
     from ..errors import TiermemError
 
+    if "\x00" in event.text:
+        # A few streams carry a stray NUL from a corrupted commit; tiermem refuses NUL as
+        # binary input, so the replay drops that one character and says so.
+        summary.normalized.append(f"event {event.seq}: {event.text.count(chr(0))} NUL removed")
+        event = replace(event, text=event.text.replace("\x00", ""))
     try:
         if event.kind == "history" and event.agent:
             if not event.text.strip():

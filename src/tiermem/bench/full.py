@@ -1,0 +1,99 @@
+"""`tiermem bench all`: every corpus replayed and imported, probed, and measured, as JSON."""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..clock import format_time
+from ..memory import Memory
+from . import quality
+from .corpus import corpus_dirs, last_date, load_events
+from .evaluate import evaluate
+from .imported import import_snapshot, rebuild_check
+from .probes import build_probes
+from .replay import replay
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+        return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]:
+    """Replay and import one corpus; probes, Scribe quality and timings for both."""
+    events = load_events(corpus)
+    probes = build_probes(events)[:limit] if limit else build_probes(events)
+    now = format_time(last_date(events))
+    _log(f"{corpus.name}: replay ({len(events)} events)")
+    replayed = replay(corpus, out / corpus.name / "replay")
+    store = Path(replayed.store)
+    mem = Memory(store, now=now)
+    figures: dict[str, Any] = {
+        "events": replayed.events,
+        "sessions": replayed.sessions,
+        "replay_seconds": replayed.seconds,
+        "replay_skipped": replayed.skipped,
+        "compression": quality.compression(mem),
+        "retention": quality.retention(mem, events),
+        "policy": quality.policy_retention(store, now),
+        "scribe_run_seconds": quality.scribe_run_seconds(store, now),
+    }
+    mem.close()
+    _log(f"{corpus.name}: probes after replay ({len(probes)})")
+    figures["replay"] = evaluate(corpus, store, events, probes, now, "replay").summary()
+    _log(f"{corpus.name}: import")
+    started = time.perf_counter()
+    imported = import_snapshot(corpus, out / corpus.name / "import")
+    figures["import_seconds"] = round(time.perf_counter() - started, 2)
+    figures["import_check"] = rebuild_check(imported)
+    _log(f"{corpus.name}: probes after import")
+    figures["import"] = evaluate(corpus, imported, events, probes, now, "import").summary()
+    return figures
+
+
+def run_all(corpora: Path, out: Path, limit: int | None = None) -> dict[str, Any]:
+    """Every corpus under `corpora`; results also written to out/results.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {
+        "commit": _commit(),
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {_cpus()} cpus",
+        "probe_limit": limit,
+        "corpora": {},
+    }
+    for corpus in corpus_dirs(corpora):
+        results["corpora"][corpus.name] = corpus_figures(corpus, out, limit)
+        (out / "results.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return results
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

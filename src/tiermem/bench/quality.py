@@ -1,0 +1,154 @@
+"""Scribe quality on a replayed store: compression, fact retention, policy retention."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from .. import archive, audit, entries, store
+from ..clock import format_time, parse_time
+from ..memory import Memory
+from .corpus import Event
+from .facts import key_facts
+
+_META = re.compile(r"^<!-- tiermem.*-->$", re.MULTILINE)
+SIZE_BUCKETS = (2048, 4096, 8192, 16384, 32768)
+
+
+def compression(mem: Memory) -> dict[str, Any]:
+    """Raw bytes / summary bytes of every session summary and checkpoint Scribe wrote."""
+    rows = [
+        (int(str(line["raw_bytes"])), int(str(line["summary_bytes"])))
+        for line in audit.read(mem.layout)
+        if line.get("action") in ("end-session", "checkpoint") and line.get("summary_bytes")
+    ]
+    big = [raw / size for raw, size in rows if raw > 2048 and size]
+    curve = []
+    low = 0
+    for high in (*SIZE_BUCKETS, 10**12):
+        ratios = [raw / size for raw, size in rows if low < raw <= high and size]
+        if ratios:
+            curve.append(
+                {
+                    "raw_bytes": f"{low}-{high if high < 10**12 else ''}",
+                    "sessions": len(ratios),
+                    "ratio_median": round(statistics.median(ratios), 2),
+                }
+            )
+        low = high
+    return {
+        "summaries": len(rows),
+        "over_2kb": len(big),
+        "ratio_over_2kb_min": round(min(big), 2) if big else None,
+        "ratio_over_2kb_median": round(statistics.median(big), 2) if big else None,
+        "share_at_least_5": round(sum(r >= 5 for r in big) / len(big), 4) if big else None,
+        "curve": curve,
+    }
+
+
+def _tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
+    parts = []
+    for tier in tiers:
+        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
+            if not store.is_temp(path):
+                parts.append(_META.sub("", path.read_text(encoding="utf-8")))
+    return "\n".join(parts)
+
+
+def _source_text(mem: Memory) -> str:
+    """The raw text that today's cold and wiki entries were made from (their archive sources)."""
+    locations: set[str] = set()
+    for tier in ("cold", "wiki"):
+        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
+            loaded = store.load(mem.layout, tier, path)
+            if loaded is not None:
+                locations |= {s.split("#")[0] for e in loaded.entries for s in e.sources}
+    texts = []
+    for location in sorted(locations):
+        path = mem.layout.memory / location
+        if location.startswith("archive/") and path.is_file():
+            texts.append(_META.sub("", archive.parse(path.read_bytes(), path).text))
+    return "\n".join(texts)
+
+
+def retention(mem: Memory, events: list[Event]) -> dict[str, Any]:
+    """Key-fact retention of cold + wiki (METRICS.md), against two raw texts.
+
+    `retention_vs_sources`: against the raw text today's cold and wiki entries were made
+    from (what the definition names). `retention_vs_all_raw`: against everything the
+    replay fed, including text whose summaries have since expired to the archive.
+    """
+    kept_text = _tier_text(mem, ("cold", "wiki"))
+    kept = key_facts(kept_text)
+    sources = key_facts(_source_text(mem))
+    raw = key_facts("\n".join(e.text for e in events))
+    return {
+        "source_facts": len(sources),
+        "retention_vs_sources": round(len(sources & kept) / max(1, len(sources)), 4),
+        "raw_facts": len(raw),
+        "retention_vs_all_raw": round(len(raw & kept) / max(1, len(raw)), 4),
+        "store_bytes_cold_wiki": len(kept_text.encode("utf-8")),
+        "raw_bytes": sum(len(e.text.encode("utf-8")) for e in events),
+    }
+
+
+def _policies(mem: Memory) -> tuple[set[str], set[str]]:
+    """(policy ids reachable in hot/cold/wiki, policy ids found only in archived entries)."""
+    reachable: set[str] = set()
+    for tier in ("hot", "cold", "wiki"):
+        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
+            loaded = store.load(mem.layout, tier, path)
+            if loaded is not None:
+                reachable |= {e.id for e in loaded.entries if e.cls == "policy"}
+    archived: set[str] = set()
+    for path in archive.records(mem.layout):
+        record = archive.parse(path.read_bytes(), path)
+        if record.kind in ("expire", "cold-budget"):
+            parsed = entries.parse(record.text, path)
+            archived |= {e.id for e in parsed.entries if e.cls == "policy"}
+    return reachable, archived - reachable
+
+
+def policy_retention(root: Path, now: str, jump_days: int = 400) -> dict[str, Any]:
+    """Policies reachable after the replay, and after Scribe runs with the clock jumped."""
+    from ..scribe import run
+
+    before, lost_before = _policies(Memory(root, now=now))
+    with tempfile.TemporaryDirectory(prefix="tiermem-jump-") as scratch:
+        copy = Path(scratch) / "store"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("index.sqlite*", ".locks"))
+        later = format_time(parse_time(now) + timedelta(days=jump_days))
+        jumped = Memory(copy, now=later)
+        run(jumped)
+        after, _ = _policies(jumped)
+        jumped.close()
+    total = len(before | lost_before)
+    return {
+        "policies": total,
+        "retention": round(len(before) / total, 4) if total else 1.0,
+        "retention_after_jump": round(len(after & (before | lost_before)) / total, 4)
+        if total
+        else 1.0,
+        "jump_days": jump_days,
+    }
+
+
+def scribe_run_seconds(root: Path, now: str) -> float:
+    """Time of a full `scribe run` on a copy of the store."""
+    from ..scribe import run
+
+    with tempfile.TemporaryDirectory(prefix="tiermem-run-") as scratch:
+        copy = Path(scratch) / "store"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("index.sqlite*", ".locks"))
+        mem = Memory(copy, now=now)
+        started = time.perf_counter()
+        run(mem)
+        seconds = time.perf_counter() - started
+        mem.close()
+    return round(seconds, 3)
