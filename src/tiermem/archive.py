@@ -15,13 +15,14 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from . import store
-from .entries import content_id
+from .entries import Entry, content_id, render_entry
 from .errors import ParseError
 
 _HEADER = "<!-- tiermem-archive "
 _CHUNK_HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
 CHUNK_MAX_CHARS = 6000
 RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
+_META_LINE = re.compile(r"^<!-- tiermem[ -][^\n]*-->\n?", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,20 @@ def _header(record: Record) -> str:
     }
     items = " ".join(f"{k}={quote(v, safe='/:.-_@#')}" for k, v in fields.items() if v)
     return f"{_HEADER}{items} -->\n"
+
+
+def keep_lost(layout: store.Layout, source: str, lost: list[Entry]) -> None:
+    """Archive the versions of entries that lost a merge conflict."""
+    for entry in lost:
+        record = new_record(
+            entry.agent or "team",
+            entry.used or entry.created,
+            "merge-conflict",
+            source,
+            entry.title,
+            render_entry(entry),
+        )
+        write(layout, record)
 
 
 def path_of(layout: store.Layout, agent: str, record_id: str) -> Path:
@@ -120,7 +135,11 @@ def records(layout: store.Layout, agent: str | None = None) -> list[Path]:
 
 
 def chunks(text: str) -> list[tuple[str, str]]:
-    """Split a record into (title, text) pieces at headings, for search granularity."""
+    """Split a record into (title, text) pieces at headings, for search granularity.
+
+    Metadata comments of archived entries are left out: they are noise to a reader.
+    """
+    text = _META_LINE.sub("", text)
     starts = [m.start() for m in _CHUNK_HEADING.finditer(text)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)

@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING
 
 from . import archive, squad_parse, store
 from .classify import classify, is_structured
-from .entries import Entry, TierFile, content_id
+from .entries import Entry, TierFile, content_id, split_entry
 from .errors import ParseError
 
 if TYPE_CHECKING:
     from .memory import Memory
 
 TEAM = "team"
-DECISION_MAX_BYTES = 3000
 _WORD = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"\b20\d\d-\d\d(-\d\d)?(t[\d:z+-]*)?\b")
 # Words that say what kind of note something is, not what it is about.
@@ -129,38 +128,32 @@ def _created(date: str | None, fallback: str) -> str:
     return f"{date}T00:00:00Z" if len(date) == 10 and "X" not in date else fallback
 
 
-def _condensed(body: str, source: str) -> str:
-    """A decision record too long for a prompt keeps its summary; the archive keeps the rest."""
-    if len(body.encode("utf-8")) <= DECISION_MAX_BYTES:
-        return body
-    from .summarize import ExtractiveSummarizer, budget_for
-
-    short = ExtractiveSummarizer().summarize(body, title="", budget_bytes=budget_for(body, 10))
-    return f"{short}\n(condensed; full text in {source})"
-
-
-def decision_entry(
+def decision_entries(
     section: squad_parse.Section, by: str, stamp: str, session: str, source: str
-) -> Entry:
-    """A decision block as a team entry (class from its text: decision, policy, ...)."""
+) -> list[Entry]:
+    """A decision block as team entries (class from its text: decision, policy, ...).
+
+    A block too long for a prompt is split into parts at its own headings, so every part
+    stays loadable on its own and nothing is condensed away.
+    """
     body = (
         section.text.split("\n", 1)[1] if section.level and "\n" in section.text else section.text
-    )
-    body = _condensed(body.strip("\n"), source)
+    ).strip("\n")
     cls = classify(section.title, body)
-    created = _created(section.date, stamp)
-    return Entry(
+    author = section.author or by
+    whole = Entry(
         id=content_id("d", squad_parse.decision_key(section)),
         cls=cls if is_structured(cls) else "decision",
         title=section.title[:200] or "decision",
         body=body,
         agent=TEAM,
-        created=created,
+        created=_created(section.date, stamp),
         used=stamp,
         session=session,
         sources=(source,),
-        extra=(("by", section.author or by),) if (section.author or by) else (),
+        extra=(("by", author),) if author else (),
     )
+    return split_entry(whole)
 
 
 def record_decisions(
@@ -180,8 +173,9 @@ def record_decisions(
     record = archive.new_record(TEAM, stamp, "decision", source, cleaned.split("\n", 1)[0], cleaned)
     archive.write(mem.layout, record)
     entries = [
-        replace(decision_entry(s, by, stamp, session, record.location), trust=trust)
+        replace(entry, trust=trust)
         for s in _sections(cleaned)
+        for entry in decision_entries(s, by, stamp, session, record.location)
     ]
     if squad_log:
         _append_to_squad_log(mem, cleaned, by)
@@ -300,10 +294,22 @@ def supersessions(mem: Memory) -> list[tuple[Entry, Entry]]:
     for members in groups.values():
         members.sort(key=lambda m: (m[1].entry.created, m[1].entry.id))
         for i, (key, older) in enumerate(members):
-            newer = next((n for k, n in members[i + 1 :] if same_subject(key, k)), None)
+            newer = next(
+                (
+                    n
+                    for k, n in members[i + 1 :]
+                    if same_subject(key, k) and _root(n.entry) != _root(older.entry)
+                ),
+                None,
+            )
             if newer is not None and newer.entry.id != older.entry.id:
                 pairs.append((older.entry, newer.entry))
     return pairs
+
+
+def _root(entry: Entry) -> str:
+    """The decision an entry is part of (itself when it is whole)."""
+    return dict(entry.extra).get("parent", entry.id)
 
 
 def apply_supersessions(mem: Memory, pairs: list[tuple[Entry, Entry]]) -> None:

@@ -336,3 +336,80 @@ def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], l
 def with_used(entry: Entry, stamp: str) -> Entry:
     """The entry with its last-use time moved forward (never back)."""
     return entry if entry.used >= stamp else replace(entry, used=stamp)
+
+
+_PART_HEADING = re.compile(r"^#{1,6} +(.*)$", re.MULTILINE)
+
+
+def split_long(body: str, limit: int) -> list[tuple[str, str]]:
+    """(subtitle, text) parts of a body, each within `limit` bytes when it can be.
+
+    Parts break at headings first, then at blank lines, then at line ends, so no text is
+    lost and each part still reads as a whole; small neighbours are joined again.
+    """
+    if len(body.encode("utf-8")) <= limit:
+        return [("", body)]
+    blocks: list[tuple[str, str]] = []
+    starts = [m.start() for m in _PART_HEADING.finditer(body)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    for i, start in enumerate(starts):
+        block = body[start : starts[i + 1] if i + 1 < len(starts) else len(body)]
+        heading = _PART_HEADING.match(block)
+        blocks += [(heading.group(1).strip() if heading else "", p) for p in _pieces(block, limit)]
+    return _join_parts(blocks, limit)
+
+
+def _pieces(block: str, limit: int) -> list[str]:
+    if len(block.encode("utf-8")) <= limit:
+        return [block]
+    for separator in ("\n\n", "\n"):
+        chunks = block.split(separator)
+        if len(chunks) > 1:
+            out: list[str] = []
+            for n, chunk in enumerate(chunks):
+                # Each chunk is shorter than the block, so this recursion ends.
+                sub = _pieces(chunk, limit) if len(chunk.encode("utf-8")) > limit else [chunk]
+                sub[-1] += separator if n + 1 < len(chunks) else ""
+                out += sub
+            return out
+    raw = block.encode("utf-8")
+    return [raw[i : i + limit].decode("utf-8", "ignore") for i in range(0, len(raw), limit)]
+
+
+def _join_parts(blocks: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    parts: list[tuple[str, str]] = []
+    for subtitle, text in blocks:
+        if parts and len((parts[-1][1] + text).encode("utf-8")) <= limit:
+            parts[-1] = (parts[-1][0] or subtitle, parts[-1][1] + text)
+        else:
+            parts.append((subtitle, text))
+    return [(s, t.strip("\n")) for s, t in parts if t.strip()]
+
+
+PART_MAX_BYTES = 3000
+
+
+def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
+    """An entry whose body is too long for a prompt, as parts that each load on their own.
+
+    Parts keep the entry's metadata, get ids derived from it, and name it as `parent`.
+    """
+    parts = split_long(entry.body, limit)
+    if len(parts) == 1:
+        return [entry]
+    made = []
+    for n, (subtitle, text) in enumerate(parts):
+        if n == 0:
+            title = entry.title
+        elif subtitle:
+            title = f"{entry.title} — {subtitle}"
+        else:
+            title = f"{entry.title} ({n + 1}/{len(parts)})"
+        extra = (*entry.extra, ("parent", entry.id), ("part", f"{n + 1}/{len(parts)}"))
+        made.append(
+            replace(
+                entry, id=content_id(entry.id, str(n)), title=title[:200], body=text, extra=extra
+            )
+        )
+    return made

@@ -22,7 +22,7 @@ from . import archive, store
 from .entries import Entry
 from .errors import ParseError
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -79,6 +79,7 @@ class SyncReport:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
 
 
 def fts_query(query: str) -> str:
@@ -120,6 +121,7 @@ class Index:
     def __init__(self, layout: store.Layout) -> None:
         self.layout = layout
         self._db: sqlite3.Connection | None = None
+        self._last_conflicts: list[str] = []
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -249,6 +251,8 @@ class Index:
             report.errors.append(exc)
             return
         self._replace(rel, docs)
+        report.conflicts.extend(self._last_conflicts)
+        self._last_conflicts = []
         self.db.execute(
             "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
             (rel, rel_dir, st.st_size, st.st_mtime_ns, sha),
@@ -272,6 +276,9 @@ class Index:
             ]
         tier_file = store.load(self.layout, tier, path)
         assert tier_file is not None
+        self._last_conflicts = [
+            f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts
+        ]
         agent = path.stem if tier != "wiki" else ""
         return [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
 
@@ -349,7 +356,24 @@ class Index:
         drift = [f"changed: {p}" for p in report.changed]
         drift += [f"removed: {p}" for p in report.removed]
         drift += [f"unreadable: {e}" for e in report.errors]
+        drift += [f"merge conflict: {c}" for c in sorted(set(report.conflicts) | self._conflicts())]
         return drift
+
+    def _conflicts(self) -> set[str]:
+        """Entries that exist in two versions in a tier file (after a merge), until rewritten."""
+        found: set[str] = set()
+        for folder, tier in self._folders():
+            if tier == "archive":
+                continue
+            for path in sorted(folder.glob("*.md")):
+                try:
+                    loaded = store.load(self.layout, tier, path)
+                except ParseError:
+                    continue
+                rel = self.layout.relative(path)
+                for c in loaded.conflicts if loaded else []:
+                    found.add(f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}")
+        return found
 
     # --- queries ----------------------------------------------------------------------
 
@@ -422,3 +446,5 @@ def warn(report: SyncReport) -> None:
     """Tell the user which files a read had to skip."""
     for error in report.errors:
         print(f"warning: {error} (skipped)", file=sys.stderr)
+    for conflict in report.conflicts:
+        print(f"note: {conflict}", file=sys.stderr)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from . import archive, hot, store
 from .classify import classify, is_structured
 from .clock import parse_time
-from .entries import Entry, TierFile, content_id, render_entry
+from .entries import Entry, TierFile, content_id, render_entry, split_entry
 from .errors import NotFoundError
 from .summarize import budget_for
 
@@ -283,9 +283,11 @@ def _sections(text: str) -> list[tuple[str, str]]:
 def _knowledge(
     mem: Memory, agent: str, items: Sequence[Entry], stamp: str, session: str, sources: list[str]
 ) -> list[Entry]:
-    """Structured pieces of the session's notes (decisions, conventions...), kept whole-ish."""
-    from .summarize import ExtractiveSummarizer
+    """Structured pieces of the session's notes (decisions, conventions...), kept whole.
 
+    A rule, a contract or a decision is not summarized: a lossy copy of "never X unless Y"
+    is a different rule. Long pieces are split into parts that each fit a prompt.
+    """
     found: list[Entry] = []
     for item in items:
         if item.slot != "note" or item.trust:
@@ -294,25 +296,18 @@ def _knowledge(
             cls = classify(title, body)
             if not is_structured(cls) or len(body.encode("utf-8")) < KNOWLEDGE_MIN_BYTES:
                 continue
-            text = f"{title}\n{body}"
-            short = ExtractiveSummarizer().summarize(
-                body,
-                title=title,
-                budget_bytes=budget_for(text, mem.config.scribe.compression_target),
+            whole = Entry(
+                id=content_id("k", agent, title, body),
+                cls=cls,
+                title=title[:200],
+                body=body.strip("\n"),
+                agent=agent,
+                created=stamp,
+                used=stamp,
+                session=session,
+                sources=tuple(sources),
             )
-            found.append(
-                Entry(
-                    id=content_id("k", agent, title, body),
-                    cls=cls,
-                    title=title[:200],
-                    body=short,
-                    agent=agent,
-                    created=stamp,
-                    used=stamp,
-                    session=session,
-                    sources=tuple(sources),
-                )
-            )
+            found += split_entry(whole)
     return found
 
 

@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from . import archive, squad_parse, store
 from .classify import classify, is_structured
-from .entries import Entry, TierFile, content_id
+from .entries import Entry, TierFile, content_id, split_entry
 from .summarize import ExtractiveSummarizer, budget_for
 
 if TYPE_CHECKING:
     from .memory import Memory
 
-CORE_CONTEXT_MAX_BYTES = 4000
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
 
 
@@ -172,41 +171,49 @@ class _Planner:
         where = (f"{record.location}#L{section.line}",)
         key = content_id("i", source.agent, title, body)
         if section.kind == "core-context":
-            short = body if len(body.encode()) <= CORE_CONTEXT_MAX_BYTES else _short(body, 4)
             entry = Entry(
                 key,
-                "convention",
+                "contract",
                 f"{source.agent}: {title}",
-                short,
+                body,
                 agent=source.agent,
                 created=date,
                 used=self.now,
                 sources=where,
                 tags=(source.agent,),
             )
-            self.add("wiki", source.agent, entry)
+            for part in split_entry(entry):
+                self.add("wiki", source.agent, part)
             return
         cls = classify(title, body)
         if section.kind == "team-update":
             cls = "status"
-        summary = (
-            _short(f"{title}\n{body}", self.target) if not is_structured(cls) else _short(body, 4)
-        )
+        if is_structured(cls):
+            # Rules, decisions and contracts are kept whole (in parts), never summarized.
+            whole = Entry(
+                key, cls, title, body, agent=source.agent, created=date, used=date, sources=where
+            )
+            for part in split_entry(whole):
+                self.add("cold", source.agent, part)
+            return
+        summary = _short(f"{title}\n{body}", self.target)
         entry = Entry(
             key, cls, title, summary, agent=source.agent, created=date, used=date, sources=where
         )
         self.add("cold", source.agent, entry)
 
     def decisions(self, source: Source, text: str, record: archive.Record) -> None:
-        from .decisions import decision_entry
+        from .decisions import decision_entries
 
         parse = squad_parse.parse_inbox if source.kind == "inbox" else squad_parse.parse_decisions
         sections = parse(text, source.path.name) if source.kind == "inbox" else parse(text)  # type: ignore[call-arg]
         for section in sections:
             if section.kind != "decision" or not _body(section).strip():
                 continue
-            entry = decision_entry(section, section.author or "", self.now, "", record.location)
-            self.add("cold", "team", _dated(entry))
+            for entry in decision_entries(
+                section, section.author or "", self.now, "", record.location
+            ):
+                self.add("cold", "team", _dated(entry))
 
     def log(self, source: Source, text: str, record: archive.Record) -> None:
         for section in squad_parse.parse_log(text, source.path.name):

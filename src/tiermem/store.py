@@ -150,9 +150,19 @@ def load(layout: Layout, tier: str, path: Path) -> entries.TierFile | None:
 
 
 def save(layout: Layout, path: Path, tier_file: entries.TierFile) -> None:
-    """Write a tier file atomically (caller holds its lock)."""
+    """Write a tier file atomically (caller holds its lock).
+
+    Versions of an entry that lost a merge conflict are archived first, so rewriting the
+    file never drops the text of either side.
+    """
     if path.is_symlink():
         raise ParseError(path, 1, "is a symbolic link; tiermem does not write through links")
+    lost = [c.lost for c in tier_file.conflicts if c.lost is not None]
+    if lost:
+        from . import archive
+
+        archive.keep_lost(layout, layout.relative(path), lost)
+        tier_file.conflicts = [c for c in tier_file.conflicts if c.lost is None]
     atomic_write(path, entries.render(tier_file))
 
 
