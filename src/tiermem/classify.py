@@ -48,7 +48,7 @@ _STANDING_TITLE = re.compile(
 )
 _POLICY_TITLE = re.compile(r"\b(directive|polic(y|ies)|rules?|guardrails?|mandate)\b", re.I)
 _POLICY_OPEN = re.compile(
-    r"^\W*(always|never|do not|don't|must|must not|no one may|only ever)\b|"
+    r"^\W*(always|never|do not|don't|must|must not|no one may|only ever)\s|"
     r"\b(is|are) (non-negotiable|mandatory|forbidden|not allowed)\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -59,7 +59,7 @@ _DECISION = re.compile(
 )
 _CONTRACT = re.compile(
     r"\b(API|contract|schema|interface|protocol|endpoint|signature|format|data model"
-    r"|architecture|key files?|files|types|module map|wire format)\b\s*:?",
+    r"|architecture|key files?|module map|wire format)\b\s*:?",
     re.IGNORECASE,
 )
 _CONTRACT_LABEL = re.compile(

@@ -109,8 +109,11 @@ def same_subject(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
     return min(len(a), len(b)) >= 3 and len(a & b) / len(a | b) >= 0.8
 
 
-def _sections(text: str) -> list[squad_parse.Section]:
-    found = [s for s in squad_parse.parse_decisions(text) if s.kind == "decision"]
+def _sections(text: str, filename: str = "") -> list[squad_parse.Section]:
+    parsed = (
+        squad_parse.parse_inbox(text, filename) if filename else squad_parse.parse_decisions(text)
+    )
+    found = [s for s in parsed if s.kind == "decision"]
     if found:
         return found
     first = next((ln for ln in text.splitlines() if ln.strip()), "decision")
@@ -165,8 +168,12 @@ def record_decisions(
     squad_log: bool,
     session: str = "",
     trust: str = "",
+    inbox_file: str = "",
 ) -> list[str]:
-    """Archive decision text, then record each decision block as a team entry."""
+    """Archive decision text, then record each decision block as a team entry.
+
+    `inbox_file` names a Squad inbox file, whose front matter and name give dates.
+    """
     mem._require_store()
     cleaned, _ = mem._clean(text, "decision", "cold")
     stamp = mem.clock.stamp()
@@ -174,7 +181,7 @@ def record_decisions(
     archive.write(mem.layout, record)
     entries = [
         replace(entry, trust=trust)
-        for s in _sections(cleaned)
+        for s in _sections(cleaned, inbox_file)
         for entry in decision_entries(s, by, stamp, session, record.location)
     ]
     if squad_log:
@@ -215,6 +222,10 @@ def _append_to_squad_log(mem: Memory, text: str, by: str) -> None:
     with store.locked(mem.layout, path):
         current = path.read_text(encoding="utf-8") if path.exists() else "# Decisions\n"
         name = f"{by or 'tiermem'}-decision.md"
+        if not any(s.kind == "decision" for s in squad_parse.parse_decisions(text)):
+            # Plain text: its first line is the title of Squad's canonical dated block.
+            first, _, rest = text.strip("\n").partition("\n")
+            text = squad_parse.render_decision(mem.clock.stamp()[:10], first.lstrip("# "), rest)
         merged, _ = squad_parse.merge_inbox(current, [(name, text)], mem.clock.stamp()[:10])
         if merged != current:
             store.atomic_write(path, merged)
@@ -246,7 +257,12 @@ def merge_inbox(mem: Memory, dry_run: bool = False) -> InboxReport:
     for name in merged:
         by = name.split("-", 1)[0]
         report.recorded += record_decisions(
-            mem, texts[name], by=by, source=f".squad/decisions/inbox/{name}", squad_log=False
+            mem,
+            texts[name],
+            by=by,
+            source=f".squad/decisions/inbox/{name}",
+            squad_log=False,
+            inbox_file=name,
         )
         (folder / name).unlink(missing_ok=True)
     mem._audit(

@@ -163,9 +163,13 @@ class Memory:
 
     def _clean(self, text: str, what: str, where: str) -> tuple[str, list[str]]:
         """Validate and redact user text before it is written anywhere."""
+        return self._redact(validate.text(text, what), where)
+
+    def _redact(self, text: str, where: str) -> tuple[str, list[str]]:
+        """Replace credentials in text, auditing the kinds found (never the values)."""
         from .redact import redact
 
-        cleaned, kinds = redact(validate.text(text, what))
+        cleaned, kinds = redact(text)
         if kinds:
             self._audit("redact", [], [where], "credential-shaped text replaced", kinds=kinds)
         return cleaned, kinds
@@ -368,7 +372,7 @@ class Memory:
         archive_dir = self.layout.tier_dir("archive")
         if archive_dir.is_dir():
             found.update(p.name for p in archive_dir.iterdir() if p.is_dir())
-        return sorted(found)
+        return sorted(found - {"team"})
 
     # --- reading ------------------------------------------------------------------------
 

@@ -411,6 +411,14 @@ def _recurring(files: list[tuple[str, TierFile]]) -> dict[frozenset[str], int]:
     return {k: len(v) for k, v in sessions.items()}
 
 
+def _mark_superseded(files: list[tuple[str, TierFile]], forward: dict[str, str]) -> None:
+    for _, cold in files:
+        cold.entries = [
+            replace(e, status="superseded", superseded_by=forward[e.id]) if e.id in forward else e
+            for e in cold.entries
+        ]
+
+
 def _promotable(
     mem: Memory, files: list[tuple[str, TierFile]], now: str
 ) -> list[tuple[str, Entry]]:
@@ -499,6 +507,9 @@ def run(mem: Memory, dry_run: bool = False, merge_inbox: bool = True) -> RunRepo
         decisions.apply_supersessions(mem, pairs)
     now = mem.clock.stamp()
     files = _cold_files(mem)
+    if dry_run:
+        # Nothing was written: see the cold files as the supersede step would leave them.
+        _mark_superseded(files, {old.id: new.id for old, new in pairs})
     promotable = _promotable(mem, files, now)
     promoted_ids = {e.id for _, e in promotable}
     expired, over = _to_leave(mem, files, now, promoted_ids)

@@ -70,7 +70,8 @@ _INCIDENT = re.compile(
 )
 _KNOWLEDGE = re.compile(
     r"\b(spec|specification|adr|contract|convention|conventions|policy|policies|guideline|standard"
-    r"|schema|protocol|design doc|onboard\w*|get up to speed|architecture|api)\b",
+    r"|schema|protocol|design doc|onboard(ing)? (to|onto|into|the|a|new|us)|get up to speed"
+    r"|architecture|api)\b",
     re.I,
 )
 _RECURRING = re.compile(

@@ -22,6 +22,7 @@ from .summarize import ExtractiveSummarizer, budget_for
 if TYPE_CHECKING:
     from .memory import Memory
 
+BINARY_PROBE_BYTES = 8000
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
 
 
@@ -59,7 +60,8 @@ class ImportReport:
     def classes(self, where: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
         """Entries per class and tier: where they are now (else where they were planned)."""
         table: dict[str, dict[str, int]] = {}
-        for item in self.planned:
+        unique = {item.entry.id: item for item in self.planned}
+        for item in unique.values():
             tier = item.tier if where is None else where.get(item.entry.id, "archive")
             row = table.setdefault(item.entry.cls, {})
             row[tier] = row.get(tier, 0) + 1
@@ -100,7 +102,8 @@ def _read(source: Source, squad: Path) -> tuple[str | None, str]:
         data = path.read_bytes()
     except OSError as exc:
         return None, f"{source.rel}:1: unreadable ({exc.strerror}); skipped"
-    if b"\x00" in data:
+    if b"\x00" in data[:BINARY_PROBE_BYTES]:
+        # The same rule git uses: a NUL early on means binary; a stray one later is text.
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         return None, f"{source.rel}:{line}: binary data; skipped"
     try:
@@ -251,7 +254,8 @@ def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
             report.skipped.append(problem)
             continue
         report.before_bytes += len(text.encode("utf-8"))
-        cleaned = mem._clean(text, source.rel, "archive")[0] if not dry_run else text
+        # Squad files are not CLI input: any size, and a stray NUL, are imported as they are.
+        cleaned = mem._redact(text, "archive")[0] if not dry_run else text
         record = archive.new_record(
             source.agent, mem.clock.stamp(), "import", source.rel, source.rel, cleaned
         )

@@ -78,7 +78,11 @@ def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
 
 
 def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
-    """Replay a corpus into `out` (a new store); Scribe runs at each session end."""
+    """Replay a corpus into `out` (a new store).
+
+    Scribe ends every session that wrote, and runs its maintenance once a day (at the day's
+    first session end) and once more at the end, with now = the commit date.
+    """
     from ..scribe import run
 
     started = time.perf_counter()
@@ -87,8 +91,17 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
     out.mkdir(parents=True, exist_ok=True)
     Memory.init(out)
     summary = ReplaySummary(corpus.name, str(out), len(events), len(ordered))
+    maintained = ""
     for session in _progress(ordered, progress, f"replay {corpus.name}"):
         _session(out, session, summary)
+        day = format_time(session.date)[:10]
+        if day != maintained:
+            # Scribe's maintenance runs once per day of the team's history, as a team that
+            # runs `scribe run` daily would: cold stays within its budget as the replay goes.
+            daily = Memory(out, now=format_time(session.date))
+            run(daily)
+            daily.close()
+            maintained = day
     final = Memory(out, now=format_time(last_date(events)))
     report = run(final)
     final.sync()

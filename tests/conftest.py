@@ -1,0 +1,60 @@
+"""Shared fixtures: a hermetic environment, a fresh store, and the CLI run in process."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tiermem.cli import main
+from tiermem.memory import Memory
+
+RunCli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _token_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One token-count cache for the whole run (built once); modules may override it."""
+    root = tmp_path_factory.mktemp("token-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIERMEM_CACHE_DIR", str(root))
+        yield root
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store or clock from the caller's shell must never leak into a test."""
+    monkeypatch.delenv("TIERMEM_ROOT", raising=False)
+    monkeypatch.delenv("TIERMEM_NOW", raising=False)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Memory]:
+    """A freshly initialised store rooted at the test's temp folder."""
+    mem, _ = Memory.init(tmp_path)
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """Run `tiermem ARGS...` in process; return (exit status, stdout, stderr).
+
+    `stdin=b"..."` feeds those bytes to commands that read '-'.
+    """
+
+    def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+        capsys.readouterr()
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: --help, --version and usage errors
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
