@@ -126,7 +126,7 @@ def cmd_hot(args: argparse.Namespace) -> int:
         report = mem.hot_set(
             args.agent,
             _read_text(args.task, "task"),
-            _read_text(args.why, "why") if args.why else None,
+            _read_text(args.why, "why") if args.why is not None else None,
             args.talking_to,
         )
     elif action == "clear":
@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"tiermem {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version")
     _common(parser)
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
@@ -506,6 +506,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, _add, _Parser)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """--version: the package metadata is only read when asked for (it is slow to import)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        parser.exit(0, f"tiermem {_version()}\n")
 
 
 def _version() -> str:

@@ -22,7 +22,7 @@ from . import archive, store
 from .entries import Entry
 from .errors import ParseError
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -38,8 +38,10 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
+CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, text, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+    title, text, scope, tokenize='porter unicode61');
 """
 
 
@@ -71,6 +73,17 @@ class Hit:
     score: float
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """A changed file's documents, waiting for their token counts."""
+
+    rel: str
+    docs: list[Doc]
+    size: int
+    mtime_ns: int
+    sha: str
+
+
 @dataclass
 class SyncReport:
     """What a sync changed, and which files it could not read."""
@@ -82,13 +95,44 @@ class SyncReport:
     conflicts: list[str] = field(default_factory=list)
 
 
+# Words too common to rank by: matching them only makes the query slower.
+_STOP_WORDS = frozenset(
+    [
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have",
+        "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then",
+        "there", "these", "this", "to", "was", "were", "will", "with",
+    ]
+)  # fmt: skip
+
+
 def fts_query(query: str) -> str:
     """Turn any user text into a safe FTS5 query: each word quoted, any word may match."""
-    words = []
+    words: list[str] = []
     for word in _WORD.findall(query.lower()):
-        if word not in words:
+        if word not in words and word not in _STOP_WORDS:
             words.append(word)
+    if not words:  # a query of stop words only still means something
+        words = list(dict.fromkeys(_WORD.findall(query.lower())))
     return " OR ".join(f'"{w}"' for w in words)
+
+
+def scope_terms(agent: str, tier: str, status: str) -> str:
+    """Filter terms stored with each document, so FTS itself narrows by agent, tier, status.
+
+    Agent names are hex-encoded: they may hold '-' or '.', which the tokenizer splits on.
+    """
+    return f"ag{agent.encode('utf-8').hex() or '0'} ti{tier} st{status or 'active'}"
+
+
+def _scope_match(agents: Sequence[str], tiers: Sequence[str], active_only: bool) -> str:
+    parts = []
+    if agents:
+        parts.append(" OR ".join(f"ag{a.encode('utf-8').hex() or '0'}" for a in agents))
+    if tiers:
+        parts.append(" OR ".join(f"ti{t}" for t in tiers))
+    if active_only:
+        parts.append("stactive")
+    return " AND ".join(f"scope:({p})" for p in parts)
 
 
 def _sha(data: bytes | str) -> str:
@@ -162,12 +206,34 @@ class Index:
     # --- sync -------------------------------------------------------------------------
 
     def sync(self) -> SyncReport:
-        """Bring the index up to date with the files; re-read only what changed."""
+        """Bring the index up to date with the files; re-read only what changed.
+
+        A fingerprint of every tier file's size and mtime (and every archive folder's mtime)
+        is compared first, without the lock: an unchanged store costs a few stat calls.
+        """
+        before = self._fingerprint()
+        row = self.db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+        if row and row[0] == before:
+            return SyncReport()
         with store.locked(self.layout, self.layout.index):
             report = SyncReport()
             with self._transaction():
                 self._sync_folders(report, trust_archive=True)
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (before,))
             return report
+
+    def _fingerprint(self) -> str:
+        parts: list[str] = []
+        for folder, tier in self._folders():
+            if tier == "archive":
+                parts.append(f"{folder.name}/:{folder.stat().st_mtime_ns}")
+                continue
+            with contextlib.suppress(FileNotFoundError), os.scandir(folder) as found:
+                for item in found:
+                    if item.name.endswith(".md") and not item.name.startswith(store.TEMP_PREFIX):
+                        st = item.stat()
+                        parts.append(f"{tier}/{item.name}:{st.st_size}:{st.st_mtime_ns}")
+        return _sha("\n".join(sorted(parts)))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -209,12 +275,23 @@ class Index:
     def _sync_folder(self, folder: Path, rel_dir: str, tier: str, report: SyncReport) -> None:
         mtime = folder.stat().st_mtime_ns if folder.is_dir() else 0
         on_disk: set[str] = set()
+        pending: list[_Pending] = []
         for path in sorted(folder.glob("*.md")):
             if store.is_temp(path):
                 continue
             rel = self.layout.relative(path)
             on_disk.add(rel)
-            self._sync_file(path, rel, rel_dir, tier, report)
+            changed = self._sync_file(path, rel, rel_dir, tier, report)
+            if changed is not None:
+                pending.append(changed)
+        # Token counts for every changed file at once: one pass of the counter, not one per file.
+        counts = iter(self.token_counts([d.text for p in pending for d in p.docs]))
+        for item in pending:
+            self._replace(item.rel, item.docs, [next(counts) for _ in item.docs])
+            self.db.execute(
+                "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
+                (item.rel, rel_dir, item.size, item.mtime_ns, item.sha),
+            )
         self._forget(rel_dir, on_disk, report)
         self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, mtime))
 
@@ -226,17 +303,20 @@ class Index:
                 self.db.execute("DELETE FROM files WHERE path=?", (rel,))
                 report.removed.append(rel)
 
-    def _sync_file(self, path: Path, rel: str, rel_dir: str, tier: str, report: SyncReport) -> None:
+    def _sync_file(
+        self, path: Path, rel: str, rel_dir: str, tier: str, report: SyncReport
+    ) -> _Pending | None:
+        """The documents of a file whose content changed since it was indexed, else None."""
         report.scanned += 1
         try:
             st = path.stat()
         except FileNotFoundError:
-            return
+            return None
         row = self.db.execute(
             "SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)
         ).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
-            return
+            return None
         data = path.read_bytes()
         sha = _sha(data)
         if row and row[2] == sha:
@@ -244,20 +324,16 @@ class Index:
                 "UPDATE files SET size=?, mtime_ns=? WHERE path=?",
                 (st.st_size, st.st_mtime_ns, rel),
             )
-            return
+            return None
         try:
             docs = self._docs_of(path, rel, tier, data)
         except ParseError as exc:
             report.errors.append(exc)
-            return
-        self._replace(rel, docs)
+            return None
         report.conflicts.extend(self._last_conflicts)
         self._last_conflicts = []
-        self.db.execute(
-            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
-            (rel, rel_dir, st.st_size, st.st_mtime_ns, sha),
-        )
         report.changed.append(rel)
+        return _Pending(rel, docs, st.st_size, st.st_mtime_ns, sha)
 
     def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
         if tier == "archive":
@@ -282,13 +358,12 @@ class Index:
         agent = path.stem if tier != "wiki" else ""
         return [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
 
-    def _replace(self, rel: str, docs: Sequence[Doc]) -> None:
+    def _replace(self, rel: str, docs: Sequence[Doc], counts: Sequence[int] = ()) -> None:
         old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
         if old:
             marks = ",".join("?" * len(old))
             self.db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", old)
             self.db.execute(f"DELETE FROM docs WHERE rowid IN ({marks})", old)
-        counts = self.token_counts([d.text for d in docs])
         for order, (doc, tokens) in enumerate(zip(docs, counts, strict=True)):
             cur = self.db.execute(
                 "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
@@ -313,8 +388,8 @@ class Index:
                 ),
             )
             self.db.execute(
-                "INSERT INTO docs_fts(rowid, title, text) VALUES(?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text),
+                "INSERT INTO docs_fts(rowid, title, text, scope) VALUES(?, ?, ?, ?)",
+                (cur.lastrowid, doc.title, doc.text, scope_terms(doc.agent, doc.tier, doc.status)),
             )
 
     def token_counts(self, texts: list[str]) -> list[int]:
@@ -387,27 +462,21 @@ class Index:
         paths: Sequence[str] | None = None,
     ) -> list[Hit]:
         """BM25-ranked documents matching any word of the query."""
-        match = fts_query(query)
-        if not match or limit <= 0:
+        words = fts_query(query)
+        if not words or limit <= 0:
             return []
+        agents = [agent] if isinstance(agent, str) else list(agent or [])
+        scope = _scope_match(agents, list(tiers or []), active_only)
+        match = f"{{title text}}: ({words})" + (f" AND {scope}" if scope else "")
         sql = (
             "SELECT d.id, d.tier, d.agent, d.path, d.title, d.text, d.cls, d.status, d.created,"
-            " d.used, d.session, d.trust, d.tags, d.tokens, bm25(docs_fts, 4.0, 1.0) AS score"
+            " d.used, d.session, d.trust, d.tags, d.tokens, bm25(docs_fts, 4.0, 1.0, 0.0) AS score"
             " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?"
         )
         args: list[object] = [match]
-        agents = [agent] if isinstance(agent, str) else list(agent or [])
-        if agents:
-            sql += f" AND d.agent IN ({','.join('?' * len(agents))})"
-            args.extend(agents)
         if paths:
             sql += f" AND d.path IN ({','.join('?' * len(paths))})"
             args.extend(paths)
-        if tiers:
-            sql += f" AND d.tier IN ({','.join('?' * len(tiers))})"
-            args.extend(tiers)
-        if active_only:
-            sql += " AND d.status = ''"
         sql += " ORDER BY score, d.created DESC, d.id LIMIT ?"
         args.append(limit)
         return [Hit(Doc(*row[:14]), -float(row[14])) for row in self.db.execute(sql, args)]

@@ -13,9 +13,9 @@ from . import archive, audit, config, hot, store, validate
 from .clock import Clock
 from .entries import Entry, TierFile
 from .errors import NotFoundError, StoreError, UsageError
-from .index import Doc, Hit, Index, SyncReport, warn
 
 if TYPE_CHECKING:
+    from .index import Doc, Hit, Index, SyncReport
     from .scribe import RunReport, SessionReport
     from .spawn import SpawnResult
     from .squad_import import ImportReport
@@ -137,6 +137,8 @@ class Memory:
         """The search index (opened on first use)."""
         if self._index is None:
             self._require_store()
+            from .index import Index
+
             self._index = Index(self.layout)
         return self._index
 
@@ -152,6 +154,8 @@ class Memory:
 
     def sync(self) -> SyncReport:
         """Bring the index up to date; warn about files that could not be read."""
+        from .index import warn
+
         report = self.index.sync()
         warn(report)
         return report
@@ -398,6 +402,9 @@ class Memory:
 
     def mark_used(self, docs: Sequence[Doc]) -> None:
         """Move the last-use time of these cold/wiki entries to now (TTL refresh)."""
+        today = self.clock.stamp()[:10]
+        if not any(d.tier in ("cold", "wiki") and d.used[:10] < today for d in docs):
+            return  # the common case: already used today, nothing to write
         from .scribe import refresh
 
         refresh(self, docs)
@@ -426,6 +433,8 @@ class Memory:
         """Rebuild the index, or (check) list how it differs from the files."""
         if check:
             return self.index.check()
+        from .index import warn
+
         report = self.index.rebuild()
         warn(report)
         return [f"indexed {report.scanned} files"]

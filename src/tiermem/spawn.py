@@ -21,7 +21,7 @@ from .index import Doc, Hit
 if TYPE_CHECKING:
     from .memory import Memory
 
-ENTRY_OVERHEAD_TOKENS = 12
+FENCE_TOKENS = 20
 POLICY_SHARE = 0.25
 RELEVANCE_FLOOR = 0.45
 OWN_BOOST = 2.0
@@ -148,7 +148,23 @@ class Situation:
     wiki: bool
 
 
-def situation(mem: Memory, request: SpawnRequest, hot_text: str) -> Situation:
+@dataclass(frozen=True)
+class _Found:
+    """The task's matches in cold (this agent and the team) and in the wiki, found once."""
+
+    cold: list[Hit]
+    wiki: list[Hit]
+
+
+def _find(mem: Memory, agent: str, query: str) -> _Found:
+    cold = mem.index.search(
+        query, agent=[agent, "team"], tiers=["cold"], limit=60, active_only=True
+    )
+    wiki = mem.index.search(query, tiers=["wiki"], limit=60, active_only=True)
+    return _Found(cold, wiki)
+
+
+def situation(request: SpawnRequest, hot_text: str, found: _Found) -> Situation:
     """Choose tiers from the task's words, the hot state and what memory already holds."""
     task = f"{request.task} {request.why}"
     words = content_words(task)
@@ -167,14 +183,12 @@ def situation(mem: Memory, request: SpawnRequest, hot_text: str) -> Situation:
     if m := _KNOWLEDGE.search(task):
         wiki = True
         reasons.append(f"the task names {m.group(0)!r}")
-    cold_hits = mem.index.search(
-        task, agent=[request.agent, "team"], tiers=["cold"], limit=3, active_only=True
-    )
+    cold_hits = found.cold[:3]
     if not cold and any(_strong(h, words) for h in cold_hits):
         cold = True
         first = next(h for h in cold_hits if _strong(h, words))
         reasons.append(f"past sessions cover it ({first.doc.id}: {first.doc.title[:60]})")
-    wiki_hits = mem.index.search(task, tiers=["wiki"], limit=3, active_only=True)
+    wiki_hits = found.wiki[:3]
     if not wiki and any(_strong(h, words) for h in wiki_hits):
         wiki = True
         first = next(h for h in wiki_hits if _strong(h, words))
@@ -203,47 +217,42 @@ class _Candidate:
     kind: str  # policy | cold | wiki
 
 
-def _policies(mem: Memory, agent: str, query: str) -> list[_Candidate]:
+def _policies(mem: Memory, agent: str, found: _Found) -> list[_Candidate]:
     docs = [
         d
         for d in mem.index.docs(cls="policy")
         if not d.status and (d.tier == "wiki" or (d.tier == "cold" and d.agent in (agent, "team")))
     ]
-    scores = {
-        h.doc.id: h.score
-        for h in mem.index.search(query, tiers=["cold", "wiki"], limit=200, active_only=True)
-        if h.doc.cls == "policy"
-    }
+    scores = {h.doc.id: h.score for h in [*found.cold, *found.wiki] if h.doc.cls == "policy"}
     ranked = sorted(docs, key=lambda d: (-scores.get(d.id, 0.0), d.created, d.id))
     return [_Candidate(d, scores.get(d.id, 0.0), "policy") for d in ranked]
 
 
 def _relevant(
-    mem: Memory, agent: str, query: str, cold: bool, wiki: tuple[str, ...] | None
+    mem: Memory, agent: str, found: _Found, cold: bool, wiki: tuple[str, ...] | None
 ) -> list[_Candidate]:
-    found: list[_Candidate] = []
+    picked: list[_Candidate] = []
     if cold:
-        hits = mem.index.search(
-            query, agent=[agent, "team"], tiers=["cold"], limit=60, active_only=True
-        )
-        found += [_Candidate(h.doc, h.score, "cold") for h in hits if h.doc.cls != "policy"]
+        picked += [_Candidate(h.doc, h.score, "cold") for h in found.cold if h.doc.cls != "policy"]
     if wiki is not None:
-        paths = [mem.layout.relative(mem.layout.tier_file("wiki", t)) for t in wiki] or None
-        hits = mem.index.search(query, tiers=["wiki"], limit=60, active_only=True, paths=paths)
-        found += [_Candidate(h.doc, h.score, "wiki") for h in hits if h.doc.cls != "policy"]
+        paths = {mem.layout.relative(mem.layout.tier_file("wiki", t)) for t in wiki}
+        hits = [
+            h for h in found.wiki if h.doc.cls != "policy" and (not paths or h.doc.path in paths)
+        ]
+        picked += [_Candidate(h.doc, h.score, "wiki") for h in hits]
         if paths and not hits:
-            found += [
+            picked += [
                 _Candidate(d, 0.0, "wiki")
                 for d in mem.index.docs(tier="wiki")
                 if d.path in paths and not d.status and d.cls != "policy"
             ]
     # An agent's own knowledge is the likeliest to bear on its own task.
-    found = [
+    picked = [
         _Candidate(c.doc, c.score * (OWN_BOOST if c.doc.agent == agent else 1.0), c.kind)
-        for c in found
+        for c in picked
     ]
     return sorted(
-        found, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id)
+        picked, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id)
     )
 
 
@@ -272,7 +281,8 @@ def _recency(doc: Doc) -> float:
 
 
 def _cost(doc: Doc) -> int:
-    return doc.tokens + ENTRY_OVERHEAD_TOKENS
+    """Tokens of an entry's block: its text (counted when indexed) and its heading marks."""
+    return doc.tokens + tokens.count(f"#### {_marks(doc)}") + 2
 
 
 def _pack(
@@ -308,13 +318,16 @@ def _fence_safe(text: str) -> str:
     return re.sub(r"<(/?)(memory)", r"&lt;\1\2", text, flags=re.IGNORECASE)
 
 
-def _entry_block(doc: Doc) -> str:
-    as_of = doc.created[:10] or "undated"
-    marks = [doc.cls, f"as of {as_of}", doc.id]
+def _marks(doc: Doc) -> str:
+    marks = [doc.cls, f"as of {doc.created[:10] or 'undated'}", doc.id]
     if doc.trust:
         marks.append("untrusted source")
+    return f"({', '.join(marks)})"
+
+
+def _entry_block(doc: Doc) -> str:
     body = doc.text.split("\n", 1)[1] if "\n" in doc.text else ""
-    return _fence_safe(f"#### {doc.title} ({', '.join(marks)})\n{body}".rstrip())
+    return _fence_safe(f"#### {doc.title} {_marks(doc)}\n{body}".rstrip())
 
 
 def _fenced(tier: str, label: str, blocks: Sequence[str]) -> str:
@@ -373,8 +386,9 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     mem.sync()
     hot_text, hot_block = _hot_section(mem, agent)
     query = f"{request.task} {request.why}".strip()
+    found = _find(mem, agent, query)
     if request.auto:
-        seen = situation(mem, request, hot_text)
+        seen = situation(request, hot_text, found)
         cold, wiki = (
             seen.cold or request.include_cold,
             seen.wiki or request.include_wiki is not None,
@@ -383,10 +397,11 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
         cold, wiki = request.include_cold, request.include_wiki is not None
         seen = Situation("as requested", "tiers named by flags", cold, wiki)
     topics = request.include_wiki or ()
-    policies = _policies(mem, agent, query)
+    policies = _policies(mem, agent, found)
     policy_chosen, policy_left = _pack(policies, int(budget * POLICY_SHARE))
-    spent = sum(_cost(c.doc) for c in policy_chosen)
-    relevant = _relevant(mem, agent, query, cold, topics if wiki else None)
+    # The <memory> fences of the tiers that appear come out of the budget too.
+    spent = sum(_cost(c.doc) for c in policy_chosen) + FENCE_TOKENS * (1 + cold + wiki)
+    relevant = _relevant(mem, agent, found, cold, topics if wiki else None)
     if cold and not any(c.kind == "cold" for c in relevant):
         relevant += _recent_cold(mem, agent, 3)
     best = max((c.score for c in relevant), default=0.0)
@@ -398,6 +413,12 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     )
     charter = _charter(mem, agent) if request.charter else ""
     prompt, counts = _render(mem, request, charter, hot_block, policy_chosen, chosen, cold, wiki)
+    while chosen and counts["policy"] + counts["cold"] + counts["wiki"] > budget:
+        # Estimates are per entry; the rendered prompt is the truth: drop the weakest entry.
+        left.insert(0, chosen.pop())
+        prompt, counts = _render(
+            mem, request, charter, hot_block, policy_chosen, chosen, cold, wiki
+        )
     used = [c.doc for c in [*policy_chosen, *chosen]]
     mem.mark_used(used)
     tiers = ["hot"] + (["cold"] if cold else []) + (["wiki"] if wiki else [])

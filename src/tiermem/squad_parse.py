@@ -887,7 +887,7 @@ def _append_blocks(existing: str, blocks: Sequence[str]) -> str:
     return prefix + "\n".join(blocks)
 
 
-_DATE_VALUE = re.compile(r"20\d\d-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?")
+_DATE_VALUE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?")
 
 
 def merge_inbox(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,18 +113,72 @@ def create_exclusive(path: Path, data: bytes) -> bool:
 
 @contextlib.contextmanager
 def locked(layout: Layout, path: Path) -> Iterator[None]:
-    """Hold the cross-process lock of one memory file."""
-    from filelock import FileLock, Timeout
+    """Hold the cross-process lock of one memory file (re-entrant within a process).
 
-    layout.locks.mkdir(parents=True, exist_ok=True)
-    base = layout.memory if layout.inside(path.parent) else layout.root
-    rel = path.resolve().relative_to(base.resolve()).as_posix().replace("/", "__")
-    lock = FileLock(str(layout.locks / f"{rel}.lock"), timeout=LOCK_TIMEOUT_SECONDS)
-    try:
-        with lock:
+    Locks are advisory OS locks on files in `.squad/memory/.locks/`: the OS releases them
+    when a process dies, so a crash never leaves a store locked.
+    """
+    name = _lock_name(layout, path)
+    if name in _HELD:
+        _HELD[name] += 1
+        try:
             yield
-    except Timeout:
-        raise StoreError(f"{layout.relative(path)} is locked by another process") from None
+        finally:
+            _HELD[name] -= 1
+        return
+    layout.locks.mkdir(parents=True, exist_ok=True)
+    fd = os.open(layout.locks / name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _acquire(fd, layout.relative(path))
+        _HELD[name] = 1
+        try:
+            yield
+        finally:
+            del _HELD[name]
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+_HELD: dict[str, int] = {}
+
+
+def _lock_name(layout: Layout, path: Path) -> str:
+    """A lock file name from the path as written (links are not followed: never a ValueError)."""
+    for base in (layout.memory, layout.root):
+        with contextlib.suppress(ValueError):
+            return path.relative_to(base).as_posix().replace("/", "__") + ".lock"
+    return path.name + ".lock"
+
+
+def _acquire(fd: int, what: str) -> None:
+    """Take an exclusive lock on fd, waiting up to LOCK_TIMEOUT_SECONDS."""
+    import time
+
+    deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+    pause = 0.001
+    while not _try_lock(fd):
+        if time.monotonic() > deadline:
+            raise StoreError(f"{what} is locked by another process")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def _try_lock(fd: int) -> bool:
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def read_text(layout: Layout, path: Path) -> str | None:

@@ -173,7 +173,7 @@ def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
     cleaned, _ = mem._clean(text, "wiki text", "wiki")
     first, _, rest = cleaned.strip("\n").partition("\n")
     title = title_of(first) if first.strip() else topic
-    body = rest.strip("\n") if first.startswith("#") else cleaned.strip("\n")
+    body = rest.strip("\n") if first.startswith("#") or rest.strip() else cleaned.strip("\n")
     stamp = mem.clock.stamp()
     record = archive.new_record(by, stamp, "wiki-request", f"wiki/{topic}.md", topic, cleaned)
     archive.write(mem.layout, record)
