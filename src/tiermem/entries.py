@@ -387,7 +387,7 @@ def _join_parts(blocks: list[tuple[str, str]], limit: int) -> list[tuple[str, st
     return [(s, t.strip("\n")) for s, t in parts if t.strip()]
 
 
-PART_MAX_BYTES = 3000
+PART_MAX_BYTES = 1200
 
 
 def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:

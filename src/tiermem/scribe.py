@@ -442,9 +442,12 @@ def _promotable(
 def _to_leave(
     mem: Memory, files: list[tuple[str, TierFile]], now: str, skip: set[str]
 ) -> tuple[list[tuple[str, Entry]], list[tuple[str, Entry]]]:
-    """(expired, over budget) cold entries; policies never leave."""
-    from .entries import render
+    """(expired, over budget) cold entries; policies never leave.
 
+    The budget bounds an agent's session summaries. Structured entries (decisions,
+    conventions, contracts) do not count against it: they are on their way to the wiki,
+    which takes them once they are stable.
+    """
     ttl = mem.config.cold.ttl_days
     expired, over = [], []
     for agent, cold in files:
@@ -453,14 +456,12 @@ def _to_leave(
             if entry.cls != "policy" and age_of(entry, now) > ttl:
                 expired.append((agent, entry))
         gone = {e.id for a, e in expired if a == agent}
-        remaining = [e for e in keep if e.id not in gone]
-        trial = TierFile(cold.heading, cold.meta, cold.notes, remaining)
-        for entry in sorted(remaining, key=lambda e: (e.used or e.created, e.id)):
-            if len(render(trial).encode("utf-8")) <= mem.config.cold.budget_bytes:
+        summaries = [e for e in keep if e.id not in gone and not is_structured(e.cls)]
+        size = sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
+        for entry in sorted(summaries, key=lambda e: (e.used or e.created, e.id)):
+            if size <= mem.config.cold.budget_bytes:
                 break
-            if entry.cls == "policy":
-                continue
-            trial.remove({entry.id})
+            size -= len(render_entry(entry).encode("utf-8")) + 1
             over.append((agent, entry))
     return expired, over
 
