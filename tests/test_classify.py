@@ -163,11 +163,6 @@ def test_long_text_opening_with_always_is_not_a_policy() -> None:
         ),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="classify._POLICY_OPEN matches 'Always'/'Never' as the first word of a hyphenated "
-    "compound ('Always-on'), so a bug report becomes a pinned policy",
-)
 def test_a_hyphenated_adjective_is_not_an_imperative(title: str, body: str) -> None:
     assert classify(title, body) == "learning"
 
@@ -186,11 +181,6 @@ def test_a_hyphenated_adjective_is_not_an_imperative(title: str, body: str) -> N
             id="types",
         ),
     ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="classify._CONTRACT treats the bare words 'files'/'types' in any title as a "
-    "contract, while the documented rule only counts them as labelled fields ('Files:')",
 )
 def test_files_and_types_count_only_as_labels(title: str, body: str) -> None:
     assert classify(title, body) == "learning"

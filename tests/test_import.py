@@ -397,11 +397,6 @@ def test_json_report(tmp_path: Path, run_cli: RunCli) -> None:
     assert data["entries_written"] > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ImportReport.classes counts every planned section, so a section that a union "
-    "merge duplicated is counted twice although the import writes it once",
-)
 def test_json_classes_count_each_entry_once(tmp_path: Path, run_cli: RunCli) -> None:
     write_squad(tmp_path)
     code, out, _ = run_cli(*import_args(tmp_path, "--format", "json"))
@@ -416,16 +411,6 @@ def test_json_classes_count_each_entry_once(tmp_path: Path, run_cli: RunCli) -> 
 
 
 def _team(name: str) -> object:
-    if name == "jguadagno__jjgnet-broadcast":
-        return pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="squad_import._read skips a whole file for one NUL byte: two ~0.8 MB "
-                "decision archives of this team are valid UTF-8 text with one stray NUL "
-                "each, and are neither archived nor imported",
-            ),
-        )
     return name
 
 

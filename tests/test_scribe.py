@@ -179,11 +179,6 @@ def test_decide_writes_the_team_tier_and_squad_log(mem: Memory) -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decisions._append_to_squad_log renders a decision without a heading under the "
-    "title of a made-up file name ('Bo decision') instead of its own first line",
-)
 def test_decide_without_a_heading_keeps_its_title_in_the_squad_log(mem: Memory) -> None:
     mem.decide("Snapshot test runner\n**What:** Snapshot tests run on Vitest.", by="bo")
     [entry] = cold(mem, "team")
@@ -496,11 +491,6 @@ def test_inbox_files_stay_until_the_merge_is_written(
     assert list(inbox.iterdir()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decisions.merge_inbox records inbox text with parse_decisions, not parse_inbox: "
-    "front matter becomes the title ('---') and the file's date is lost",
-)
 def test_an_inbox_file_with_front_matter_keeps_its_title_and_date(tmp_path: Path) -> None:
     inbox = tmp_path / ".squad" / "decisions" / "inbox"
     inbox.mkdir(parents=True)
@@ -549,11 +539,6 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     assert snapshot(tmp_path) != before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scribe.run plans promotion and expiry without the supersessions it reports, so a "
-    "dry run says a superseded decision would be promoted while the real run expires it",
-)
 def test_a_dry_run_predicts_the_real_run(mem: Memory) -> None:
     mem.decide("Snapshot test runner\n**What:** Jest with jsdom runs the snapshots.", by="bo")
     at(mem, later(1)).decide(

@@ -190,11 +190,6 @@ def test_include_wiki_named_topic_only(team: Memory) -> None:
             "Write a new onboarding banner",
             "new task",
             ["hot"],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="spawn._KNOWLEDGE matches any word starting with 'onboard', so a UI "
-                "task about an onboarding banner is taken as reading a spec",
-            ),
         ),
         ("Write a new welcome banner", "new task", ["hot"]),
     ],
@@ -252,11 +247,6 @@ def crowded(crowded_template: Path, tmp_path: Path) -> Iterator[Memory]:
 
 
 @pytest.mark.parametrize("budget", [150, 400, 900])
-@pytest.mark.xfail(
-    strict=True,
-    reason="spawn packs entries at doc.tokens + ENTRY_OVERHEAD_TOKENS (12), but each rendered "
-    "entry heading costs about 20 more and the <memory> fence itself is not counted",
-)
 def test_budget_is_respected(crowded: Memory, budget: int) -> None:
     result = crowded.spawn(
         "ada", "Resume the release publish workflow", include_cold=True, budget=budget

@@ -512,7 +512,8 @@ class _VersionAction(argparse.Action):
     """--version: the package metadata is only read when asked for (it is slow to import)."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        parser.exit(0, f"tiermem {_version()}\n")
+        print(f"tiermem {_version()}")
+        parser.exit(0)
 
 
 def _version() -> str:

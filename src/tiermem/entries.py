@@ -140,7 +140,7 @@ _KNOWN = {key: name for name, key in _OPTIONAL}
 
 
 def _meta_pairs(entry: Entry) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = [("id", entry.id), ("class", entry.cls)]
+    pairs: list[tuple[str, str]] = [("id", _escape(entry.id)), ("class", _escape(entry.cls))]
     for name, key in _OPTIONAL:
         value = getattr(entry, name)
         if isinstance(value, tuple):

@@ -339,6 +339,8 @@ class Memory:
         agent = validate.name(agent)
         path = self._hot_path(agent)
         report = WriteReport(agent)
+        if not path.exists():
+            raise NotFoundError(f"agent {agent!r} has no hot tier")
         with store.locked(self.layout, path):
             tier_file = store.load(self.layout, "hot", path)
             if tier_file is None:

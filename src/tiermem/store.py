@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,27 +120,37 @@ def locked(layout: Layout, path: Path) -> Iterator[None]:
     when a process dies, so a crash never leaves a store locked.
     """
     name = _lock_name(layout, path)
-    if name in _HELD:
-        _HELD[name] += 1
+    held: dict[str, int] = _held()
+    if name in held:
+        held[name] += 1
         try:
             yield
         finally:
-            _HELD[name] -= 1
+            held[name] -= 1
         return
     layout.locks.mkdir(parents=True, exist_ok=True)
     fd = os.open(layout.locks / name, os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        # Each thread opens its own descriptor: the OS lock then keeps threads apart too.
         _acquire(fd, layout.relative(path))
-        _HELD[name] = 1
+        held[name] = 1
         try:
             yield
         finally:
-            del _HELD[name]
+            del held[name]
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-_HELD: dict[str, int] = {}
+_THREAD = threading.local()
+
+
+def _held() -> dict[str, int]:
+    """The locks this thread holds, by name (re-entry within a thread is allowed)."""
+    if not hasattr(_THREAD, "held"):
+        _THREAD.held = {}
+    held: dict[str, int] = _THREAD.held
+    return held
 
 
 def _lock_name(layout: Layout, path: Path) -> str:
