@@ -8,20 +8,28 @@ Scribe step safe to repeat after a crash.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote
 
 from . import store
-from .entries import Entry, content_id, render_entry
+from .entries import Entry, content_id, escape_value, render_entry, unescape_value
 from .errors import ParseError
 
 _HEADER = "<!-- tiermem-archive "
 _CHUNK_HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
 CHUNK_MAX_CHARS = 6000
 RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
+# Header values: anything but letters, digits and a few path characters is percent-encoded.
+_HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9/:.\-_@#]")
+
+
+def _sha256(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
 _META_LINE = re.compile(r"^<!-- tiermem[ -][^\n]*-->\n?", re.MULTILINE)
 
 
@@ -59,9 +67,9 @@ def _header(record: Record) -> str:
         "source": record.source,
         "title": record.title,
         "bytes": str(len(raw)),
-        "sha256": hashlib.sha256(raw).hexdigest(),
+        "sha256": _sha256(raw),
     }
-    items = " ".join(f"{k}={quote(v, safe='/:.-_@#')}" for k, v in fields.items() if v)
+    items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
     return f"{_HEADER}{items} -->\n"
 
 
@@ -97,11 +105,9 @@ def parse(data: bytes, path: Path) -> Record:
     if not head.startswith(_HEADER) or not head.endswith("-->"):
         raise ParseError(path, 1, "archive record has no tiermem-archive header")
     fields = dict(item.partition("=")[::2] for item in head[len(_HEADER) : -3].split())
-    fields = {k: unquote(v) for k, v in fields.items()}
+    fields = {k: unescape_value(v) for k, v in fields.items()}
     raw = data[newline + 1 :]
-    if str(len(raw)) != fields.get("bytes") or hashlib.sha256(raw).hexdigest() != fields.get(
-        "sha256"
-    ):
+    if str(len(raw)) != fields.get("bytes") or _sha256(raw) != fields.get("sha256"):
         raise ParseError(path, 2, "archive record does not match its recorded size and hash")
     try:
         text = raw.decode("utf-8")

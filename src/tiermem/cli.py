@@ -453,6 +453,58 @@ def _spawn_parser(sub: Any) -> None:
     )
 
 
+def _bench_parsers(sub: Any) -> None:
+    """The bench commands (their code is only imported when one runs)."""
+    add, parser_class, run = _add, _Parser, cmd_bench
+    bench = add(sub, "bench", run, "benchmarks: replay a team, evaluate probes, measure speed")
+    verbs: Any = bench.add_subparsers(
+        dest="bench_action", metavar="ACTION", required=True, parser_class=parser_class
+    )
+    replay = add(verbs, "replay", run, "replay a corpus session by session into a store")
+    replay.add_argument(
+        "corpus", metavar="CORPUS", help="folder holding sessions.jsonl and .squad/"
+    )
+    replay.add_argument(
+        "--out", metavar="DIR", help="where to leave the store (default: a temp dir)"
+    )
+    replay.add_argument("--format", choices=("text", "json"), default="text")
+    probes = add(verbs, "probes", run, "spawn coverage, tokens and recall@5 against baselines")
+    probes.add_argument("corpus", metavar="CORPUS")
+    probes.add_argument(
+        "--store",
+        metavar="DIR",
+        help="a replayed store to evaluate (default: replay into a temp dir first)",
+    )
+    probes.add_argument(
+        "--import",
+        dest="imported",
+        action="store_true",
+        help="evaluate an import of the corpus's .squad/ snapshot instead of a replay",
+    )
+    probes.add_argument(
+        "--limit", type=int, metavar="N", help="only the first N probes (quick runs)"
+    )
+    probes.add_argument("--format", choices=("text", "json"), default="text")
+    every = add(verbs, "all", run, "every corpus replayed and imported, probed and measured")
+    every.add_argument(
+        "--corpora",
+        default="../shared/corpora",
+        metavar="DIR",
+        help="folder of corpus folders (default: ../shared/corpora)",
+    )
+    every.add_argument(
+        "--out",
+        default="bench-out",
+        metavar="DIR",
+        help="where stores and results.json go (default: bench-out)",
+    )
+    every.add_argument("--limit", type=int, metavar="N", help="only the first N probes per corpus")
+    speed = add(verbs, "speed", run, "latency and throughput on generated stores")
+    speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
+    speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")
+    speed.add_argument("--format", choices=("text", "json"), default="text")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = _Parser(
@@ -502,9 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     squad.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
     _format(squad)
     _add(sub, "serve", cmd_serve, "serve memory to agents over MCP (stdio)")
-    from .bench.cli import add_parsers
-
-    add_parsers(sub, _add, _Parser)
+    _bench_parsers(sub)
     return parser
 
 

@@ -17,11 +17,9 @@ or ``>``. The same id appearing twice (a union merge, a copy) is folded on read.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from urllib.parse import unquote
 
 from .errors import ParseError
 
@@ -36,6 +34,7 @@ _HEADING = re.compile(r"#{1,6} ")
 _ESCAPED = re.compile(r"\\*<!-- tiermem")
 _UNSAFE = re.compile(r"[%\s,<>\"'\x00-\x1f\x7f]")
 _BOUNDARY = re.compile(r"^#{1,6} [^\n]*\n<!-- tiermem ", re.MULTILINE)
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _TIME_KEYS = ("created", "used")
 _LIST_KEYS = ("tags", "sources", "supersedes")
@@ -114,6 +113,8 @@ class TierFile:
 
 def content_id(prefix: str, *parts: str) -> str:
     """A stable id derived from content, so the same fact gets the same id everywhere."""
+    import hashlib  # here, not at the top: `tiermem hot show` never hashes
+
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
     return f"{prefix}-{digest[:10]}"
 
@@ -126,8 +127,21 @@ def _escape(value: str) -> str:
     return _UNSAFE.sub(_percent, value) if _UNSAFE.search(value) else value
 
 
+def escape_value(value: str, unsafe: re.Pattern[str] | None = None) -> str:
+    """Percent-encode the characters of a metadata value that would break its line."""
+    pattern = unsafe or _UNSAFE
+    return pattern.sub(_percent, value) if pattern.search(value) else value
+
+
+def _decode_run(match: re.Match[str]) -> str:
+    return bytes.fromhex(match.group().replace("%", "")).decode("utf-8", "replace")
+
+
 def _unquote(value: str) -> str:
-    return unquote(value) if "%" in value else value
+    return _PERCENT_RUN.sub(_decode_run, value) if "%" in value else value
+
+
+unescape_value = _unquote
 
 
 # (attribute, metadata key) of the optional fields, in the order they are written.
@@ -250,6 +264,8 @@ def _winner(a: Entry, b: Entry) -> Entry:
     """The version of one entry that a merge keeps: order-independent, so every clone agrees."""
 
     def rank(e: Entry) -> tuple[int, str, str, str]:
+        import hashlib
+
         digest = hashlib.sha256(render_entry(e).encode("utf-8")).hexdigest()
         return (STATUSES.index(e.status) if e.status in STATUSES else 0, e.used, e.created, digest)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +57,17 @@ class Layout:
             return str(path)
 
 
+def _temp_in(folder: Path) -> tuple[int, str]:
+    """A new temp file next to its target (same file system, so the rename is atomic)."""
+    for _ in range(100):
+        name = folder / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), str(name)
+        except FileExistsError:
+            continue
+    raise StoreError(f"cannot create a temp file in {folder}")
+
+
 def atomic_write(path: Path, data: str | bytes) -> None:
     """Write a file so readers see the old or the new content, never a mix.
 
@@ -68,7 +78,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    fd, tmp = _temp_in(path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -95,7 +105,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     if path.exists():
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    fd, tmp = _temp_in(path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
