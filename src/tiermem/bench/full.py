@@ -16,7 +16,7 @@ from . import quality
 from .corpus import corpus_dirs, last_date, load_events
 from .evaluate import evaluate
 from .imported import import_snapshot, rebuild_check
-from .probes import build_probes
+from .probes import Probe, build_probes
 from .replay import replay
 
 
@@ -74,7 +74,21 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
     figures["import_check"] = rebuild_check(imported)
     _log(f"{corpus.name}: probes after import")
     figures["import"] = evaluate(corpus, imported, events, probes, now, "import").summary()
+    ceiling = import_ceiling(corpus, probes)
+    figures["import"]["import_ceiling"] = ceiling
+    figures["import"]["share_of_ceiling"] = (
+        round(figures["import"]["tiermem"]["coverage_mean"] / ceiling, 4) if ceiling else None
+    )
     return figures
+
+
+def import_ceiling(corpus: Path, probes: list[Probe]) -> float:
+    """METRICS.md: the coverage a spawn would get from all the text of `.squad/` at HEAD."""
+    from .facts import coverages
+    from .probes import import_ceiling_text
+
+    values = coverages([p.facts for p in probes], import_ceiling_text(corpus))
+    return round(sum(values) / len(values), 4) if values else 0.0
 
 
 def run_all(corpora: Path, out: Path, limit: int | None = None) -> dict[str, Any]:

@@ -1,0 +1,290 @@
+"""Write docs/benchmarks.md and its charts from the JSON that the benchmarks print.
+
+    tiermem bench all --corpora ../shared/corpora --out bench-out
+    tiermem bench speed --format json > bench-out/speed.json
+    python scripts/report_benchmarks.py bench-out/results.json bench-out/speed.json
+
+Charts need the `plot` extra (`pip install -e '.[plot]'`); without it the tables are still
+written and the charts are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+IMG = DOCS / "img"
+SHORT = {
+    "Thraka__SadConsole": "SadConsole",
+    "bradygaster__squad": "squad",
+    "dkirby-ms__primal-grid": "primal-grid",
+    "jguadagno__jjgnet-broadcast": "jjgnet-broadcast",
+}
+
+
+def _row(cells: list[Any]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
+    lines = [
+        _row(
+            [
+                "corpus",
+                "probes",
+                "tiermem tokens p50 / p90",
+                "squad-as-is tokens p50 / p90",
+                "ratio",
+                "tiermem coverage",
+                "squad-as-is coverage",
+                "full history coverage",
+                "recall@5",
+                "grep recall@5",
+            ]
+        ),
+        _row(["---"] * 10),
+    ]
+    for name, figures in results["corpora"].items():
+        f = figures[mode]
+        t, s, full = f["tiermem"], f["squad_as_is"], f["full_history"]
+        lines.append(
+            _row(
+                [
+                    SHORT.get(name, name),
+                    f["probes"],
+                    f"{t['tokens_median']:.0f} / {t['tokens_p90']:.0f}",
+                    f"{s['tokens_median']:.0f} / {s['tokens_p90']:.0f}",
+                    f"{f['token_ratio_vs_squad']:.2f}",
+                    _pct(t["coverage_mean"]),
+                    _pct(s["coverage_mean"]),
+                    _pct(full["coverage_mean"]),
+                    _pct(t["recall_at_5"]),
+                    _pct(f["grep"]["recall_at_5"]),
+                ]
+            )
+        )
+    return lines
+
+
+def _ceiling_table(results: dict[str, Any]) -> list[str]:
+    lines = [
+        _row(["corpus", "import ceiling", "coverage after import", "share of ceiling"]),
+        _row(["---"] * 4),
+    ]
+    for name, figures in results["corpora"].items():
+        f = figures["import"]
+        lines.append(
+            _row(
+                [
+                    SHORT.get(name, name),
+                    _pct(f["import_ceiling"]),
+                    _pct(f["tiermem"]["coverage_mean"]),
+                    f"{f['share_of_ceiling']:.0%}",
+                ]
+            )
+        )
+    return lines
+
+
+def _scribe_table(results: dict[str, Any]) -> list[str]:
+    lines = [
+        _row(
+            [
+                "corpus",
+                "events / sessions",
+                "replay s",
+                "summaries > 2 KB",
+                "ratio min / median",
+                "retention vs sources",
+                "retention vs all raw",
+                "policies kept (after +400 d)",
+                "scribe run s",
+                "import s",
+                "import rebuild",
+            ]
+        ),
+        _row(["---"] * 11),
+    ]
+    for name, f in results["corpora"].items():
+        c, r, p, check = f["compression"], f["retention"], f["policy"], f["import_check"]
+        lines.append(
+            _row(
+                [
+                    SHORT.get(name, name),
+                    f"{f['events']} / {f['sessions']}",
+                    f["replay_seconds"],
+                    c["over_2kb"],
+                    f"{c['ratio_over_2kb_min']} / {c['ratio_over_2kb_median']}",
+                    _pct(r["retention_vs_sources"]),
+                    _pct(r["retention_vs_all_raw"]),
+                    f"{p['retention']:.0%} ({p['retention_after_jump']:.0%}) of {p['policies']}",
+                    f["scribe_run_seconds"],
+                    f["import_seconds"],
+                    f"{check['exact'] + check['redacted']}/{check['files']} files",
+                ]
+            )
+        )
+    return lines
+
+
+def _speed_table(speed: dict[str, Any]) -> list[str]:
+    keys = [
+        ("search_p50_ms", "search p50 ms"),
+        ("search_p95_ms", "search p95 ms"),
+        ("spawn_p50_ms", "spawn p50 ms"),
+        ("spawn_p95_ms", "spawn p95 ms"),
+        ("sync_noop_p50_ms", "no-op sync ms"),
+        ("cli_hot_show_ms", "`hot show` ms"),
+        ("cli_search_ms", "`search` ms"),
+        ("cli_spawn_ms", "`spawn` ms"),
+        ("cli_baseline_ms", "`python -c pass` ms"),
+        ("build_docs_per_s", "index build docs/s"),
+    ]
+    stores = speed["stores"]
+    lines = [
+        _row(["figure", *[f"{s['entries']:,} entries" for s in stores]]),
+        _row(["---"] * (len(stores) + 1)),
+    ]
+    for key, label in keys:
+        lines.append(_row([label, *[f"{s.get(key, float('nan')):.1f}" for s in stores]]))
+    return lines
+
+
+def _charts(results: dict[str, Any], speed: dict[str, Any] | None) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["(charts skipped: install the plot extra to draw them)"]
+    IMG.mkdir(parents=True, exist_ok=True)
+    names = [SHORT.get(n, n) for n in results["corpora"]]
+    corpora = list(results["corpora"].values())
+    x = range(len(names))
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    width = 0.27
+    ax.bar(
+        [i - width for i in x],
+        [c["replay"]["tiermem"]["tokens_median"] for c in corpora],
+        width,
+        label="tiermem (replay)",
+    )
+    ax.bar(
+        list(x),
+        [c["import"]["tiermem"]["tokens_median"] for c in corpora],
+        width,
+        label="tiermem (import)",
+    )
+    ax.bar(
+        [i + width for i in x],
+        [c["replay"]["squad_as_is"]["tokens_median"] for c in corpora],
+        width,
+        label="squad-as-is",
+    )
+    ax.set_yscale("log")
+    ax.set_xticks(list(x), names)
+    ax.set_ylabel("tokens per spawn (median)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(IMG / "tokens.png", dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    series = [
+        ("tiermem (replay)", [c["replay"]["tiermem"]["coverage_mean"] for c in corpora]),
+        ("tiermem (import)", [c["import"]["tiermem"]["coverage_mean"] for c in corpora]),
+        ("squad-as-is", [c["replay"]["squad_as_is"]["coverage_mean"] for c in corpora]),
+    ]
+    for n, (label, values) in enumerate(series):
+        ax.bar([i + (n - 1) * width for i in x], values, width, label=label)
+    ax.axhline(0.8, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xticks(list(x), names)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("spawn coverage of probe facts")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(IMG / "coverage.png", dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for c, name in zip(corpora, names, strict=True):
+        ratio = c["compression"]["ratio_over_2kb_median"]
+        ax.scatter([ratio], [c["retention"]["retention_vs_sources"]], label=name)
+    ax.axhline(0.8, color="grey", linestyle="--", linewidth=0.8)
+    ax.axvline(5, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xlabel("compression ratio of session summaries over 2 KB (median)")
+    ax.set_ylabel("key-fact retention, cold + wiki")
+    ax.set_xlim(0, 12)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(IMG / "compression.png", dpi=110)
+    plt.close(fig)
+    made = [
+        "![tokens per spawn](img/tokens.png)",
+        "![coverage](img/coverage.png)",
+        "![compression against retention](img/compression.png)",
+    ]
+
+    if speed:
+        sizes = [s["entries"] for s in speed["stores"]]
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for key, label in (
+            ("search_p50_ms", "search p50"),
+            ("search_p95_ms", "search p95"),
+            ("spawn_p50_ms", "spawn p50"),
+            ("spawn_p95_ms", "spawn p95"),
+        ):
+            ax.plot(sizes, [s[key] for s in speed["stores"]], marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("store size (entries)")
+        ax.set_ylabel("in-process latency (ms)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(IMG / "latency.png", dpi=110)
+        plt.close(fig)
+        made.append("![latency against store size](img/latency.png)")
+    return made
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    results = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    speed = json.loads(Path(argv[1]).read_text(encoding="utf-8")) if len(argv) > 1 else None
+    template = (DOCS / "benchmarks.template.md").read_text(encoding="utf-8")
+    text = template.format(
+        commit=results["commit"],
+        machine=results["machine"],
+        python=results["python"],
+        replay_table="\n".join(_probe_table(results, "replay")),
+        import_table="\n".join(_probe_table(results, "import")),
+        ceiling_table="\n".join(_ceiling_table(results)),
+        scribe_table="\n".join(_scribe_table(results)),
+        speed_table="\n".join(_speed_table(speed)) if speed else "(not measured)",
+        speed_load=(
+            f"load average {speed['machine']['load_before']} before, "
+            f"{speed['machine']['load_after']} after"
+            if speed
+            else ""
+        ),
+        charts="\n\n".join(_charts(results, speed)),
+    )
+    (DOCS / "benchmarks.md").write_text(text, encoding="utf-8")
+    print(f"wrote {DOCS / 'benchmarks.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
