@@ -1,0 +1,46 @@
+"""A small run of the real benchmark harness on one real team, so the harness cannot rot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import RunCli
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "Thraka__SadConsole"
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="no shared corpora beside the project")
+
+
+def test_replay_and_probes_on_one_team(tmp_path: Path, run_cli: RunCli) -> None:
+    store = tmp_path / "replay"
+    code, out, err = run_cli(
+        "bench", "replay", str(CORPUS), "--out", str(store), "--format", "json"
+    )
+    assert code == 0, err
+    replay = json.loads(out)
+    assert replay["events"] == 75 and replay["sessions"] == 28
+    assert not replay["skipped"]
+    code, out, err = run_cli(
+        "bench", "probes", str(CORPUS), "--store", str(store), "--limit", "12", "--format", "json"
+    )
+    assert code == 0, err
+    figures = json.loads(out)
+    assert figures["probes"] == 12
+    ours, squad = figures["tiermem"], figures["squad_as_is"]
+    assert ours["tokens_median"] < squad["tokens_median"]
+    assert ours["coverage_mean"] >= 0.6
+    assert ours["recall_at_5"] >= 0.8
+    assert figures["full_history"]["coverage_mean"] == 1.0
+
+
+def test_import_probes_on_one_team(run_cli: RunCli) -> None:
+    code, out, err = run_cli(
+        "bench", "probes", str(CORPUS), "--import", "--limit", "8", "--format", "json"
+    )
+    assert code == 0, err
+    figures = json.loads(out)
+    assert figures["mode"] == "import"
+    assert figures["tiermem"]["tokens_median"] < figures["squad_as_is"]["tokens_median"]
