@@ -97,12 +97,9 @@ class SyncReport:
 
 # Words too common to rank by: matching them only makes the query slower.
 _STOP_WORDS = frozenset(
-    [
-        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have",
-        "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then",
-        "there", "these", "this", "to", "was", "were", "will", "with",
-    ]
-)  # fmt: skip
+    "a an and are as at be but by for from has have in into is it its of on or that the "
+    "their then there these this to was were will with".split()
+)
 
 
 def fts_query(query: str) -> str:

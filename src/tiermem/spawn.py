@@ -28,41 +28,8 @@ OWN_BOOST = 2.0
 MIN_FILL = 0.3
 LEFT_OUT_SHOWN = 30
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "for",
-        "from",
-        "how",
-        "in",
-        "into",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "the",
-        "this",
-        "to",
-        "with",
-        "what",
-        "when",
-        "why",
-        "add",
-        "fix",
-        "make",
-        "update",
-        "new",
-        "use",
-        "via",
-    ]
+    "a an and are as at be by do for from how in into is it of on or the this to with "
+    "what when why add fix make update new use via".split()
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_]*")
 _INCIDENT = re.compile(

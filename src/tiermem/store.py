@@ -77,18 +77,29 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     archive (whose records are fully durable) before any tier drops it.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_in(path.parent)
+    tmp = _synced_temp(path.parent, raw)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(raw)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _synced_temp(folder: Path, data: bytes) -> str:
+    """A temp file in `folder` holding `data`, flushed to disk; removed again on failure."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _temp_in(folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -104,17 +115,11 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     """Write a new file atomically and durably; False (and no write) when it already exists."""
     if path.exists():
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_in(path.parent)
+    tmp = _synced_temp(path.parent, data)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # link fails if the name exists: no overwrite race
-        except FileExistsError:
-            return False
+        os.link(tmp, path)  # link fails if the name exists: no overwrite race
+    except FileExistsError:
+        return False
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
