@@ -335,7 +335,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("hot_unblock", {"agent": "nobody", "text": "x"}, "has no hot tier"),
     ("hot_unblock", {"agent": "flight", "text": "no such blocker"}, "no blocker of flight"),
     ("search", {"query": " "}, "query is empty"),
-    ("search", {"query": "x", "limit": 0}, "limit must be at least 1"),
+    ("search", {"query": "x", "limit": 0}, "limit must be between 1 and"),
     ("search", {"query": "x", "agent": "../x"}, "must not contain"),
     ("search", {"query": "x", "tier": "attic"}, "tier"),
     (
@@ -372,30 +372,21 @@ async def test_bad_input_is_an_error_result_and_writes_nothing(
     assert store_files(root) == before
 
 
-WRITES_BEFORE_REFUSING = [
-    pytest.param(
-        "hot_set",
-        {"agent": "flight", "task": "deploy with password=hunter2hunter2", "why": " "},
-        id="hot_set-audits-a-redaction-before-checking-why",
-    ),
-    pytest.param(
-        "wiki_write",
-        {"topic": "release", "text": "x" * 600},
-        id="wiki_write-archives-before-checking-the-title-length",
-    ),
-]
-
-
-@pytest.mark.xfail(reason="the Memory API writes before it refuses these inputs", strict=False)
-@pytest.mark.parametrize(("tool", "arguments"), WRITES_BEFORE_REFUSING)
-async def test_refused_input_that_the_api_still_writes(
-    root: Path, tool: str, arguments: dict[str, Any]
-) -> None:
+async def test_a_refused_write_of_a_secret_writes_not_even_its_audit_line(root: Path) -> None:
+    arguments = {"agent": "flight", "task": "deploy with password=hunter2hunter2", "why": " "}
     async with connect(root) as client:
         before = store_files(root)
-        result = await client.call_tool(tool, arguments)
+        result = await client.call_tool("hot_set", arguments)
     assert result.is_error
     assert store_files(root) == before
+
+
+async def test_a_long_first_line_is_cut_into_a_title_not_refused(root: Path) -> None:
+    async with connect(root) as client:
+        result = await client.call_tool("wiki_write", {"topic": "release", "text": "x" * 600})
+    assert not result.is_error
+    page = (root / ".squad" / "memory" / "wiki" / "release.md").read_text(encoding="utf-8")
+    assert "x" * 600 in page
 
 
 # --- lifetime -----------------------------------------------------------------------

@@ -603,8 +603,7 @@ def test_inbox_with_several_decisions_and_an_intro() -> None:
     merged, names = merge_inbox("", [("sprint.md", text)])
     assert names == ["sprint.md"]
     assert merged == (
-        "### 2026-03-01: First\n\nIntro worth keeping.\n\nOne.\n"
-        "\n### 2026-03-02: Second\n\nTwo.\n"
+        "### 2026-03-01: First\n\nIntro worth keeping.\n\nOne.\n\n### 2026-03-02: Second\n\nTwo.\n"
     )
 
 
@@ -628,16 +627,52 @@ def test_parse_log() -> None:
 # --- properties ---------------------------------------------------------------------------
 
 FRAGMENTS = [
-    "\n", "\n\n", "\r\n", "# ", "## ", "### ", "#### ", "####### ", "   ## ", "#x",
-    "```", "```py", "~~~", "    ```", "📌 ", "📌 **Team update (2026-03-26T06:41:00Z):** ",
-    "**By:** ", "**Date:** ", "**Author:** Ada | **Date:** 2026-01-02", "date: 2026-02-03",
-    "2026-03-10: ", "2025-07", " (2026-03-22)", "March 20, 2026", "Decision: ",
-    "Core Context", "Learnings", "Project Context", "Decisions", "---", "***", "<!-- c -->",
-    "é", "—", "☕", "\t", ":", " ", "text", "Context", "XX", "-",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "# ",
+    "## ",
+    "### ",
+    "#### ",
+    "####### ",
+    "   ## ",
+    "#x",
+    "```",
+    "```py",
+    "~~~",
+    "    ```",
+    "📌 ",
+    "📌 **Team update (2026-03-26T06:41:00Z):** ",
+    "**By:** ",
+    "**Date:** ",
+    "**Author:** Ada | **Date:** 2026-01-02",
+    "date: 2026-02-03",
+    "2026-03-10: ",
+    "2025-07",
+    " (2026-03-22)",
+    "March 20, 2026",
+    "Decision: ",
+    "Core Context",
+    "Learnings",
+    "Project Context",
+    "Decisions",
+    "---",
+    "***",
+    "<!-- c -->",
+    "é",
+    "—",
+    "☕",
+    "\t",
+    ":",
+    " ",
+    "text",
+    "Context",
+    "XX",
+    "-",
 ]
-markdownish = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=60
-).map("".join)
+markdownish = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=60).map(
+    "".join
+)
 PARSERS: list[Callable[[str], list[Section]]] = [
     parse_history,
     parse_decisions,

@@ -296,8 +296,9 @@ def _memory_for_import(args: argparse.Namespace) -> Memory:
     from .memory import Memory, discover_root
 
     root = discover_root(getattr(args, "root", None))
-    if not (root / ".squad" / "memory").is_dir() and not args.dry_run:
-        Memory.init(root, now=getattr(args, "now", None))
+    if not args.dry_run:
+        # Idempotent: finishes a broken init; and an import writes only under .squad/memory.
+        Memory.init(root, now=getattr(args, "now", None), squad_files=False)
     return Memory(root, now=getattr(args, "now", None))
 
 

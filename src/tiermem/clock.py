@@ -21,12 +21,17 @@ def parse_time(text: str) -> datetime:
         raise UsageError(f"not an ISO-8601 time: {text!r}") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise UsageError(f"time {text!r} is out of range") from None
 
 
 def format_time(value: datetime) -> str:
     """Render a time as compact UTC ISO-8601, to the second."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    value = value.astimezone(UTC)
+    # strftime does not pad years before 1000; ISO-8601 (and our parser) need four digits.
+    return f"{value.year:04d}-{value:%m-%dT%H:%M:%S}Z"
 
 
 class Clock:

@@ -118,7 +118,11 @@ def record_decisions(
     `inbox_file` names a Squad inbox file, whose front matter and name give dates.
     """
     mem._require_store()
-    cleaned, _ = mem._clean(text, "decision", "cold")
+    cleaned, kinds = mem._clean(text, "decision")
+    path = mem.layout.tier_file("cold", TEAM)
+    store.load(mem.layout, "cold", path)  # a broken team file stops us before any write
+    if squad_log and _squad_decisions(mem).exists():
+        store.read_text(mem.layout, _squad_decisions(mem))
     stamp = mem.clock.stamp()
     record = archive.new_record(TEAM, stamp, "decision", source, cleaned.split("\n", 1)[0], cleaned)
     archive.write(mem.layout, record)
@@ -131,7 +135,6 @@ def record_decisions(
         _append_to_squad_log(mem, cleaned, by)
     in_wiki = promoted_ids(mem)
     fresh = [e for e in entries if e.id not in in_wiki]
-    path = mem.layout.tier_file("cold", TEAM)
     with store.locked(mem.layout, path):
         cold = store.load(mem.layout, "cold", path) or TierFile(
             "team: decisions", {"tier": "cold", "agent": TEAM}
@@ -143,6 +146,7 @@ def record_decisions(
     mem._audit(
         "decision", [e.id for e in entries], ["archive", "cold"], f"recorded from {source}", by=by
     )
+    mem._audit_redactions(kinds, "cold")
     return [e.id for e in entries]
 
 
@@ -257,7 +261,10 @@ def supersessions(mem: Memory) -> list[tuple[Entry, Entry]]:
                 (
                     n
                     for k, n in members[i + 1 :]
-                    if same_subject(key, k) and _root(n.entry) != _root(older.entry)
+                    if same_subject(key, k)
+                    and _root(n.entry) != _root(older.entry)
+                    # Text from tools or the web never retires what the team decided.
+                    and not (n.entry.trust and not older.entry.trust)
                 ),
                 None,
             )

@@ -314,7 +314,13 @@ class Index:
         ).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return None
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            report.errors.append(ParseError(path, 1, f"cannot be read ({exc.strerror})"))
+            self._replace(rel, [])  # what it held before must not be served as if current
+            self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+            return None
         sha = _sha(data)
         if row and row[2] == sha:
             self.db.execute(

@@ -148,13 +148,15 @@ class OpenAICompatibleSummarizer:
         )
 
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
-        """The model's summary of text, cut to budget_bytes; raises when there is none."""
+        """The model's summary of text, about budget_bytes long; raises when there is none."""
         messages = build_messages(text, title=title, budget_bytes=budget_bytes)
         try:
             reply = self._complete(messages, max_tokens_for(budget_bytes))
         except Exception as exc:  # transport, status and decoding errors all mean "no summary"
             raise SummaryUnavailable(self._scrub(f"{type(exc).__name__}: {exc}")) from None
-        return fit_to_budget(summary_text(reply), budget_bytes)
+        # Not cut here: the caller redacts first (a cut through a credential would leave
+        # half of it unmatched), then cuts with fit_to_budget.
+        return summary_text(reply)
 
     def _complete(
         self, messages: list[ChatCompletionMessageParam], max_tokens: int

@@ -65,6 +65,15 @@ Kind = Annotated[
         )
     ),
 ]
+Source = Annotated[
+    Literal["agent", "user", "tool", "web"],
+    Field(
+        description=(
+            "Where the text came from. Text copied from tool output or the web is kept as "
+            "untrusted data: marked in prompts and never promoted to the wiki."
+        )
+    ),
+]
 SearchTier = Annotated[
     Literal["hot", "cold", "wiki", "archive"] | None,
     Field(description="Only this tier; omit to search every tier and the archive."),
@@ -330,11 +339,13 @@ class MemoryTools:
         )
 
     async def hot_add(
-        self, agent: Agent, kind: Kind, text: Text
+        self, agent: Agent, kind: Kind, text: Text, source: Source = "agent"
     ) -> Annotated[CallToolResult, WriteOut]:
         """Record an action, decision, blocker or note in the agent's hot tier."""
         return await self._answer(
-            lambda: WriteOut.model_validate(asdict(self._mem.hot_add(agent, kind, text)))
+            lambda: WriteOut.model_validate(
+                asdict(self._mem.hot_add(agent, kind, text, source=source))
+            )
         )
 
     async def hot_unblock(

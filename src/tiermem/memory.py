@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 ENV_ROOT = "TIERMEM_ROOT"
 SOURCES = ("agent", "user", "tool", "web")
+MAX_SEARCH_LIMIT = 10_000
 UNTRUSTED = frozenset({"tool", "web"})
 
 _GITIGNORE = """\
@@ -44,6 +45,28 @@ audit.jsonl merge=union
 # Archive records are create-only and named by their content: they never conflict.
 archive/** -diff
 """
+
+
+_SQUAD_LOG_UNION = "decisions.md merge=union"
+
+
+def _union_for_squad_log(layout: store.Layout) -> bool:
+    """`decision add` appends to .squad/decisions.md: make it merge like Squad's own files."""
+    path = layout.squad / ".gitattributes"
+    current = store.read_text(layout, path) or ""
+    if any(line.split()[:2] == ["decisions.md", "merge=union"] for line in current.splitlines()):
+        return False
+    prefix = current if not current or current.endswith("\n") else current + "\n"
+    store.atomic_write(path, f"{prefix}{_SQUAD_LOG_UNION}\n")
+    return True
+
+
+def _valid_name(name: str) -> bool:
+    """Whether a file stem found on disk is an agent name tiermem would accept."""
+    try:
+        return validate.name(name) == name
+    except UsageError:
+        return False
 
 
 def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
@@ -109,9 +132,12 @@ class Memory:
 
     @classmethod
     def init(
-        cls, root: str | Path, *, now: datetime | str | None = None
+        cls, root: str | Path, *, now: datetime | str | None = None, squad_files: bool = True
     ) -> tuple[Memory, list[str]]:
-        """Create the memory folders, config and git settings; return what was created."""
+        """Create the memory folders, config and git settings; return what was created.
+
+        `squad_files=False` touches nothing outside `.squad/memory/` (as an import promises).
+        """
         folder = Path(root).expanduser().resolve()
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a directory")
@@ -130,6 +156,8 @@ class Memory:
             if not path.exists():
                 store.atomic_write(path, text)
                 created.append(layout.relative(path))
+        if squad_files and _union_for_squad_log(layout):
+            created.append(layout.relative(layout.squad / ".gitattributes"))
         return cls(folder, now=now), created
 
     @property
@@ -165,18 +193,16 @@ class Memory:
     ) -> None:
         audit.append(self.layout, self.clock.stamp(), action, ids, tiers, reason, **kw)
 
-    def _clean(self, text: str, what: str, where: str) -> tuple[str, list[str]]:
-        """Validate and redact user text before it is written anywhere."""
-        return self._redact(validate.text(text, what), where)
-
-    def _redact(self, text: str, where: str) -> tuple[str, list[str]]:
-        """Replace credentials in text, auditing the kinds found (never the values)."""
+    def _clean(self, text: str, what: str) -> tuple[str, list[str]]:
+        """Validate user text and replace credentials in it, before it is written anywhere."""
         from .redact import redact
 
-        cleaned, kinds = redact(text)
+        return redact(validate.text(text, what))
+
+    def _audit_redactions(self, kinds: list[str], where: str) -> None:
+        """After a write: say which kinds of credentials were replaced (never the values)."""
         if kinds:
             self._audit("redact", [], [where], "credential-shaped text replaced", kinds=kinds)
-        return cleaned, kinds
 
     # --- hot tier -----------------------------------------------------------------------
 
@@ -190,8 +216,8 @@ class Memory:
             return loaded
         stamp = self.clock.stamp()
         fresh = hot.new_file(agent, hot.session_id(stamp), stamp)
-        if loaded is not None:
-            fresh.entries = loaded.entries
+        if loaded is not None:  # a hand-written hot file: keep all of it, add the session
+            fresh.entries, fresh.notes = loaded.entries, loaded.notes
         return fresh
 
     def hot_set(
@@ -205,7 +231,7 @@ class Memory:
         cleaned: dict[str, str] = {}
         kinds: list[str] = []
         for slot, value in given.items():
-            cleaned[slot], found = self._clean(value, slot, "hot")
+            cleaned[slot], found = self._clean(value, slot)
             kinds += found
 
         def change(tier_file: TierFile) -> list[Entry]:
@@ -221,6 +247,7 @@ class Memory:
 
         report = self._hot_write(agent, change, "set")
         report.redactions = kinds
+        self._audit_redactions(kinds, "hot")
         return report
 
     def hot_add(self, agent: str, slot: str, text: str, source: str = "agent") -> WriteReport:
@@ -235,7 +262,7 @@ class Memory:
         if source not in SOURCES:
             raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
         self._require_store()
-        cleaned, kinds = self._clean(text, slot, "hot")
+        cleaned, kinds = self._clean(text, slot)
         trust = "untrusted" if source in UNTRUSTED else ""
 
         def change(tier_file: TierFile) -> list[Entry]:
@@ -248,6 +275,7 @@ class Memory:
 
         report = self._hot_write(agent, change, slot)
         report.redactions = kinds
+        self._audit_redactions(kinds, "hot")
         return report
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
@@ -378,7 +406,7 @@ class Memory:
         archive_dir = self.layout.tier_dir("archive")
         if archive_dir.is_dir():
             found.update(p.name for p in archive_dir.iterdir() if p.is_dir())
-        return sorted(found - {"team"})
+        return sorted(a for a in found - {"team"} if _valid_name(a))
 
     # --- reading ------------------------------------------------------------------------
 
@@ -395,10 +423,18 @@ class Memory:
             agent = validate.name(agent)
         if tier is not None and tier not in store.TIERS:
             raise UsageError(f"unknown tier {tier!r} (expected one of {', '.join(store.TIERS)})")
-        if limit < 1:
-            raise UsageError("limit must be at least 1")
+        if not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         self.sync()
-        hits = self.index.search(query, agent=agent, tiers=[tier] if tier else None, limit=limit)
+        found = self.index.search(
+            query, agent=agent, tiers=[tier] if tier else None, limit=limit + 10
+        )
+        # One entry can sit in two tiers for a while (promoted in one clone, used in another,
+        # before Scribe runs after a merge): show it once, in the tier it is moving to.
+        seen: dict[str, Hit] = {}
+        for hit in sorted(found, key=lambda h: h.doc.tier != "wiki"):
+            seen.setdefault(hit.doc.id, hit)
+        hits = [h for h in found if seen[h.doc.id] is h][:limit]
         self.mark_used([h.doc for h in hits if h.doc.tier in ("cold", "wiki")])
         return hits
 

@@ -18,6 +18,10 @@ def _indent(text: str) -> str:
     return "\n".join([lines[0], *("  " + ln if ln.strip() else ln for ln in lines[1:])])
 
 
+def _mark(entry: Entry) -> str:
+    return "(untrusted source) " if entry.trust else ""
+
+
 def hot_markdown(agent: str, entries: list[Entry]) -> str:
     """The hot tier as a short markdown block, in the spawn template's order."""
     lines: list[str] = []
@@ -28,7 +32,7 @@ def hot_markdown(agent: str, entries: list[Entry]) -> str:
         items = [e for e in entries if e.slot == slot]
         if items:
             lines.append(f"**{heading}:**")
-            lines.extend(f"- {_indent(slot_text(e))}" for e in items)
+            lines.extend(f"- {_mark(e)}{_indent(slot_text(e))}" for e in items)
     other = [e for e in entries if e.slot not in LABELS]
     lines.extend(f"- {e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other)
     return "\n".join(lines) if lines else f"(no hot memory for {agent})"

@@ -110,6 +110,7 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
         if current is None and queue is None:
             return SessionReport(agent)
         items = _merge_items(queue, current)
+        _preflight(mem, agent, items)
         raw_record = None
         if hot_text and current is not None and current.entries:
             raw_record = archive.new_record(
@@ -138,6 +139,25 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
     return report
 
 
+def _preflight(mem: Memory, agent: str, items: Sequence[Entry]) -> None:
+    """Read every file a session end will write, so a broken one stops it before any write."""
+    from .decisions import TEAM
+
+    names = [agent] + ([TEAM] if any(e.slot == "decision" for e in items) else [])
+    for name in names:
+        store.load(mem.layout, "cold", mem.layout.tier_file("cold", name))
+
+
+def _covered(mem: Memory, agent: str) -> dict[str, str]:
+    """Hot entry id -> the cold summary that already holds it (a re-run after a crash)."""
+    cold = store.load(mem.layout, "cold", mem.layout.tier_file("cold", agent))
+    found: dict[str, str] = {}
+    for entry in cold.entries if cold else []:
+        for item in dict(entry.extra).get("from", "").split(","):
+            found[item] = entry.id
+    return found
+
+
 def _merge_items(queue: TierFile | None, current: TierFile | None) -> list[Entry]:
     items: dict[str, Entry] = {}
     for source in (queue, current):
@@ -158,9 +178,13 @@ def _reset_hot(
         return
     stamp = mem.clock.stamp()
     fresh = hot.new_file(agent, hot.session_id(stamp), stamp)
-    fresh.entries = [replace(b, session=fresh.meta["session"]) for b in blockers]
+    session = fresh.meta["session"]
+    # New ids: the blocker is still open, so the next session's summary says so again.
+    fresh.entries = [
+        replace(b, id=content_id("h", b.id, session), session=session) for b in blockers
+    ]
     store.save(mem.layout, path, fresh)
-    report.carried = [b.id for b in blockers]
+    report.carried = [e.id for e in fresh.entries]
 
 
 # --- compression ----------------------------------------------------------------------
@@ -191,12 +215,17 @@ def _overview(items: Sequence[Entry]) -> list[str]:
 def _compress(
     mem: Memory, agent: str, items: list[Entry], raw_record: archive.Record | None, kind: str
 ) -> SessionReport:
-    from .decisions import record_decisions
     from .summarize import summarizer_for
 
     report = SessionReport(agent)
     if not items:
         return report
+    done = _covered(mem, agent)
+    report.decisions = _decide(mem, agent, items)
+    if all(e.id in done for e in items):
+        report.cold = sorted({done[e.id] for e in items})
+        return report
+    items = [e for e in items if e.id not in done]
     stamp = mem.clock.stamp()
     sources = sorted(
         {s for e in items for s in e.sources} | ({raw_record.location} if raw_record else set())
@@ -236,6 +265,8 @@ def _compress(
         session=session,
         sources=tuple(sources),
         trust="untrusted" if any(e.trust for e in items) else "",
+        # Which hot entries this summary holds: a step repeated after a crash skips them.
+        extra=(("from", ",".join(sorted(e.id for e in items))),),
     )
     knowledge = _knowledge(mem, agent, items, stamp, session, sources)
     _put_cold(mem, agent, [entry, *knowledge])
@@ -243,18 +274,25 @@ def _compress(
     report.knowledge = [k.id for k in knowledge]
     report.raw_bytes = len(raw.encode("utf-8"))
     report.summary_bytes = len(entry.text.encode("utf-8"))
-    decisions = [e for e in items if e.slot == "decision"]
-    for decision in decisions:
-        report.decisions += record_decisions(
+    return report
+
+
+def _decide(mem: Memory, agent: str, items: Sequence[Entry]) -> list[str]:
+    """The session's decisions down the decision path (repeating it records nothing twice)."""
+    from .decisions import record_decisions
+
+    ids: list[str] = []
+    for decision in (e for e in items if e.slot == "decision"):
+        ids += record_decisions(
             mem,
             hot.slot_text(decision),
             by=agent,
             source=f"hot/{agent}.md",
             squad_log=False,
-            session=session,
+            session=decision.session,
             trust=decision.trust,
         )
-    return report
+    return ids
 
 
 def _title(items: Sequence[Entry]) -> str:
@@ -335,6 +373,7 @@ def refresh(mem: Memory, docs: Sequence[Doc]) -> None:
     for d in docs:
         if d.tier in ("cold", "wiki") and d.used[:10] < today[:10]:
             by_path.setdefault(d.path, set()).add(d.id)
+    wrote = False
     for rel, ids in sorted(by_path.items()):
         path = mem.root / rel
         tier = path.parent.name
@@ -349,6 +388,9 @@ def refresh(mem: Memory, docs: Sequence[Doc]) -> None:
                     changed = True
             if changed:
                 store.save(mem.layout, path, tier_file)
+                wrote = True
+    if wrote:
+        mem.index.sync()  # keep the index in step with what was just written
 
 
 def age_of(entry: Entry, now_stamp: str) -> float:
@@ -405,6 +447,8 @@ def _recurring(files: list[tuple[str, TierFile]]) -> dict[frozenset[str], int]:
     sessions: dict[frozenset[str], set[str]] = {}
     for _, cold in files:
         for entry in cold.entries:
+            if entry.trust:
+                continue  # untrusted text is no evidence that a subject recurs
             key = subject(entry.title)
             if key is not None:
                 sessions.setdefault(key, set()).add(entry.session or entry.created[:10])

@@ -350,8 +350,10 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     budget = request.budget if request.budget is not None else mem.config.spawn.budget_tokens
     if budget < 0:
         raise UsageError("budget must be zero or more tokens")
+    hot_text, hot_block = _hot_section(
+        mem, agent
+    )  # before the sync: a broken hot file is the error
     mem.sync()
-    hot_text, hot_block = _hot_section(mem, agent)
     query = f"{request.task} {request.why}".strip()
     found = _find(mem, agent, query)
     if request.auto:

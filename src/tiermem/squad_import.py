@@ -53,6 +53,7 @@ class ImportReport:
     unchanged: int = 0
     skipped: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
     planned: list[Planned] = field(default_factory=list)
     before_bytes: int = 0
     written: int = 0
@@ -244,9 +245,12 @@ def _dated(entry: Entry) -> Entry:
 
 def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
     """Read and archive every source; plan the entries (nothing but the archive is written)."""
+    from .redact import redact
+
     report = ImportReport()
     planner = _Planner(mem, report)
     found = sources(mem.layout.squad)
+    done = completed_records(mem)
     for source in _progress(found, progress):
         text, problem = _read(source, mem.layout.squad)
         report.files += 1
@@ -255,15 +259,20 @@ def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
             continue
         report.before_bytes += len(text.encode("utf-8"))
         # Squad files are not CLI input: any size, and a stray NUL, are imported as they are.
-        cleaned = mem._redact(text, "archive")[0] if not dry_run else text
+        cleaned, kinds = redact(text)
         record = archive.new_record(
             source.agent, mem.clock.stamp(), "import", source.rel, source.rel, cleaned
         )
-        if archive.path_of(mem.layout, record.agent, record.id).exists():
+        if record.id in done:
             report.unchanged += 1
             continue
+        report.records.append(record.id)
         if not dry_run:
-            archive.write(mem.layout, record)
+            if kinds:
+                mem._audit(
+                    "redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds
+                )
+            archive.write(mem.layout, record)  # a no-op when a crashed import archived it
             report.archived.append(record.location)
         getattr(
             planner,
@@ -274,6 +283,23 @@ def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
             else "decisions",
         )(source, cleaned, record)
     return report
+
+
+def completed_records(mem: Memory) -> set[str]:
+    """Archive records of Squad files whose import finished (named by its audit line).
+
+    A file archived by an import that crashed before its audit line is imported again,
+    and entries already in a tier are not written twice.
+    """
+    from . import audit
+
+    done: set[str] = set()
+    for line in audit.read(mem.layout):
+        if line.get("action") == "import":
+            records = line.get("records", [])
+            if isinstance(records, list):
+                done.update(str(r) for r in records)
+    return done
 
 
 def _progress(items: list[Source], enabled: bool) -> Any:
@@ -319,16 +345,18 @@ def write(mem: Memory, report: ImportReport) -> None:
                 cold.put(entry)
             store.save(mem.layout, path, cold)
         report.written += len(items)
-    if groups:
+    if report.records:
+        # Even when a crashed import already wrote every entry, Scribe's pass must still run.
+        scribe.run(mem, merge_inbox=False)
         mem._audit(
             "import",
             [],
             ["archive", "cold", "wiki"],
             "Squad memory imported",
-            files=len(report.archived),
+            files=len(report.records),
             entries=sum(len(v) for v in groups.values()),
+            records=report.records,
         )
-        scribe.run(mem, merge_inbox=False)
 
 
 def summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:

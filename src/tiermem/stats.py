@@ -55,6 +55,7 @@ def collect(mem: Memory) -> dict[str, Any]:
 def render_table(report: dict[str, Any]) -> None:
     """Print the report as tables."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -65,7 +66,7 @@ def render_table(report: dict[str, Any]) -> None:
         )
     for row in report["tiers"]:
         table.add_row(
-            row["agent"],
+            escape(row["agent"]),
             row["tier"],
             f"{row['entries']:,}",
             f"{row['bytes']:,}",
@@ -81,5 +82,5 @@ def render_table(report: dict[str, Any]) -> None:
         for column in ("agent", "bytes", "tokens"):
             squad.add_column(column, justify="right" if column != "agent" else "left")
         for row in report["squad_spawn"]:
-            squad.add_row(row["agent"], f"{row['bytes']:,}", f"{row['tokens']:,}")
+            squad.add_row(escape(row["agent"]), f"{row['bytes']:,}", f"{row['tokens']:,}")
         console.print(squad)

@@ -215,6 +215,8 @@ def read_text(layout: Layout, path: Path) -> str | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a folder where a file should be, no permission...
+        raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -253,7 +253,8 @@ class _Redacting:
         self.name = inner.name
 
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
-        """The inner summary with credentials redacted (and audited)."""
+        """The inner summary with credentials redacted (and audited), then cut to budget."""
+        from .llm import fit_to_budget
         from .redact import redact
 
         cleaned, kinds = redact(self.inner.summarize(text, title=title, budget_bytes=budget_bytes))
@@ -261,4 +262,4 @@ class _Redacting:
             self.mem._audit(
                 "redact", [], ["cold"], "credential-shaped text in summary", kinds=kinds
             )
-        return cleaned
+        return fit_to_budget(cleaned, budget_bytes)

@@ -170,7 +170,8 @@ def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
     topic = validate.name(topic, "topic")
     by = validate.name(by, "agent") if by else "team"
     mem._require_store()
-    cleaned, _ = mem._clean(text, "wiki text", "wiki")
+    cleaned, kinds = mem._clean(text, "wiki text")
+    store.load(mem.layout, "wiki", page_path(mem, topic))  # a broken page stops us before writing
     first, _, rest = cleaned.strip("\n").partition("\n")
     title = title_of(first) if first.strip() else topic
     body = rest.strip("\n") if first.startswith("#") or rest.strip() else cleaned.strip("\n")
@@ -194,6 +195,7 @@ def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
     mem._audit(
         "wiki-write", [entry.id], ["archive", "wiki"], "explicit request", topic=topic, by=by
     )
+    mem._audit_redactions(kinds, "wiki")
     return entry
 
 

@@ -23,7 +23,7 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
     for path in [target, *target.rglob("*")]:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
     now = format_time(last_date(load_events(corpus)))
-    mem, _ = Memory.init(out, now=now)
+    mem, _ = Memory.init(out, now=now, squad_files=False)
     write(mem, plan(mem, dry_run=False))
     mem.close()
     return out

@@ -1,0 +1,442 @@
+"""Two clones of one repository work on memory, then merge with git.
+
+`tiermem init` writes `.squad/memory/.gitattributes` with merge=union for the tier files; the
+repository also carries Squad's own root `.gitattributes` (union for `.squad/decisions.md`).
+Both clones run sessions for the same and for different agents, record decisions, ask for
+wiki entries, run Scribe and search (which refreshes last-use times), and commit. Merging
+one into the other, in either direction, must succeed without conflict markers, leave a
+store that loads, show no entry id twice, lose nothing, and pick the same version of an
+entry both clones changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tiermem import entries, store
+
+RunCli = Callable[..., tuple[int, str, str]]
+
+SQUAD_ATTRIBUTES = (
+    ".squad/decisions.md merge=union\n"
+    ".squad/agents/*/history.md merge=union\n"
+    ".squad/log/** merge=union\n"
+    ".squad/orchestration-log/** merge=union\n"
+)
+_CONFLICT = re.compile(r"^(<{7}|>{7}|={7})( |$)", re.MULTILINE)
+_MARK = re.compile(r"mark-[a-z0-9-]+")
+NOW_AFTER = "2026-04-01T10:00:00Z"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git that reads no user or system configuration."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{key}_NAME", "tiermem test")
+        monkeypatch.setenv(f"GIT_{key}_EMAIL", "test@example.invalid")
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if check:
+        assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stdout}{proc.stderr}"
+    return proc
+
+
+class Clone:
+    """One working copy, driven through the CLI in process."""
+
+    def __init__(self, root: Path, run_cli: RunCli) -> None:
+        self.root = root
+        self.run_cli = run_cli
+        self.marks: set[str] = set()
+
+    def ok(self, now: str, *args: str) -> str:
+        code, out, err = self.run_cli("--root", str(self.root), "--now", now, *args)
+        assert code == 0, f"tiermem {' '.join(args)} -> {code}: {out}{err}"
+        self.marks.update(_MARK.findall(" ".join(args)))
+        return out
+
+    def commit(self, message: str) -> str:
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", message)
+        return git(self.root, "rev-parse", "HEAD").stdout.strip()
+
+    def memory_text(self) -> str:
+        parts = []
+        for path in sorted((self.root / ".squad" / "memory").rglob("*")):
+            if path.is_file() and not path.name.startswith("index.sqlite"):
+                parts.append(path.read_bytes().decode("utf-8", "replace"))
+        return "\n".join(parts)
+
+    def entries(self) -> dict[str, list[str]]:
+        """Each tier file's entries (order-free), as a merge leaves them."""
+        layout = store.Layout(self.root)
+        out = {}
+        for tier in ("hot", "cold", "wiki", "queue"):
+            for path in sorted((layout.memory / tier).glob("*.md")):
+                parsed = store.load(layout, tier, path)
+                assert parsed is not None
+                out[f"{tier}/{path.name}"] = sorted(repr(e) for e in parsed.entries)
+        return out
+
+
+def make_origin(base: Path, run_cli: RunCli, squad_attributes: bool = True) -> Path:
+    origin = base / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q", "-b", "main")
+    if squad_attributes:
+        (origin / ".gitattributes").write_text(SQUAD_ATTRIBUTES, encoding="utf-8")
+    first = Clone(origin, run_cli)
+    first.ok("2026-03-01T09:00:00Z", "init")
+    first.ok(
+        "2026-03-01T09:00:00Z", "hot", "set", "flight", "--task", "Base login work mark-base-1"
+    )
+    first.ok(
+        "2026-03-01T09:00:00Z",
+        "hot",
+        "note",
+        "flight",
+        "### Convention: run the linter before every commit\n"
+        "**What:** ruff and mypy run before every commit, in every package mark-base-2\n"
+        "**Why:** CI finds it later, and that costs a whole pipeline run",
+    )
+    first.ok("2026-03-01T10:00:00Z", "scribe", "end-session", "flight")
+    first.ok("2026-03-01T10:00:00Z", "hot", "note", "eecom", "Reader rewrite started mark-base-3")
+    first.ok("2026-03-01T10:00:00Z", "scribe", "end-session", "eecom")
+    first.ok("2026-03-01T10:00:00Z", "decision", "add", "--by", "flight", "Use pnpm mark-base-4")
+    first.commit("base")
+    return origin
+
+
+def work(clone: Clone, side: str, day: int, open_agent: str = "") -> None:
+    """A day of sessions in one clone: a shared agent, its own agent, decisions, Scribe."""
+    now = f"2026-03-{day:02d}T10:00:00Z"
+    later = f"2026-03-{day:02d}T11:00:00Z"
+    clone.ok(now, "hot", "set", "flight", "--task", f"Login fix in {side} mark-{side}-task")
+    clone.ok(now, "hot", "note", "flight", f"Cookie is not renewed ({side}) mark-{side}-note")
+    clone.ok(now, "hot", "decide", "flight", f"Refresh tokens in {side} mark-{side}-decide")
+    for n in range(7):
+        clone.ok(now, "hot", "action", "flight", f"{side} step {n} mark-{side}-action-{n}")
+    clone.ok(later, "scribe", "end-session", "flight")
+    own = f"agent-{side}"
+    clone.ok(now, "hot", "set", own, "--task", f"Own work of {side} mark-{side}-own")
+    clone.ok(later, "scribe", "end-session", own)
+    clone.ok(now, "decision", "add", "--by", own, f"Adopt tool-{side} mark-{side}-decision")
+    clone.ok(now, "wiki", "write", "release", f"Release rule {side}\nTag it mark-{side}-wiki")
+    clone.ok(later, "search", "reader rewrite")  # refreshes the last use of a base entry
+    clone.ok(f"2026-03-{day + 9:02d}T10:00:00Z", "scribe", "run")
+    # A session still open at commit time.
+    agent = open_agent or own
+    clone.ok(later, "hot", "set", agent, "--task", f"Still on it in {side} mark-{side}-open")
+    clone.ok(later, "hot", "note", agent, f"Open note {side} mark-{side}-open-note")
+
+
+def two_clones(
+    tmp_path: Path,
+    run_cli: RunCli,
+    squad_attributes: bool = True,
+    prepare: Callable[[Clone], None] | None = None,
+) -> list[Clone]:
+    origin = make_origin(tmp_path, run_cli, squad_attributes)
+    if prepare is not None:
+        prepare(Clone(origin, run_cli))
+    clones = []
+    for side in ("a", "b"):
+        git(tmp_path, "clone", "-q", str(origin), side)
+        clones.append(Clone(tmp_path / side, run_cli))
+    return clones
+
+
+def merge_both_ways(a: Clone, b: Clone) -> tuple[subprocess.CompletedProcess[str], ...]:
+    """Merge b into a and a into b (each from the other's commit before any merge)."""
+    git(a.root, "fetch", "-q", str(b.root), "main:refs/remotes/other/main")
+    git(b.root, "fetch", "-q", str(a.root), "main:refs/remotes/other/main")
+    return tuple(
+        git(c.root, "merge", "--no-edit", "-q", "refs/remotes/other/main", check=False)
+        for c in (a, b)
+    )
+
+
+def assert_merged_store_is_sound(clone: Clone, marks: set[str]) -> None:
+    status = git(clone.root, "status", "--porcelain").stdout
+    assert status == "", f"unmerged or dirty after the merge:\n{status}"
+    for path in sorted((clone.root / ".squad").rglob("*")):
+        if path.is_file() and not path.name.startswith("index.sqlite"):
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert not _CONFLICT.search(text), f"conflict markers in {path}"
+    now = "2026-03-30T10:00:00Z"
+    clone.ok(now, "hot", "show", "flight")
+    clone.ok(now, "stats")
+    clone.ok(now, "reindex")
+    # Two versions of one entry's metadata (both clones used it) are reported as merge
+    # conflicts until the file is written again; nothing else may differ from the files.
+    code, out, err = clone.run_cli("--root", str(clone.root), "reindex", "--check")
+    lines = out.splitlines()
+    assert lines == ["index matches the files"] or all(
+        line.startswith("merge conflict: ") for line in lines
+    ), out + err
+    assert code == (0 if lines == ["index matches the files"] else 1)
+    for query in ("login linter reader release tool", *sorted(marks)[:8]):
+        hits = json.loads(clone.ok(now, "search", query, "--format", "json", "--limit", "200"))
+        ids = [h["id"] for h in hits]
+        assert len(ids) == len(set(ids)), f"an id appears twice for {query!r}: {ids}"
+    spawn = json.loads(
+        clone.ok(
+            now,
+            "spawn",
+            "flight",
+            "--task",
+            "finish the login fix and run the linter",
+            "--include-cold",
+            "--include-wiki",
+            "--budget",
+            "20000",
+            "--format",
+            "json",
+        )
+    )
+    ids = [s["id"] for s in spawn["sources"]]
+    assert ids and len(ids) == len(set(ids)), ids
+    for entry_id in ids:
+        assert spawn["prompt"].count(entry_id) == 1, f"{entry_id} rendered twice"
+    text = clone.memory_text()
+    assert sorted(m for m in marks if m not in text) == []
+
+
+def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    work(a, "a", 2)
+    work(b, "b", 3)
+    a.commit("work in a")
+    b.commit("work in b")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == 0, into_a.stdout + into_a.stderr
+    assert into_b.returncode == 0, into_b.stdout + into_b.stderr
+    marks = a.marks | b.marks
+    assert len(marks) >= 30
+    # The same entries, whichever clone merged which: union merges differ only in order.
+    # Both clones used the same base entry on different days: the merged file holds two
+    # versions of its metadata, and both directions keep the same (newest) one.
+    assert a.entries() == b.entries()
+    eecom = (a.root / ".squad/memory/cold/eecom.md").read_text(encoding="utf-8")
+    assert entries.parse(eecom).conflicts
+    for clone in (a, b):
+        assert_merged_store_is_sound(clone, marks)
+    a.ok("2026-03-30T10:00:00Z", "hot", "note", "flight", "after the merge mark-after")
+    assert "mark-after" in a.memory_text()
+    # The next write of the file folds the two versions: the index is exact again.
+    a.ok("2026-03-31T10:00:00Z", "search", "reader rewrite")
+    assert not entries.parse(
+        (a.root / ".squad/memory/cold/eecom.md").read_text(encoding="utf-8")
+    ).conflicts
+    a.ok("2026-03-31T10:00:00Z", "stats")  # syncs the index after the refresh wrote
+    assert a.ok("2026-03-31T10:00:00Z", "reindex", "--check") == "index matches the files\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="two entries appended in both clones under the same heading are interleaved by the "
+    "union merge (git aligns the common heading line): one entry's metadata line ends up in "
+    "the other's body, the second entry is gone, and the result depends on the direction",
+)
+def test_two_decisions_with_one_title_from_two_clones_stay_two_entries(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    written = {}
+    for clone, day, ttl in ((a, 4, "one hour mark-ttl-a"), (b, 5, "five minutes mark-ttl-b")):
+        out = clone.ok(
+            f"2026-03-{day:02d}T10:00:00Z",
+            "decision",
+            "add",
+            "--by",
+            "flight",
+            f"### 2026-03-04: Cache lifetime\n**What:** cache registry answers for {ttl}.\n"
+            "**Why:** the registry is slow.",
+        )
+        written[clone.root.name] = re.findall(r"d-[0-9a-f]{10}", out)[0]
+        clone.commit("cache decision")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == into_b.returncode == 0
+    for clone in (a, b):
+        text = clone.memory_text()
+        assert "mark-ttl-a" in text and "mark-ttl-b" in text  # the texts are kept, at least
+    team = entries.parse((a.root / ".squad/memory/cold/team.md").read_text(encoding="utf-8"))
+    assert set(written.values()) <= {e.id for e in team.entries}
+    assert a.entries()["cold/team.md"] == b.entries()["cold/team.md"]
+
+
+def test_a_merge_conflict_on_one_entry_is_reported(tmp_path: Path, run_cli: RunCli) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    for clone, day in ((a, 4), (b, 5)):
+        clone.ok(f"2026-03-{day:02d}T10:00:00Z", "search", "reader rewrite")
+        clone.commit("used the reader entry")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == into_b.returncode == 0
+    # The same (newest) version wins whichever way the merge went.
+    assert a.entries()["cold/eecom.md"] == b.entries()["cold/eecom.md"]
+    layout = store.Layout(a.root)
+    merged = store.load(layout, "cold", layout.tier_file("cold", "eecom"))
+    assert merged is not None and [e.used for e in merged.entries] == ["2026-03-05T10:00:00Z"]
+    for clone in (a, b):
+        cold = clone.root / ".squad/memory/cold/eecom.md"
+        [conflict] = entries.parse(cold.read_text(encoding="utf-8")).conflicts
+        code, out, _ = clone.run_cli("--root", str(clone.root), "reindex", "--check")
+        assert code == 1 and conflict.id in out and "merge conflict" in out
+        _, _, err = clone.run_cli("--root", str(clone.root), "--now", NOW_AFTER, "stats")
+        assert conflict.id in err
+
+
+def _hand_edit(clone: Clone, old: str, new: str) -> None:
+    cold = clone.root / ".squad" / "memory" / "cold" / "eecom.md"
+    text = cold.read_text(encoding="utf-8")
+    assert old in text
+    cold.write_text(text.replace(old, new), encoding="utf-8")
+    clone.commit("hand edit")
+
+
+def test_hand_edits_of_one_entry_in_both_clones_resolve_the_same_way_and_are_reported(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    for clone, side in ((a, "a"), (b, "b")):
+        # Title and body both change: each side's whole entry survives the union merge.
+        _hand_edit(clone, "Reader rewrite started", f"Reader rewrite edited in {side}")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == into_b.returncode == 0
+    assert a.entries() == b.entries()
+    for clone in (a, b):
+        cold = clone.root / ".squad/memory/cold/eecom.md"
+        [conflict] = entries.parse(cold.read_text(encoding="utf-8")).conflicts
+        assert conflict.lost is not None
+        code, out, _ = clone.run_cli("--root", str(clone.root), "reindex", "--check")
+        assert code == 1 and conflict.id in out
+        clone.ok(NOW_AFTER, "search", "reader rewrite")  # the next write archives the loser
+        text = clone.memory_text()
+        assert "edited in a" in text and "edited in b" in text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a union merge of two hand edits of the same body line keeps both lines, ours "
+    "first, inside the one entry: what the entry says depends on the merge direction, and "
+    "nothing reports it",
+)
+def test_hand_edits_of_one_body_line_in_both_clones_resolve_the_same_way_and_are_reported(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    for clone, side in ((a, "a"), (b, "b")):
+        _hand_edit(clone, "-->\nReader rewrite started", f"-->\nReader rewrite edited in {side}")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == into_b.returncode == 0
+    for clone in (a, b):
+        text = clone.memory_text()
+        assert "edited in a" in text and "edited in b" in text  # kept, at least
+    assert a.entries() == b.entries(), "the merge direction decides what the entry says"
+    code, out, _ = a.run_cli("--root", str(a.root), "reindex", "--check")
+    assert code == 1 and "merge conflict" in out, "nothing reports the two versions"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="one clone refreshes two entries and appends a session; the other refreshes the "
+    "first and promotes the second to the wiki: the union merge glues the other clone's "
+    "version of the first entry (metadata line and body) into the body of the last entry",
+)
+def test_entries_used_in_both_clones_keep_their_boundaries(tmp_path: Path, run_cli: RunCli) -> None:
+    def session(clone: Clone, day: int, topic: str, steps: int) -> None:
+        now, later = f"2026-03-{day:02d}T10:00:00Z", f"2026-03-{day:02d}T11:00:00Z"
+        clone.ok(now, "hot", "set", "fido", "--task", f"Pin the {topic} schema")
+        for n in range(steps):
+            clone.ok(now, "hot", "action", "fido", f"{topic} step {n}")
+        # A one-line contract note: both the session summary's last line and the body of
+        # the knowledge entry Scribe keeps from it.
+        note = f"Note {topic} pipeline contract release module schema, pinned in all packages"
+        note += " we ship"
+        clone.ok(now, "hot", "note", "fido", note)
+        clone.ok(later, "scribe", "end-session", "fido")
+
+    def prepare(origin: Clone) -> None:
+        session(origin, 1, "registry", 4)
+        origin.commit("fido")
+
+    a, b = two_clones(tmp_path, run_cli, prepare=prepare)
+    a.ok("2026-03-02T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
+    session(a, 2, "widget", 2)
+    a.commit("used and added")
+    b.ok("2026-03-03T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
+    assert re.search(r"promote: move [1-9]", b.ok("2026-03-12T10:00:00Z", "scribe", "run"))
+    b.commit("used and promoted")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == into_b.returncode == 0
+    for clone in (a, b):
+        cold = clone.root / ".squad/memory/cold/fido.md"
+        parsed = entries.parse(cold.read_text(encoding="utf-8"))
+        assert not any("tiermem id=" in e.body for e in parsed.entries), "metadata in a body"
+    assert a.entries() == b.entries()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="entries.parse drops a duplicated tiermem-file header only before the first entry: "
+    "when both clones add the same hot file, the other side's header lands in the body of an "
+    "entry, and the result depends on the merge direction",
+)
+def test_a_session_left_open_in_both_clones_merges_the_same_way_in_both_directions(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    work(a, "a", 2, open_agent="flight")
+    work(b, "b", 3, open_agent="flight")
+    a.commit("work in a")
+    b.commit("work in b")
+    into_a, into_b = merge_both_ways(a, b)
+    assert into_a.returncode == into_b.returncode == 0
+    hot = entries.parse((a.root / ".squad/memory/hot/flight.md").read_text(encoding="utf-8"))
+    assert not any("tiermem-file" in e.body for e in hot.entries), "a header inside a body"
+    assert a.entries() == b.entries()
+
+
+def test_an_entry_promoted_in_one_clone_and_used_in_the_other_is_found_once(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli)
+    out = a.ok("2026-03-12T10:00:00Z", "scribe", "run")
+    assert re.search(r"promote: move [1-9]", out)
+    a.commit("promotion")
+    b.ok("2026-03-03T10:00:00Z", "search", "linter commit")
+    b.commit("use")
+    into_a, _ = merge_both_ways(a, b)
+    assert into_a.returncode == 0
+    hits = json.loads(
+        a.ok("2026-03-13T10:00:00Z", "search", "linter before commit", "--format", "json")
+    )
+    ids = [h["id"] for h in hits]
+    assert len(ids) == len(set(ids)), ids
+
+
+def test_decisions_from_two_clones_merge_without_squads_gitattributes(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    a, b = two_clones(tmp_path, run_cli, squad_attributes=False)
+    for clone, side in ((a, "a"), (b, "b")):
+        clone.ok("2026-03-04T10:00:00Z", "decision", "add", "--by", "flight", f"Use tool {side}")
+        clone.commit("decision")
+    into_a, _ = merge_both_ways(a, b)
+    assert into_a.returncode == 0, into_a.stdout + into_a.stderr
