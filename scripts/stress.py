@@ -1363,8 +1363,9 @@ def _canary_paths(root: Path, lines: list[str]) -> dict[str, Callable[[], None]]
 
 
 def phase_canaries(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    from tiermem.maintenance import run
     from tiermem.memory import Memory
-    from tiermem.scribe import end_session, run
+    from tiermem.scribe import end_session
 
     sys.path.insert(0, str(ROOT / "tests"))
     from canaries import CANARIES

@@ -25,9 +25,10 @@ from mcp import Client
 from canaries import CANARIES
 from tiermem import wiki
 from tiermem.decisions import record_decisions
+from tiermem.maintenance import run
 from tiermem.mcp_server import build_server
 from tiermem.memory import Memory
-from tiermem.scribe import end_session, run
+from tiermem.scribe import end_session
 
 RunCli = Callable[..., tuple[int, str, str]]
 

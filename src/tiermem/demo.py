@@ -105,7 +105,7 @@ def run(root: str | None = None, keep: bool = False) -> int:
 
 
 def _finish(root: Path) -> None:
-    from . import scribe, wiki
+    from . import maintenance, wiki
     from .spawn import SpawnRequest, assemble
 
     mem = Memory(root, now="2026-03-12T09:00:00Z")
@@ -117,7 +117,7 @@ def _finish(root: Path) -> None:
         by="tester",
     )
     _say(f"\n== tester asked Scribe for a wiki entry: {entry.id} on wiki/testing.md ({entry.cls})")
-    report = scribe.run(mem)
+    report = maintenance.run(mem)
     _say("\n== 2026-03-12: Scribe maintenance")
     for line in report.lines():
         _say(f"  {line}")

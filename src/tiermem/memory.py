@@ -16,7 +16,8 @@ from .errors import NotFoundError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from .index import Doc, Hit, Index, SyncReport
-    from .scribe import RunReport, SessionReport
+    from .maintenance import RunReport
+    from .scribe import SessionReport
     from .spawn import SpawnResult
     from .squad_import import ImportReport
     from .wiki import Page
@@ -443,7 +444,7 @@ class Memory:
         today = self.clock.stamp()[:10]
         if not any(d.tier in ("cold", "wiki") and d.used[:10] < today for d in docs):
             return  # the common case: already used today, nothing to write
-        from .scribe import refresh
+        from .maintenance import refresh
 
         refresh(self, docs)
 
@@ -502,7 +503,7 @@ class Memory:
 
     def scribe_run(self, dry_run: bool = False) -> RunReport:
         """Scribe maintenance: checkpoints, inbox merge, supersede, promote, expire."""
-        from .scribe import run
+        from .maintenance import run
 
         return run(self, dry_run=dry_run)
 

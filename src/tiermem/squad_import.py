@@ -324,7 +324,7 @@ def _existing_ids(mem: Memory) -> set[str]:
 
 def write(mem: Memory, report: ImportReport) -> None:
     """Write planned entries (one write per tier file), then apply Scribe's rules."""
-    from . import scribe, wiki
+    from . import maintenance, wiki
 
     existing = _existing_ids(mem)
     groups: dict[tuple[str, str], list[Entry]] = {}
@@ -347,7 +347,7 @@ def write(mem: Memory, report: ImportReport) -> None:
         report.written += len(items)
     if report.records:
         # Even when a crashed import already wrote every entry, Scribe's pass must still run.
-        scribe.run(mem, merge_inbox=False)
+        maintenance.run(mem, merge_inbox=False)
         mem._audit(
             "import",
             [],

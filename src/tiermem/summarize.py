@@ -36,7 +36,10 @@ FLOOR_RATIO = 5
 class Summarizer(Protocol):
     """Turns raw session text into a short summary."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What made the summary (shown in audit lines)."""
+        ...
 
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
         """A summary of text in at most about budget_bytes UTF-8 bytes."""
@@ -250,7 +253,11 @@ class _Redacting:
     def __init__(self, inner: FallbackSummarizer, mem: Memory) -> None:
         self.inner = inner
         self.mem = mem
-        self.name = inner.name
+
+    @property
+    def name(self) -> str:
+        """The summarizer that wrote the last summary (extractive after a fallback)."""
+        return self.inner.name
 
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
         """The inner summary with credentials redacted (and audited), then cut to budget."""

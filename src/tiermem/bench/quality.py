@@ -117,7 +117,7 @@ def _policies(mem: Memory) -> tuple[set[str], set[str]]:
 
 def policy_retention(root: Path, now: str, jump_days: int = 400) -> dict[str, Any]:
     """Policies reachable after the replay, and after Scribe runs with the clock jumped."""
-    from ..scribe import run
+    from ..maintenance import run
 
     before, lost_before = _policies(Memory(root, now=now))
     with tempfile.TemporaryDirectory(prefix="tiermem-jump-") as scratch:
@@ -141,7 +141,7 @@ def policy_retention(root: Path, now: str, jump_days: int = 400) -> dict[str, An
 
 def scribe_run_seconds(root: Path, now: str) -> float:
     """Time of a full `scribe run` on a copy of the store."""
-    from ..scribe import run
+    from ..maintenance import run
 
     with tempfile.TemporaryDirectory(prefix="tiermem-run-") as scratch:
         copy = Path(scratch) / "store"

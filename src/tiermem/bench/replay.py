@@ -83,7 +83,7 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
     Scribe ends every session that wrote, and runs its maintenance once a day (at the day's
     first session end) and once more at the end, with now = the commit date.
     """
-    from ..scribe import run
+    from ..maintenance import run
 
     started = time.perf_counter()
     events = load_events(corpus)
