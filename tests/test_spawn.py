@@ -264,8 +264,11 @@ def test_entries_that_do_not_fit_are_left_out(crowded: Memory, budget: int) -> N
     spent = result.tokens["cold"] + result.tokens["wiki"] + result.tokens["policy"]
     assert spent <= budget * 1.25
     assert result.left_out, "fourteen sessions do not fit a small budget"
+    memory, _, escalation = result.prompt.partition("## Escalation")
     for entry_id in result.left_out:
-        assert entry_id not in result.prompt
+        assert entry_id not in memory  # not loaded...
+    for entry_id in result.left_out[:5]:
+        assert entry_id in escalation  # ...but named, so the agent can search for it
     for source in result.sources:
         assert source["id"] in result.prompt
     assert set(result.left_out).isdisjoint(s["id"] for s in result.sources)

@@ -26,7 +26,7 @@ POLICY_SHARE = 0.1
 RELEVANCE_FLOOR = 0.45
 OWN_BOOST = 2.0
 MIN_FILL = 0.3
-LEFT_OUT_SHOWN = 30
+LEFT_OUT_SHOWN = 5
 _STOP = frozenset(
     "a an and are as at be by do for from how in into is it of on or the this to with "
     "what when why add fix make update new use via".split()
@@ -309,13 +309,16 @@ _DATA_NOTE = (
 )
 
 
-def _escalation(agent: str) -> str:
+def _escalation(agent: str, left_out: Sequence[str]) -> str:
+    shown = ", ".join(left_out[:LEFT_OUT_SHOWN])
+    more = f" and {len(left_out) - LEFT_OUT_SHOWN} more" if len(left_out) > LEFT_OUT_SHOWN else ""
+    missing = f" (relevant but over budget: {shown}{more})" if left_out else ""
     return (
         "## Escalation\n"
         "If the task is unclear, memory contradicts it, or you are blocked, stop and report to "
         "the coordinator with what you found. Record blockers and decisions as you go:\n"
         f"`tiermem hot block {agent} TEXT`, `tiermem hot decide {agent} TEXT`.\n"
-        f"Look up anything not loaded here with `tiermem search QUERY --agent {agent}`."
+        f"Look up anything not loaded here{missing} with `tiermem search QUERY --agent {agent}`."
     )
 
 
@@ -381,17 +384,16 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
         fill=int(budget * MIN_FILL),
     )
     charter = _charter(mem, agent) if request.charter else ""
-    prompt, counts = _render(mem, request, charter, hot_block, policy_chosen, chosen, cold, wiki)
+    picked = _Picked(policy_chosen, chosen, left, policy_left)
+    prompt, counts = _render(mem, request, charter, hot_block, picked, cold, wiki)
     while chosen and counts["policy"] + counts["cold"] + counts["wiki"] > budget:
         # Estimates are per entry; the rendered prompt is the truth: drop the weakest entry.
         left.insert(0, chosen.pop())
-        prompt, counts = _render(
-            mem, request, charter, hot_block, policy_chosen, chosen, cold, wiki
-        )
+        prompt, counts = _render(mem, request, charter, hot_block, picked, cold, wiki)
     used = [c.doc for c in [*policy_chosen, *chosen]]
     mem.mark_used(used)
     tiers = ["hot"] + (["cold"] if cold else []) + (["wiki"] if wiki else [])
-    left_out = [c.doc.id for c in [*policy_left, *left]]
+    left_out = picked.left_out
     return SpawnResult(
         agent=agent,
         situation=seen.name,
@@ -405,16 +407,31 @@ def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
     )
 
 
+@dataclass
+class _Picked:
+    """What packing chose (and left out) for each part of the memory context."""
+
+    policies: list[_Candidate]
+    chosen: list[_Candidate]
+    left: list[_Candidate]
+    policy_left: list[_Candidate]
+
+    @property
+    def left_out(self) -> list[str]:
+        """Ids of relevant entries that did not fit, most relevant first."""
+        return [c.doc.id for c in [*self.left, *self.policy_left]]
+
+
 def _render(
     mem: Memory,
     request: SpawnRequest,
     charter: str,
     hot_block: str,
-    policies: list[_Candidate],
-    chosen: list[_Candidate],
+    picked: _Picked,
     cold: bool,
     wiki: bool,
 ) -> tuple[str, dict[str, int]]:
+    policies, chosen = picked.policies, picked.chosen
     agent = request.agent
     sections = {"hot": hot_block, "policy": "", "cold": "", "wiki": ""}
     if policies:
@@ -422,18 +439,18 @@ def _render(
             "policy", 'pinned="true"', [_entry_block(c.doc) for c in policies]
         )
     for tier in ("cold", "wiki"):
-        picked = [c.doc for c in chosen if c.kind == tier]
-        if not picked:
+        docs = [c.doc for c in chosen if c.kind == tier]
+        if not docs:
             continue
         if request.refs:
-            files = sorted({d.path for d in picked})
-            ids = ", ".join(d.id for d in picked)
+            files = sorted({d.path for d in docs})
+            ids = ", ".join(d.id for d in docs)
             sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
         else:
             sections[tier] = _fenced(
                 tier,
                 f'agent="{agent}"' if tier == "cold" else 'scope="team"',
-                [_entry_block(d) for d in picked],
+                [_entry_block(d) for d in docs],
             )
     memory = ["## Memory Context", _DATA_NOTE, "### Hot (current session)\n" + hot_block]
     if sections["policy"]:
@@ -448,7 +465,8 @@ def _render(
             "### Wiki (team knowledge, chosen for this task)\n"
             + (sections["wiki"] or "(nothing relevant)")
         )
-    prompt = "\n\n".join([*_head(request, charter), "\n\n".join(memory), _escalation(agent)]) + "\n"
+    escalation = _escalation(agent, picked.left_out)
+    prompt = "\n\n".join([*_head(request, charter), "\n\n".join(memory), escalation]) + "\n"
     counts = {tier: tokens.count(text) if text else 0 for tier, text in sections.items()}
     counts["total"] = tokens.count(prompt)
     return prompt, counts
