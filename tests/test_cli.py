@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tiermem import store as tiermem_store
 from tiermem.cli import build_parser
-from tiermem.entries import parse
+from tiermem.entries import Entry, TierFile, parse
 from tiermem.memory import Memory
 
 RunCli = Callable[..., tuple[int, str, str]]
@@ -59,6 +60,29 @@ def test_every_command_rejects_an_unknown_option_in_one_line(
     run_cli: RunCli, path: tuple[str, ...]
 ) -> None:
     assert one_line_error(*run_cli(*path, "--no-such-option"))
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "tiermem")
+def test_a_parser_built_for_one_command_parses_it_like_the_whole_parser(
+    path: tuple[str, ...],
+) -> None:
+    def described(parser: argparse.ArgumentParser) -> list[tuple[str, ...]]:
+        shape = []
+        for sub in [p for p in _commands(parser) if p[: len(path)] == path]:
+            node = parser
+            for name in sub:
+                node = next(
+                    a.choices[name]
+                    for a in node._actions
+                    if isinstance(a, argparse._SubParsersAction)
+                )
+            shape.append(
+                (*sub, "|", *sorted(str(a.option_strings or a.dest) for a in node._actions))
+            )
+        return shape
+
+    for argv in (path, ("--root", "hot", *path), ("--ro=x", "--now", "search", *path)):
+        assert described(build_parser(argv)) == described(build_parser())
 
 
 def test_version_is_known(run_cli: RunCli) -> None:
@@ -329,6 +353,21 @@ def test_search_filters(searchable: Memory, run_cli: RunCli) -> None:
     assert len(json.loads(out)) == 1
     assert one_line_error(*run_cli("search", "parser", "--limit", "0", *root))
     assert one_line_error(*run_cli("search", "parser", "--agent", "../x", *root))
+
+
+def test_ties_in_score_go_to_the_newer_entry_even_across_the_limit(store: Memory) -> None:
+    # Twelve entries with the same text score the same: a cut at 5 falls inside the tie.
+    twins = [
+        Entry(f"c-{n:010x}", "learning", "parser retry", created=f"2026-01-{n + 1:02d}T00:00:00Z")
+        for n in range(12)
+    ]
+    shuffled = [twins[n] for n in (5, 0, 11, 3, 8, 1, 10, 6, 2, 9, 4, 7)]  # not in date order
+    cold = TierFile(heading="ada: cold memory", meta={"tier": "cold"}, entries=shuffled)
+    tiermem_store.save(store.layout, store.layout.tier_file("cold", "ada"), cold)
+    newest_first = [e.id for e in sorted(twins, key=lambda e: e.created, reverse=True)]
+    for limit in (1, 5, 11, 12, 50):
+        hits = store.search("parser retry", tier="cold", limit=limit)
+        assert [h.doc.id for h in hits] == newest_first[:limit]
 
 
 # --- stats ----------------------------------------------------------------------------------

@@ -342,7 +342,7 @@ def _add(
 
 
 def _hot_parsers(sub: Any) -> None:
-    hot = _add(sub, "hot", cmd_hot, "read and write an agent's hot tier (the current session)")
+    hot = _add(sub, "hot", cmd_hot, _HELP["hot"])
     verbs = hot.add_subparsers(
         dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -377,7 +377,7 @@ def _hot_parsers(sub: Any) -> None:
 
 
 def _scribe_parsers(sub: Any) -> None:
-    scribe = _add(sub, "scribe", cmd_scribe, "run the memory keeper")
+    scribe = _add(sub, "scribe", cmd_scribe, _HELP["scribe"])
     verbs = scribe.add_subparsers(
         dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -398,7 +398,7 @@ def _scribe_parsers(sub: Any) -> None:
 
 
 def _wiki_parsers(sub: Any) -> None:
-    wiki = _add(sub, "wiki", cmd_wiki, "the team wiki: durable knowledge by topic")
+    wiki = _add(sub, "wiki", cmd_wiki, _HELP["wiki"])
     verbs = wiki.add_subparsers(
         dest="wiki_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -415,7 +415,7 @@ def _wiki_parsers(sub: Any) -> None:
 
 
 def _spawn_parser(sub: Any) -> None:
-    p = _add(sub, "spawn", cmd_spawn, "render the prompt for spawning an agent on a task")
+    p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"])
     p.add_argument("agent", metavar="AGENT")
     p.add_argument("--task", required=True, help="the task ('-' reads stdin)")
     p.add_argument("--why", help="why the task matters")
@@ -457,7 +457,7 @@ def _spawn_parser(sub: Any) -> None:
 def _bench_parsers(sub: Any) -> None:
     """The bench commands (their code is only imported when one runs)."""
     add, parser_class, run = _add, _Parser, cmd_bench
-    bench = add(sub, "bench", run, "benchmarks: replay a team, evaluate probes, measure speed")
+    bench = add(sub, "bench", run, _HELP["bench"])
     verbs: Any = bench.add_subparsers(
         dest="bench_action", metavar="ACTION", required=True, parser_class=parser_class
     )
@@ -506,8 +506,102 @@ def _bench_parsers(sub: Any) -> None:
     speed.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line."""
+def _decision_parsers(sub: Any) -> None:
+    decision = _add(sub, "decision", cmd_decision, _HELP["decision"])
+    verbs = decision.add_subparsers(
+        dest="decision_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
+    add = _add(verbs, "add", cmd_decision, "record a team decision (also in .squad/decisions.md)")
+    add.add_argument("--by", required=True, metavar="AGENT", help="who decided")
+    add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
+
+
+def _import_parsers(sub: Any) -> None:
+    imp = _add(sub, "import", cmd_import, _HELP["import"])
+    sources = imp.add_subparsers(
+        dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser
+    )
+    squad = _add(sources, "squad", cmd_import, "import .squad/ histories and decisions into tiers")
+    squad.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
+    _format(squad)
+
+
+def _search_parser(sub: Any) -> None:
+    search = _add(sub, "search", cmd_search, _HELP["search"])
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--agent", metavar="AGENT", help="only this agent's memory")
+    search.add_argument("--tier", choices=("hot", "cold", "wiki", "archive"), help="only this tier")
+    search.add_argument("--limit", type=int, default=10, metavar="K", help="results (default 10)")
+    _format(search)
+
+
+def _simple_parsers(sub: Any, name: str) -> None:
+    if name == "init":
+        _add(sub, "init", cmd_init, _HELP["init"])
+    elif name == "demo":
+        demo = _add(sub, "demo", cmd_demo, _HELP["demo"])
+        demo.add_argument(
+            "--keep", action="store_true", help="keep the scratch folder and print its path"
+        )
+    elif name == "reindex":
+        reindex = _add(sub, "reindex", cmd_reindex, _HELP["reindex"])
+        reindex.add_argument(
+            "--check", action="store_true", help="only report drift (exit 1 if any)"
+        )
+    elif name == "stats":
+        _format(_add(sub, "stats", cmd_stats, _HELP["stats"]))
+    elif name == "serve":
+        _add(sub, "serve", cmd_serve, _HELP["serve"])
+
+
+_HELP = {
+    "init": "create .squad/memory/ with its tiers, config and git settings",
+    "demo": "run a built-in example team in a scratch folder and explain it",
+    "hot": "read and write an agent's hot tier (the current session)",
+    "search": "search every tier and the archive (BM25)",
+    "reindex": "rebuild the search index from the files",
+    "stats": "entries, bytes and tokens per agent and tier",
+    "scribe": "run the memory keeper",
+    "decision": "record team decisions",
+    "wiki": "the team wiki: durable knowledge by topic",
+    "spawn": "render the prompt for spawning an agent on a task",
+    "import": "import existing team memory",
+    "serve": "serve memory to agents over MCP (stdio)",
+    "bench": "benchmarks: replay a team, evaluate probes, measure speed",
+}
+
+_BUILDERS: dict[str, Callable[[Any], None]] = {
+    "hot": _hot_parsers,
+    "search": _search_parser,
+    "scribe": _scribe_parsers,
+    "decision": _decision_parsers,
+    "wiki": _wiki_parsers,
+    "spawn": _spawn_parser,
+    "import": _import_parsers,
+    "bench": _bench_parsers,
+}
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command an argument list runs, found without parsing it (None if unclear)."""
+    takes_value = False
+    for token in argv:
+        if takes_value:
+            takes_value = False
+        elif token.startswith("--") and "=" not in token and len(token) > 2:
+            # argparse accepts any unambiguous prefix of an option, like --ro for --root
+            takes_value = "--root".startswith(token) or "--now".startswith(token)
+        elif not token.startswith("-"):
+            return token if token in _HELP else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line; given the arguments, only their command's options are built.
+
+    Building all thirty-odd subparsers costs more than a whole `hot show`, so a command
+    line that names its command gets that one in full and the rest as one-line stubs.
+    """
     parser = _Parser(
         prog="tiermem",
         description=_DESCRIPTION,
@@ -519,43 +613,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )
-    _add(sub, "init", cmd_init, "create .squad/memory/ with its tiers, config and git settings")
-    demo = _add(
-        sub, "demo", cmd_demo, "run a built-in example team in a scratch folder and explain it"
-    )
-    demo.add_argument(
-        "--keep", action="store_true", help="keep the scratch folder and print its path"
-    )
-    _hot_parsers(sub)
-    search = _add(sub, "search", cmd_search, "search every tier and the archive (BM25)")
-    search.add_argument("query", metavar="QUERY")
-    search.add_argument("--agent", metavar="AGENT", help="only this agent's memory")
-    search.add_argument("--tier", choices=("hot", "cold", "wiki", "archive"), help="only this tier")
-    search.add_argument("--limit", type=int, default=10, metavar="K", help="results (default 10)")
-    _format(search)
-    reindex = _add(sub, "reindex", cmd_reindex, "rebuild the search index from the files")
-    reindex.add_argument("--check", action="store_true", help="only report drift (exit 1 if any)")
-    stats = _add(sub, "stats", cmd_stats, "entries, bytes and tokens per agent and tier")
-    _format(stats)
-    _scribe_parsers(sub)
-    decision = _add(sub, "decision", cmd_decision, "record team decisions")
-    dverbs = decision.add_subparsers(
-        dest="decision_action", metavar="ACTION", required=True, parser_class=_Parser
-    )
-    add = _add(dverbs, "add", cmd_decision, "record a team decision (also in .squad/decisions.md)")
-    add.add_argument("--by", required=True, metavar="AGENT", help="who decided")
-    add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
-    _wiki_parsers(sub)
-    _spawn_parser(sub)
-    imp = _add(sub, "import", cmd_import, "import existing team memory")
-    iverbs = imp.add_subparsers(
-        dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser
-    )
-    squad = _add(iverbs, "squad", cmd_import, "import .squad/ histories and decisions into tiers")
-    squad.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
-    _format(squad)
-    _add(sub, "serve", cmd_serve, "serve memory to agents over MCP (stdio)")
-    _bench_parsers(sub)
+    wanted = None if argv is None else _command_in(argv)
+    for name, help_text in _HELP.items():
+        if wanted is not None and name != wanted:
+            sub.add_parser(name, help=help_text)
+        elif name in _BUILDERS:
+            _BUILDERS[name](sub)
+        else:
+            _simple_parsers(sub, name)
     return parser
 
 
@@ -580,8 +645,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run one command, map user errors to exit status 2."""
     from .errors import TiermemError
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(arguments).parse_args(arguments)
     try:
         code: int = args.handler(args)
     except TiermemError as exc:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import ParseError
+from .record import dataclass, field, fields, replace
 
 
 @dataclass(frozen=True)
@@ -119,6 +118,8 @@ def load(path: Path) -> Config:
     config = Config()
     if not path.exists():
         return config
+    import tomllib  # only stores with a config file pay for the parser
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ from . import archive, squad_parse, store
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, split_entry
 from .errors import ParseError
+from .record import dataclass, field, replace
 
 if TYPE_CHECKING:
     from .memory import Memory

@@ -18,10 +18,10 @@ or ``>``. The same id appearing twice (a union merge, a copy) is folded on read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .errors import ParseError
+from .record import dataclass, field, fields, replace
 
 CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
 STRUCTURED = frozenset({"policy", "decision", "convention", "contract"})

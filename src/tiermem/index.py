@@ -15,14 +15,14 @@ import re
 import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import archive, store
 from .entries import Entry
 from .errors import ParseError
+from .record import dataclass, field
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -39,9 +39,10 @@ CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
 CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
+CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    title, text, scope, tokenize='porter unicode61');
+    title, text, tokenize='porter unicode61');
 """
 
 
@@ -63,6 +64,14 @@ class Doc:
     trust: str = ""
     tags: str = ""
     tokens: int = 0
+
+
+_DOC_FIELDS = (
+    "id tier agent path title text cls status created used session trust tags tokens".split()
+)
+_DOC_COLUMNS = ", ".join(_DOC_FIELDS)
+# Titles weigh four times the body: a word in the heading says what the entry is about.
+_BM25 = "bm25(docs_fts, 4.0, 1.0)"
 
 
 @dataclass(frozen=True)
@@ -113,23 +122,28 @@ def fts_query(query: str) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def scope_terms(agent: str, tier: str, status: str) -> str:
-    """Filter terms stored with each document, so FTS itself narrows by agent, tier, status.
+def _scope(
+    agents: Sequence[str], tiers: Sequence[str], active_only: bool, paths: Sequence[str]
+) -> tuple[str, list[object]]:
+    """A filter on the matching rows by agent, tier, status and file, with its arguments.
 
-    Agent names are hex-encoded: they may hold '-' or '.', which the tokenizer splits on.
+    The filter is a set of rowids built once per query (the `+` keeps SQLite from looking the
+    set up row by row through FTS5), so BM25 scores only the documents in scope.
     """
-    return f"ag{agent.encode('utf-8').hex() or '0'} ti{tier} st{status or 'active'}"
-
-
-def _scope_match(agents: Sequence[str], tiers: Sequence[str], active_only: bool) -> str:
-    parts = []
-    if agents:
-        parts.append(" OR ".join(f"ag{a.encode('utf-8').hex() or '0'}" for a in agents))
-    if tiers:
-        parts.append(" OR ".join(f"ti{t}" for t in tiers))
+    conditions: list[str] = []
+    args: list[object] = []
+    for column, values in (("agent", agents), ("tier", tiers), ("path", paths)):
+        if values:
+            conditions.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
     if active_only:
-        parts.append("stactive")
-    return " AND ".join(f"scope:({p})" for p in parts)
+        conditions.append("status=''")
+    if not conditions:
+        return "", []
+    return (
+        f" AND +docs_fts.rowid IN (SELECT rowid FROM docs WHERE {' AND '.join(conditions)})",
+        args,
+    )
 
 
 def _sha(data: bytes | str) -> str:
@@ -391,8 +405,8 @@ class Index:
                 ),
             )
             self.db.execute(
-                "INSERT INTO docs_fts(rowid, title, text, scope) VALUES(?, ?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text, scope_terms(doc.agent, doc.tier, doc.status)),
+                "INSERT INTO docs_fts(rowid, title, text) VALUES(?, ?, ?)",
+                (cur.lastrowid, doc.title, doc.text),
             )
 
     def token_counts(self, texts: list[str]) -> list[int]:
@@ -464,34 +478,65 @@ class Index:
         active_only: bool = False,
         paths: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """BM25-ranked documents matching any word of the query."""
+        """BM25-ranked documents matching any word of the query.
+
+        Ties in score go to the newer document, then to the smaller id.
+        """
         words = fts_query(query)
         if not words or limit <= 0:
             return []
         agents = [agent] if isinstance(agent, str) else list(agent or [])
-        scope = _scope_match(agents, list(tiers or []), active_only)
-        match = f"{{title text}}: ({words})" + (f" AND {scope}" if scope else "")
-        sql = (
-            "SELECT d.id, d.tier, d.agent, d.path, d.title, d.text, d.cls, d.status, d.created,"
-            " d.used, d.session, d.trust, d.tags, d.tokens, bm25(docs_fts, 4.0, 1.0, 0.0) AS score"
-            " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?"
+        scope, scope_args = _scope(agents, tiers or [], active_only, paths or [])
+        ranked = self._ranked(words, scope, scope_args, limit)
+        if ranked is None:
+            return self._ranked_in_full(words, scope, scope_args, limit)
+        scores = dict(ranked)
+        marks = ",".join("?" * len(scores))
+        rows = self.db.execute(
+            f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
         )
-        args: list[object] = [match]
-        if paths:
-            sql += f" AND d.path IN ({','.join('?' * len(paths))})"
-            args.extend(paths)
-        sql += " ORDER BY score, d.created DESC, d.id LIMIT ?"
-        args.append(limit)
-        return [Hit(Doc(*row[:14]), -float(row[14])) for row in self.db.execute(sql, args)]
+        hits = [Hit(Doc(*row[1:]), -scores[row[0]]) for row in rows]
+        hits.sort(key=lambda h: h.doc.id)
+        hits.sort(key=lambda h: h.doc.created, reverse=True)
+        hits.sort(key=lambda h: -h.score)
+        return hits
+
+    def _ranked(
+        self, words: str, scope: str, scope_args: list[object], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """(rowid, bm25) of the best `limit` matches, or None when a tie crosses the cut.
+
+        Ranking rowids alone lets SQLite keep only the best few while it scores: joining the
+        documents first would sort every match with its text.
+        """
+        rows: list[tuple[int, float]] = self.db.execute(
+            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
+            " ORDER BY score LIMIT ?",
+            [words, *scope_args, limit + 1],
+        ).fetchall()
+        if len(rows) > limit:
+            if rows[limit][1] == rows[limit - 1][1]:
+                return None  # which of the tied documents make the cut depends on their dates
+            del rows[limit:]
+        return rows
+
+    def _ranked_in_full(
+        self, words: str, scope: str, scope_args: list[object], limit: int
+    ) -> list[Hit]:
+        """The search with ties broken inside SQLite, for the rare cut through a tie."""
+        rows = self.db.execute(
+            f"SELECT {', '.join(f'd.{c}' for c in _DOC_FIELDS)}, {_BM25} AS score"
+            f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?{scope}"
+            " ORDER BY score, d.created DESC, d.id LIMIT ?",
+            [words, *scope_args, limit],
+        )
+        return [Hit(Doc(*row[:14]), -float(row[14])) for row in rows]
 
     def docs(
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
     ) -> list[Doc]:
         """All indexed documents, optionally of one tier, agent or class."""
-        sql = (
-            "SELECT id, tier, agent, path, title, text, cls, status, created, used, session,"
-            " trust, tags, tokens FROM docs WHERE 1=1"
-        )
+        sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
         if tier:
             sql += " AND tier=?"

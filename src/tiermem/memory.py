@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import archive, audit, config, hot, store, validate
+from . import archive, audit, hot, store, validate
 from .clock import Clock
 from .entries import Entry, TierFile
 from .errors import NotFoundError, StoreError, UsageError
+from .record import dataclass, field, replace
 
 if TYPE_CHECKING:
+    from .config import Config
     from .index import Doc, Hit, Index, SyncReport
     from .maintenance import RunReport
     from .scribe import SessionReport
@@ -126,8 +127,21 @@ class Memory:
         self.root = discover_root(root) if must_exist or root is None else Path(root).resolve()
         self.layout = store.Layout(self.root)
         self.clock = Clock(now)
-        self.config = config.load(self.layout.config)
+        self._config: Config | None = None
         self._index: Index | None = None
+
+    @property
+    def config(self) -> Config:
+        """The store's settings, read from config.toml when first needed.
+
+        Reading the file is a parse of TOML; commands that need no setting (`hot show`,
+        `search`) start faster without it.
+        """
+        if self._config is None:
+            from . import config
+
+            self._config = config.load(self.layout.config)
+        return self._config
 
     # --- housekeeping -------------------------------------------------------------------
 
@@ -142,6 +156,8 @@ class Memory:
         folder = Path(root).expanduser().resolve()
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a directory")
+        from .config import render_default
+
         layout = store.Layout(folder)
         created: list[str] = []
         for tier in (*store.TIERS, "queue"):
@@ -150,7 +166,7 @@ class Memory:
                 path.mkdir(parents=True)
                 created.append(layout.relative(path) + "/")
         for path, text in (
-            (layout.config, config.render_default()),
+            (layout.config, render_default()),
             (layout.memory / ".gitignore", _GITIGNORE),
             (layout.memory / ".gitattributes", _GITATTRIBUTES),
         ):

@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from .record import dataclass
 
 __all__ = ["KINDS", "redact"]
 

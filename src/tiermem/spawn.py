@@ -9,14 +9,15 @@ byte-identical prompt.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import tokens, validate
 from .errors import NotFoundError, UsageError
 from .index import Doc, Hit
+from .record import dataclass, field
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -243,13 +244,23 @@ _CLASS_ORDER = {
 
 
 def _recency(doc: Doc) -> float:
-    digits = "".join(ch for ch in doc.created if ch.isdigit())[:14]
+    return _stamp_number(doc.created)
+
+
+@functools.lru_cache(maxsize=8192)
+def _stamp_number(created: str) -> float:
+    digits = "".join(ch for ch in created if ch.isdigit())[:14]
     return float(digits or 0)
 
 
 def _cost(doc: Doc) -> int:
     """Tokens of an entry's block: its text (counted when indexed) and its heading marks."""
-    return doc.tokens + tokens.count(f"#### {_marks(doc)}") + 2
+    return doc.tokens + _heading_tokens(f"#### {_marks(doc)}") + 2
+
+
+# Packing prices every candidate, often the same ones again in a long-lived process (a server,
+# a benchmark): their headings are counted once.
+_heading_tokens = functools.lru_cache(maxsize=8192)(tokens.count)
 
 
 def _pack(
@@ -269,9 +280,10 @@ def _pack(
         weak = cand.score < floor and cand.score > 0.0
         if weak and spent >= fill:
             continue
-        if spent + _cost(cand.doc) <= budget:
+        cost = _cost(cand.doc)
+        if spent + cost <= budget:
             chosen.append(cand)
-            spent += _cost(cand.doc)
+            spent += cost
         elif not weak:
             left.append(cand)
     return chosen, left

@@ -10,13 +10,13 @@ under `.squad/memory/`, and a file whose exact content was imported before is sk
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import archive, squad_parse, store
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, split_entry
+from .record import dataclass, field
 from .summarize import ExtractiveSummarizer, budget_for
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ class _Planner:
 
 def _dated(entry: Entry) -> Entry:
     """An imported decision was last relevant when it was made."""
-    from dataclasses import replace
+    from .record import replace
 
     return replace(entry, used=entry.created)
 

@@ -10,9 +10,10 @@ import hashlib
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from itertools import accumulate
 from operator import add
+
+from .record import dataclass, replace
 
 __all__ = [
     "Section",
