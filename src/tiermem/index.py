@@ -22,7 +22,7 @@ from .entries import Entry
 from .errors import ParseError
 from .record import dataclass, field
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -42,7 +42,7 @@ CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    title, text, tokenize='porter unicode61');
+    title, text, owner, tokenize='porter unicode61');
 """
 
 
@@ -71,7 +71,7 @@ _DOC_FIELDS = (
 )
 _DOC_COLUMNS = ", ".join(_DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
-_BM25 = "bm25(docs_fts, 4.0, 1.0)"
+_BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
 @dataclass(frozen=True)
@@ -122,22 +122,40 @@ def fts_query(query: str) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
+def _owner_term(agent: str) -> str:
+    """The agent as one FTS5 token: names may hold '-' or '.', which the tokenizer splits on."""
+    return f"ag{agent.encode('utf-8').hex() or '0'}"
+
+
+def _match(words: str, agents: Sequence[str]) -> str:
+    """The FTS5 query: any of the words, in a title or text, of one of the agents if named.
+
+    FTS5 narrows by agent itself, skipping through the agent's short list of rows. Tier and
+    status are left to `_scope`: their terms would be in most rows, and BM25 reads the whole
+    row list of every term in the query to weigh it.
+    """
+    match = f"{{title text}}: ({words})"
+    if agents:
+        match += f" AND owner: ({' OR '.join(_owner_term(a) for a in agents)})"
+    return match
+
+
 def _scope(
     agents: Sequence[str], tiers: Sequence[str], active_only: bool, paths: Sequence[str]
 ) -> tuple[str, list[object]]:
-    """A filter on the matching rows by agent, tier, status and file, with its arguments.
+    """A filter on the matching rows by tier, status and file, with its arguments.
 
     The filter is a set of rowids built once per query (the `+` keeps SQLite from looking the
     set up row by row through FTS5), so BM25 scores only the documents in scope.
     """
     conditions: list[str] = []
     args: list[object] = []
-    for column, values in (("agent", agents), ("tier", tiers), ("path", paths)):
-        if values:
-            conditions.append(f"{column} IN ({','.join('?' * len(values))})")
-            args.extend(values)
     if active_only:
         conditions.append("status=''")
+    for column, values in (("tier", tiers), ("path", paths), ("agent", agents)):
+        if values and (conditions or column != "agent"):  # FTS5 filters by agent alone
+            conditions.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
     if not conditions:
         return "", []
     return (
@@ -405,8 +423,8 @@ class Index:
                 ),
             )
             self.db.execute(
-                "INSERT INTO docs_fts(rowid, title, text) VALUES(?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text),
+                "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
+                (cur.lastrowid, doc.title, doc.text, _owner_term(doc.agent)),
             )
 
     def token_counts(self, texts: list[str]) -> list[int]:
@@ -487,9 +505,10 @@ class Index:
             return []
         agents = [agent] if isinstance(agent, str) else list(agent or [])
         scope, scope_args = _scope(agents, tiers or [], active_only, paths or [])
-        ranked = self._ranked(words, scope, scope_args, limit)
+        match = _match(words, agents)
+        ranked = self._ranked(match, scope, scope_args, limit)
         if ranked is None:
-            return self._ranked_in_full(words, scope, scope_args, limit)
+            return self._ranked_in_full(match, scope, scope_args, limit)
         scores = dict(ranked)
         marks = ",".join("?" * len(scores))
         rows = self.db.execute(
@@ -502,7 +521,7 @@ class Index:
         return hits
 
     def _ranked(
-        self, words: str, scope: str, scope_args: list[object], limit: int
+        self, match: str, scope: str, scope_args: list[object], limit: int
     ) -> list[tuple[int, float]] | None:
         """(rowid, bm25) of the best `limit` matches, or None when a tie crosses the cut.
 
@@ -512,7 +531,7 @@ class Index:
         rows: list[tuple[int, float]] = self.db.execute(
             f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
             " ORDER BY score LIMIT ?",
-            [words, *scope_args, limit + 1],
+            [match, *scope_args, limit + 1],
         ).fetchall()
         if len(rows) > limit:
             if rows[limit][1] == rows[limit - 1][1]:
@@ -521,14 +540,14 @@ class Index:
         return rows
 
     def _ranked_in_full(
-        self, words: str, scope: str, scope_args: list[object], limit: int
+        self, match: str, scope: str, scope_args: list[object], limit: int
     ) -> list[Hit]:
         """The search with ties broken inside SQLite, for the rare cut through a tie."""
         rows = self.db.execute(
             f"SELECT {', '.join(f'd.{c}' for c in _DOC_FIELDS)}, {_BM25} AS score"
             f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?{scope}"
             " ORDER BY score, d.created DESC, d.id LIMIT ?",
-            [words, *scope_args, limit],
+            [match, *scope_args, limit],
         )
         return [Hit(Doc(*row[:14]), -float(row[14])) for row in rows]
 
