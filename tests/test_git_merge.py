@@ -6,53 +6,30 @@ Both clones run sessions for the same and for different agents, record decisions
 wiki entries, run Scribe and search (which refreshes last-use times), and commit. Merging
 one into the other, in either direction, must succeed without conflict markers, leave a
 store that loads, show no entry id twice, lose nothing, and pick the same version of an
-entry both clones changed.
+entry both clones changed. The git helpers are in tests/merges.py, which scripts/stress.py
+(`merge`) also uses.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from merges import conflict_markers, entries_by_file, git, merge_both_ways, new_repository
+from reliability import files_text
 from tiermem import entries, store
 
 RunCli = Callable[..., tuple[int, str, str]]
 
-SQUAD_ATTRIBUTES = (
-    ".squad/decisions.md merge=union\n"
-    ".squad/agents/*/history.md merge=union\n"
-    ".squad/log/** merge=union\n"
-    ".squad/orchestration-log/** merge=union\n"
-)
-_CONFLICT = re.compile(r"^(<{7}|>{7}|={7})( |$)", re.MULTILINE)
 _MARK = re.compile(r"mark-[a-z0-9-]+")
 NOW_AFTER = "2026-04-01T10:00:00Z"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-@pytest.fixture(autouse=True)
-def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A git that reads no user or system configuration."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for key in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{key}_NAME", "tiermem test")
-        monkeypatch.setenv(f"GIT_{key}_EMAIL", "test@example.invalid")
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    if check:
-        assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stdout}{proc.stderr}"
-    return proc
 
 
 class Clone:
@@ -75,30 +52,14 @@ class Clone:
         return git(self.root, "rev-parse", "HEAD").stdout.strip()
 
     def memory_text(self) -> str:
-        parts = []
-        for path in sorted((self.root / ".squad" / "memory").rglob("*")):
-            if path.is_file() and not path.name.startswith("index.sqlite"):
-                parts.append(path.read_bytes().decode("utf-8", "replace"))
-        return "\n".join(parts)
+        return files_text(self.root)
 
     def entries(self) -> dict[str, list[str]]:
-        """Each tier file's entries (order-free), as a merge leaves them."""
-        layout = store.Layout(self.root)
-        out = {}
-        for tier in ("hot", "cold", "wiki", "queue"):
-            for path in sorted((layout.memory / tier).glob("*.md")):
-                parsed = store.load(layout, tier, path)
-                assert parsed is not None
-                out[f"{tier}/{path.name}"] = sorted(repr(e) for e in parsed.entries)
-        return out
+        return entries_by_file(self.root)
 
 
 def make_origin(base: Path, run_cli: RunCli, squad_attributes: bool = True) -> Path:
-    origin = base / "origin"
-    origin.mkdir()
-    git(origin, "init", "-q", "-b", "main")
-    if squad_attributes:
-        (origin / ".gitattributes").write_text(SQUAD_ATTRIBUTES, encoding="utf-8")
+    origin = new_repository(base / "origin", squad_attributes)
     first = Clone(origin, run_cli)
     first.ok("2026-03-01T09:00:00Z", "init")
     first.ok(
@@ -160,23 +121,10 @@ def two_clones(
     return clones
 
 
-def merge_both_ways(a: Clone, b: Clone) -> tuple[subprocess.CompletedProcess[str], ...]:
-    """Merge b into a and a into b (each from the other's commit before any merge)."""
-    git(a.root, "fetch", "-q", str(b.root), "main:refs/remotes/other/main")
-    git(b.root, "fetch", "-q", str(a.root), "main:refs/remotes/other/main")
-    return tuple(
-        git(c.root, "merge", "--no-edit", "-q", "refs/remotes/other/main", check=False)
-        for c in (a, b)
-    )
-
-
 def assert_merged_store_is_sound(clone: Clone, marks: set[str]) -> None:
     status = git(clone.root, "status", "--porcelain").stdout
     assert status == "", f"unmerged or dirty after the merge:\n{status}"
-    for path in sorted((clone.root / ".squad").rglob("*")):
-        if path.is_file() and not path.name.startswith("index.sqlite"):
-            text = path.read_bytes().decode("utf-8", "replace")
-            assert not _CONFLICT.search(text), f"conflict markers in {path}"
+    assert conflict_markers(clone.root) == []
     now = "2026-03-30T10:00:00Z"
     clone.ok(now, "hot", "show", "flight")
     clone.ok(now, "stats")
@@ -224,7 +172,7 @@ def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
     work(b, "b", 3)
     a.commit("work in a")
     b.commit("work in b")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == 0, into_a.stdout + into_a.stderr
     assert into_b.returncode == 0, into_b.stdout + into_b.stderr
     marks = a.marks | b.marks
@@ -271,7 +219,7 @@ def test_two_decisions_with_one_title_from_two_clones_stay_two_entries(
         )
         written[clone.root.name] = re.findall(r"d-[0-9a-f]{10}", out)[0]
         clone.commit("cache decision")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     for clone in (a, b):
         text = clone.memory_text()
@@ -286,7 +234,7 @@ def test_a_merge_conflict_on_one_entry_is_reported(tmp_path: Path, run_cli: RunC
     for clone, day in ((a, 4), (b, 5)):
         clone.ok(f"2026-03-{day:02d}T10:00:00Z", "search", "reader rewrite")
         clone.commit("used the reader entry")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     # The same (newest) version wins whichever way the merge went.
     assert a.entries()["cold/eecom.md"] == b.entries()["cold/eecom.md"]
@@ -317,7 +265,7 @@ def test_hand_edits_of_one_entry_in_both_clones_resolve_the_same_way_and_are_rep
     for clone, side in ((a, "a"), (b, "b")):
         # Title and body both change: each side's whole entry survives the union merge.
         _hand_edit(clone, "Reader rewrite started", f"Reader rewrite edited in {side}")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     assert a.entries() == b.entries()
     for clone in (a, b):
@@ -343,7 +291,7 @@ def test_hand_edits_of_one_body_line_in_both_clones_resolve_the_same_way_and_are
     a, b = two_clones(tmp_path, run_cli)
     for clone, side in ((a, "a"), (b, "b")):
         _hand_edit(clone, "-->\nReader rewrite started", f"-->\nReader rewrite edited in {side}")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     for clone in (a, b):
         text = clone.memory_text()
@@ -383,7 +331,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(tmp_path: Path, run_c
     b.ok("2026-03-03T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
     assert re.search(r"promote: move [1-9]", b.ok("2026-03-12T10:00:00Z", "scribe", "run"))
     b.commit("used and promoted")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     for clone in (a, b):
         cold = clone.root / ".squad/memory/cold/fido.md"
@@ -406,7 +354,7 @@ def test_a_session_left_open_in_both_clones_merges_the_same_way_in_both_directio
     work(b, "b", 3, open_agent="flight")
     a.commit("work in a")
     b.commit("work in b")
-    into_a, into_b = merge_both_ways(a, b)
+    into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     hot = entries.parse((a.root / ".squad/memory/hot/flight.md").read_text(encoding="utf-8"))
     assert not any("tiermem-file" in e.body for e in hot.entries), "a header inside a body"
@@ -422,7 +370,7 @@ def test_an_entry_promoted_in_one_clone_and_used_in_the_other_is_found_once(
     a.commit("promotion")
     b.ok("2026-03-03T10:00:00Z", "search", "linter commit")
     b.commit("use")
-    into_a, _ = merge_both_ways(a, b)
+    into_a, _ = merge_both_ways(a.root, b.root)
     assert into_a.returncode == 0
     hits = json.loads(
         a.ok("2026-03-13T10:00:00Z", "search", "linter before commit", "--format", "json")
@@ -438,5 +386,5 @@ def test_decisions_from_two_clones_merge_without_squads_gitattributes(
     for clone, side in ((a, "a"), (b, "b")):
         clone.ok("2026-03-04T10:00:00Z", "decision", "add", "--by", "flight", f"Use tool {side}")
         clone.commit("decision")
-    into_a, _ = merge_both_ways(a, b)
+    into_a, _ = merge_both_ways(a.root, b.root)
     assert into_a.returncode == 0, into_a.stdout + into_a.stderr
