@@ -456,10 +456,10 @@ def _spawn_parser(sub: Any) -> None:
 
 def _bench_parsers(sub: Any) -> None:
     """The bench commands (their code is only imported when one runs)."""
-    add, parser_class, run = _add, _Parser, cmd_bench
+    add, run = _add, cmd_bench
     bench = add(sub, "bench", run, _HELP["bench"])
     verbs: Any = bench.add_subparsers(
-        dest="bench_action", metavar="ACTION", required=True, parser_class=parser_class
+        dest="bench_action", metavar="ACTION", required=True, parser_class=_Parser
     )
     replay = add(verbs, "replay", run, "replay a corpus session by session into a store")
     replay.add_argument(
@@ -535,23 +535,28 @@ def _search_parser(sub: Any) -> None:
     _format(search)
 
 
-def _simple_parsers(sub: Any, name: str) -> None:
-    if name == "init":
-        _add(sub, "init", cmd_init, _HELP["init"])
-    elif name == "demo":
-        demo = _add(sub, "demo", cmd_demo, _HELP["demo"])
-        demo.add_argument(
-            "--keep", action="store_true", help="keep the scratch folder and print its path"
-        )
-    elif name == "reindex":
-        reindex = _add(sub, "reindex", cmd_reindex, _HELP["reindex"])
-        reindex.add_argument(
-            "--check", action="store_true", help="only report drift (exit 1 if any)"
-        )
-    elif name == "stats":
-        _format(_add(sub, "stats", cmd_stats, _HELP["stats"]))
-    elif name == "serve":
-        _add(sub, "serve", cmd_serve, _HELP["serve"])
+def _init_parser(sub: Any) -> None:
+    _add(sub, "init", cmd_init, _HELP["init"])
+
+
+def _demo_parser(sub: Any) -> None:
+    demo = _add(sub, "demo", cmd_demo, _HELP["demo"])
+    demo.add_argument(
+        "--keep", action="store_true", help="keep the scratch folder and print its path"
+    )
+
+
+def _reindex_parser(sub: Any) -> None:
+    reindex = _add(sub, "reindex", cmd_reindex, _HELP["reindex"])
+    reindex.add_argument("--check", action="store_true", help="only report drift (exit 1 if any)")
+
+
+def _stats_parser(sub: Any) -> None:
+    _format(_add(sub, "stats", cmd_stats, _HELP["stats"]))
+
+
+def _serve_parser(sub: Any) -> None:
+    _add(sub, "serve", cmd_serve, _HELP["serve"])
 
 
 _HELP = {
@@ -571,13 +576,18 @@ _HELP = {
 }
 
 _BUILDERS: dict[str, Callable[[Any], None]] = {
+    "init": _init_parser,
+    "demo": _demo_parser,
     "hot": _hot_parsers,
     "search": _search_parser,
+    "reindex": _reindex_parser,
+    "stats": _stats_parser,
     "scribe": _scribe_parsers,
     "decision": _decision_parsers,
     "wiki": _wiki_parsers,
     "spawn": _spawn_parser,
     "import": _import_parsers,
+    "serve": _serve_parser,
     "bench": _bench_parsers,
 }
 
@@ -599,8 +609,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line; given the arguments, only their command's options are built.
 
-    Building all thirty-odd subparsers costs more than a whole `hot show`, so a command
-    line that names its command gets that one in full and the rest as one-line stubs.
+    Building all thirty-odd subparsers takes about a fifth of a `hot show`'s start-up, so a
+    command line that names its command gets that one in full and the rest as one-line stubs.
     """
     parser = _Parser(
         prog="tiermem",
@@ -615,12 +625,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     wanted = None if argv is None else _command_in(argv)
     for name, help_text in _HELP.items():
-        if wanted is not None and name != wanted:
-            sub.add_parser(name, help=help_text)
-        elif name in _BUILDERS:
+        if wanted is None or name == wanted:
             _BUILDERS[name](sub)
         else:
-            _simple_parsers(sub, name)
+            sub.add_parser(name, help=help_text)
     return parser
 
 
