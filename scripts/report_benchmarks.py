@@ -75,11 +75,20 @@ def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
 
 def _ceiling_table(results: dict[str, Any]) -> list[str]:
     lines = [
-        _row(["corpus", "import ceiling", "coverage after import", "share of ceiling"]),
-        _row(["---"] * 4),
+        _row(
+            [
+                "corpus",
+                "import ceiling",
+                "coverage after import",
+                "share of ceiling",
+                "cold + wiki fact retention (history, decisions, inbox)",
+            ]
+        ),
+        _row(["---"] * 5),
     ]
     for name, figures in results["corpora"].items():
         f = figures["import"]
+        kept = figures.get("import_retention")
         lines.append(
             _row(
                 [
@@ -87,6 +96,9 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
                     _pct(f["import_ceiling"]),
                     _pct(f["tiermem"]["coverage_mean"]),
                     f"{f['share_of_ceiling']:.0%}",
+                    f"{_pct(kept['retention'])} of {kept['imported_facts']:,} facts"
+                    if kept
+                    else "",
                 ]
             )
         )

@@ -44,3 +44,13 @@ def test_import_probes_on_one_team(run_cli: RunCli) -> None:
     figures = json.loads(out)
     assert figures["mode"] == "import"
     assert figures["tiermem"]["tokens_median"] < figures["squad_as_is"]["tokens_median"]
+
+
+def test_an_import_keeps_the_key_facts_of_what_it_read(tmp_path: Path) -> None:
+    from tiermem.bench.imported import import_retention, import_snapshot, rebuild_check
+
+    store = import_snapshot(CORPUS, tmp_path / "import")
+    assert rebuild_check(store)["differ"] == 0
+    kept = import_retention(store)
+    assert kept["imported_facts"] > 500
+    assert kept["retention"] >= 0.7

@@ -15,7 +15,7 @@ from ..memory import Memory
 from . import quality
 from .corpus import corpus_dirs, last_date, load_events
 from .evaluate import evaluate
-from .imported import import_snapshot, rebuild_check
+from .imported import import_retention, import_snapshot, rebuild_check
 from .probes import Probe, build_probes
 from .replay import replay
 
@@ -72,6 +72,7 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
     imported = import_snapshot(corpus, out / corpus.name / "import")
     figures["import_seconds"] = round(time.perf_counter() - started, 2)
     figures["import_check"] = rebuild_check(imported)
+    figures["import_retention"] = import_retention(imported)
     _log(f"{corpus.name}: probes after import")
     figures["import"] = evaluate(corpus, imported, events, probes, now, "import").summary()
     ceiling = import_ceiling(corpus, probes)

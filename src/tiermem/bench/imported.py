@@ -64,3 +64,30 @@ def rebuild_check(root: Path) -> dict[str, Any]:
         "redacted": redacted,
         "differ": missing,
     }
+
+
+def import_retention(root: Path) -> dict[str, Any]:
+    """Key-fact retention of cold + wiki against the history and decision text imported.
+
+    The imported text is every history, decisions and inbox file the import read (its Squad
+    session logs are reported apart: they hold little of either).
+    """
+    from ..squad_import import sources
+    from ..store import Layout
+    from .facts import key_facts
+    from .quality import tier_text
+
+    layout = Layout(root)
+    read = {kind: "" for kind in ("history", "decisions", "inbox", "log")}
+    for source in sources(layout.squad):
+        read[source.kind] += source.path.read_bytes().decode("utf-8", "replace") + "\n"
+    mem = Memory(root)
+    kept = key_facts(tier_text(mem, ("cold", "wiki")))
+    mem.close()
+    imported = key_facts(read["history"] + read["decisions"] + read["inbox"])
+    with_logs = imported | key_facts(read["log"])
+    return {
+        "imported_facts": len(imported),
+        "retention": round(len(imported & kept) / max(1, len(imported)), 4),
+        "retention_with_logs": round(len(with_logs & kept) / max(1, len(with_logs)), 4),
+    }

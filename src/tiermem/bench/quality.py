@@ -52,7 +52,8 @@ def compression(mem: Memory) -> dict[str, Any]:
     }
 
 
-def _tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
+def tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
+    """The text of every file of some tiers, without metadata comments."""
     parts = []
     for tier in tiers:
         for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
@@ -84,7 +85,7 @@ def retention(mem: Memory, events: list[Event]) -> dict[str, Any]:
     from (what the definition names). `retention_vs_all_raw`: against everything the
     replay fed, including text whose summaries have since expired to the archive.
     """
-    kept_text = _tier_text(mem, ("cold", "wiki"))
+    kept_text = tier_text(mem, ("cold", "wiki"))
     kept = key_facts(kept_text)
     sources = key_facts(_source_text(mem))
     raw = key_facts("\n".join(e.text for e in events))
