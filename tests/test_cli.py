@@ -106,9 +106,11 @@ def test_version_goes_to_stdout(run_cli: RunCli) -> None:
         ("search", "x", "--limit", "many"),
         ("search", "x", "--tier", "lukewarm"),
         ("search", "x", "--format", "yaml"),
+        ("scribe", "end-session", "-\x00\tc\n\t\t<:\\"),  # read as an unknown option
+        ("search", "x", "--tier", "co\nld\x1b[2J"),
         (),
     ],
-    ids=lambda a: " ".join(a) or "nothing",
+    ids=lambda a: " ".join(a).encode("unicode_escape").decode() or "nothing",
 )
 def test_usage_errors_are_one_line(run_cli: RunCli, args: tuple[str, ...]) -> None:
     code, out, err = run_cli(*args)

@@ -35,7 +35,12 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(message: str) -> str:
+    """An error message as one printable line: argparse and paths quote input as given."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -658,7 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except TiermemError as exc:
-        print(f"tiermem: error: {exc}", file=sys.stderr)
+        print(f"tiermem: error: {_one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
