@@ -105,6 +105,33 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _size_range(text: str) -> str:
+    low, high = text.split("-")
+    return f"{int(low):,} to {int(high):,}" if high else f"over {int(low):,}"
+
+
+def _curve_table(results: dict[str, Any]) -> list[str]:
+    lines = [
+        _row(["corpus", "raw session size (bytes)", "sessions", "ratio p50", "retention p50"]),
+        _row(["---"] * 5),
+    ]
+    for name, f in results["corpora"].items():
+        for bucket in f["compression"]["curve"]:
+            kept = bucket.get("retention_median")
+            lines.append(
+                _row(
+                    [
+                        SHORT.get(name, name),
+                        _size_range(bucket["raw_bytes"]),
+                        bucket["sessions"],
+                        bucket["ratio_median"],
+                        "" if kept is None else f"{_pct(kept)} ({bucket['retention_sessions']})",
+                    ]
+                )
+            )
+    return lines
+
+
 def _scribe_table(results: dict[str, Any]) -> list[str]:
     lines = [
         _row(
@@ -229,13 +256,18 @@ def _charts(results: dict[str, Any], speed: dict[str, Any] | None) -> list[str]:
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for c, name in zip(corpora, names, strict=True):
-        ratio = c["compression"]["ratio_over_2kb_median"]
-        ax.scatter([ratio], [c["retention"]["retention_vs_sources"]], label=name)
+        points = [b for b in c["compression"]["curve"] if b.get("retention_median") is not None]
+        ax.plot(
+            [b["ratio_median"] for b in points],
+            [b["retention_median"] for b in points],
+            marker="o",
+            label=name,
+        )
     ax.axhline(0.8, color="grey", linestyle="--", linewidth=0.8)
     ax.axvline(5, color="grey", linestyle="--", linewidth=0.8)
-    ax.set_xlabel("compression ratio of session summaries over 2 KB (median)")
-    ax.set_ylabel("key-fact retention, cold + wiki")
-    ax.set_xlim(0, 12)
+    ax.set_xlabel("compression ratio of the session summary (median per session size)")
+    ax.set_ylabel("key-fact retention of the session")
+    ax.set_xlim(0, 8)
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -284,6 +316,7 @@ def main(argv: list[str]) -> int:
         import_table="\n".join(_probe_table(results, "import")),
         ceiling_table="\n".join(_ceiling_table(results)),
         scribe_table="\n".join(_scribe_table(results)),
+        curve_table="\n".join(_curve_table(results)),
         speed_table="\n".join(_speed_table(speed)) if speed else "(not measured)",
         speed_load=(
             f"load average {speed['machine']['load_before']} before, "

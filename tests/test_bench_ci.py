@@ -23,6 +23,7 @@ def test_replay_and_probes_on_one_team(tmp_path: Path, run_cli: RunCli) -> None:
     replay = json.loads(out)
     assert replay["events"] == 75 and replay["sessions"] == 28
     assert not replay["skipped"]
+    assert_scribe_compresses_and_keeps_facts(store)
     code, out, err = run_cli(
         "bench", "probes", str(CORPUS), "--store", str(store), "--limit", "12", "--format", "json"
     )
@@ -54,3 +55,17 @@ def test_an_import_keeps_the_key_facts_of_what_it_read(tmp_path: Path) -> None:
     kept = import_retention(store)
     assert kept["imported_facts"] > 500
     assert kept["retention"] >= 0.7
+
+
+def assert_scribe_compresses_and_keeps_facts(store: Path) -> None:
+    from tiermem.bench.quality import compression
+    from tiermem.memory import Memory
+
+    mem = Memory(store)
+    figures = compression(mem)
+    mem.close()
+    assert figures["over_2kb"] > 10
+    assert figures["share_at_least_5"] == 1.0
+    kept = [b["retention_median"] for b in figures["curve"] if b["retention_median"] is not None]
+    assert kept and all(0.0 <= k <= 1.0 for k in kept)
+    assert max(kept) >= 0.8

@@ -22,34 +22,77 @@ SIZE_BUCKETS = (2048, 4096, 8192, 16384, 32768)
 
 
 def compression(mem: Memory) -> dict[str, Any]:
-    """Raw bytes / summary bytes of every session summary and checkpoint Scribe wrote."""
-    rows = [
-        (int(str(line["raw_bytes"])), int(str(line["summary_bytes"])))
-        for line in audit.read(mem.layout)
-        if line.get("action") in ("end-session", "checkpoint") and line.get("summary_bytes")
-    ]
-    big = [raw / size for raw, size in rows if raw > 2048 and size]
+    """Raw bytes / summary bytes of every session summary and checkpoint Scribe wrote.
+
+    The curve buckets sessions by raw size, with the median ratio and, for sessions whose
+    entries are still in cold or wiki, the median key-fact retention of those entries against
+    the session's raw text.
+    """
+    sessions = _sessions(mem)
+    big = [raw / size for raw, size, _ in sessions if raw > 2048 and size]
     curve = []
     low = 0
     for high in (*SIZE_BUCKETS, 10**12):
-        ratios = [raw / size for raw, size in rows if low < raw <= high and size]
-        if ratios:
+        bucket = [(raw / size, kept) for raw, size, kept in sessions if low < raw <= high and size]
+        if bucket:
+            retained = [kept for _, kept in bucket if kept is not None]
             curve.append(
                 {
                     "raw_bytes": f"{low}-{high if high < 10**12 else ''}",
-                    "sessions": len(ratios),
-                    "ratio_median": round(statistics.median(ratios), 2),
+                    "sessions": len(bucket),
+                    "ratio_median": round(statistics.median(r for r, _ in bucket), 2),
+                    "retention_sessions": len(retained),
+                    "retention_median": round(statistics.median(retained), 4) if retained else None,
                 }
             )
         low = high
     return {
-        "summaries": len(rows),
+        "summaries": len(sessions),
         "over_2kb": len(big),
         "ratio_over_2kb_min": round(min(big), 2) if big else None,
         "ratio_over_2kb_median": round(statistics.median(big), 2) if big else None,
         "share_at_least_5": round(sum(r >= 5 for r in big) / len(big), 4) if big else None,
         "curve": curve,
     }
+
+
+def _sessions(mem: Memory) -> list[tuple[int, int, float | None]]:
+    """(raw bytes, summary bytes, retention or None) of every session Scribe compressed."""
+    kept = _entries(mem, ("cold", "wiki"))
+    rows = []
+    for line in audit.read(mem.layout):
+        if line.get("action") not in ("end-session", "checkpoint") or not line.get("summary_bytes"):
+            continue
+        ids = line.get("ids")
+        made = [kept[i] for i in ids if i in kept] if isinstance(ids, list) else []
+        rows.append(
+            (int(str(line["raw_bytes"])), int(str(line["summary_bytes"])), _retained(mem, made))
+        )
+    return rows
+
+
+def _entries(mem: Memory, tiers: tuple[str, ...]) -> dict[str, entries.Entry]:
+    found: dict[str, entries.Entry] = {}
+    for tier in tiers:
+        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
+            loaded = store.load(mem.layout, tier, path)
+            if loaded is not None:
+                found.update((e.id, e) for e in loaded.entries)
+    return found
+
+
+def _retained(mem: Memory, made: list[entries.Entry]) -> float | None:
+    """Key facts of a session's raw text (its archive records) found in what it became."""
+    locations = {s.split("#")[0] for e in made for s in e.sources if s.startswith("archive/")}
+    raw = ""
+    for location in sorted(locations):
+        path = mem.layout.memory / location
+        if path.is_file():
+            raw += _META.sub("", archive.parse(path.read_bytes(), path).text) + "\n"
+    facts = key_facts(raw)
+    if not facts:
+        return None
+    return len(facts & key_facts("\n".join(e.text for e in made))) / len(facts)
 
 
 def tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
