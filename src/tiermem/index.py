@@ -71,6 +71,7 @@ _DOC_FIELDS = (
 )
 _DOC_COLUMNS = ", ".join(_DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
+# The owner column only narrows a search to agents; it adds nothing to a score.
 _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
