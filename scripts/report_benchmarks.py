@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,80 +30,69 @@ def _row(cells: list[Any]) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
+def _table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
+    return [_row(header), _row(["---"] * len(header)), *(_row(r) for r in rows)]
+
+
 def _pct(value: float) -> str:
     return f"{value:.3f}"
 
 
 def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
-    lines = [
-        _row(
-            [
-                "corpus",
-                "probes",
-                "tiermem tokens p50 / p90",
-                "squad-as-is tokens p50 / p90",
-                "ratio",
-                "tiermem coverage",
-                "squad-as-is coverage",
-                "full history coverage",
-                "recall@5",
-                "grep recall@5",
-            ]
-        ),
-        _row(["---"] * 10),
+    header = [
+        "corpus",
+        "probes",
+        "tiermem tokens p50 / p90",
+        "squad-as-is tokens p50 / p90",
+        "ratio",
+        "tiermem coverage",
+        "squad-as-is coverage",
+        "full history coverage",
+        "recall@5",
+        "grep recall@5",
     ]
+    rows = []
     for name, figures in results["corpora"].items():
         f = figures[mode]
         t, s, full = f["tiermem"], f["squad_as_is"], f["full_history"]
-        lines.append(
-            _row(
-                [
-                    SHORT.get(name, name),
-                    f["probes"],
-                    f"{t['tokens_median']:.0f} / {t['tokens_p90']:.0f}",
-                    f"{s['tokens_median']:.0f} / {s['tokens_p90']:.0f}",
-                    f"{f['token_ratio_vs_squad']:.2f}",
-                    _pct(t["coverage_mean"]),
-                    _pct(s["coverage_mean"]),
-                    _pct(full["coverage_mean"]),
-                    _pct(t["recall_at_5"]),
-                    _pct(f["grep"]["recall_at_5"]),
-                ]
-            )
+        rows.append(
+            [
+                SHORT.get(name, name),
+                f["probes"],
+                f"{t['tokens_median']:.0f} / {t['tokens_p90']:.0f}",
+                f"{s['tokens_median']:.0f} / {s['tokens_p90']:.0f}",
+                f"{f['token_ratio_vs_squad']:.2f}",
+                _pct(t["coverage_mean"]),
+                _pct(s["coverage_mean"]),
+                _pct(full["coverage_mean"]),
+                _pct(t["recall_at_5"]),
+                _pct(f["grep"]["recall_at_5"]),
+            ]
         )
-    return lines
+    return _table(header, rows)
 
 
 def _ceiling_table(results: dict[str, Any]) -> list[str]:
-    lines = [
-        _row(
-            [
-                "corpus",
-                "import ceiling",
-                "coverage after import",
-                "share of ceiling",
-                "cold + wiki fact retention (history, decisions, inbox)",
-            ]
-        ),
-        _row(["---"] * 5),
+    header = [
+        "corpus",
+        "import ceiling",
+        "coverage after import",
+        "share of ceiling",
+        "cold + wiki fact retention (history, decisions, inbox)",
     ]
+    rows = []
     for name, figures in results["corpora"].items():
-        f = figures["import"]
-        kept = figures.get("import_retention")
-        lines.append(
-            _row(
-                [
-                    SHORT.get(name, name),
-                    _pct(f["import_ceiling"]),
-                    _pct(f["tiermem"]["coverage_mean"]),
-                    f"{f['share_of_ceiling']:.0%}",
-                    f"{_pct(kept['retention'])} of {kept['imported_facts']:,} facts"
-                    if kept
-                    else "",
-                ]
-            )
+        f, kept = figures["import"], figures.get("import_retention")
+        rows.append(
+            [
+                SHORT.get(name, name),
+                _pct(f["import_ceiling"]),
+                _pct(f["tiermem"]["coverage_mean"]),
+                f"{f['share_of_ceiling']:.0%}",
+                f"{_pct(kept['retention'])} of {kept['imported_facts']:,} facts" if kept else "",
+            ]
         )
-    return lines
+    return _table(header, rows)
 
 
 def _size_range(text: str) -> str:
@@ -111,66 +101,56 @@ def _size_range(text: str) -> str:
 
 
 def _curve_table(results: dict[str, Any]) -> list[str]:
-    lines = [
-        _row(["corpus", "raw session size (bytes)", "sessions", "ratio p50", "retention p50"]),
-        _row(["---"] * 5),
-    ]
+    header = ["corpus", "raw session size (bytes)", "sessions", "ratio p50", "retention p50"]
+    rows = []
     for name, f in results["corpora"].items():
         for bucket in f["compression"]["curve"]:
             kept = bucket.get("retention_median")
-            lines.append(
-                _row(
-                    [
-                        SHORT.get(name, name),
-                        _size_range(bucket["raw_bytes"]),
-                        bucket["sessions"],
-                        bucket["ratio_median"],
-                        "" if kept is None else f"{_pct(kept)} ({bucket['retention_sessions']})",
-                    ]
-                )
+            rows.append(
+                [
+                    SHORT.get(name, name),
+                    _size_range(bucket["raw_bytes"]),
+                    bucket["sessions"],
+                    bucket["ratio_median"],
+                    "" if kept is None else f"{_pct(kept)} ({bucket['retention_sessions']})",
+                ]
             )
-    return lines
+    return _table(header, rows)
 
 
 def _scribe_table(results: dict[str, Any]) -> list[str]:
-    lines = [
-        _row(
-            [
-                "corpus",
-                "events / sessions",
-                "replay s",
-                "summaries > 2 KB",
-                "ratio min / median",
-                "retention vs sources",
-                "retention vs all raw",
-                "policies kept (after +400 d)",
-                "scribe run s",
-                "import s",
-                "import rebuild",
-            ]
-        ),
-        _row(["---"] * 11),
+    header = [
+        "corpus",
+        "events / sessions",
+        "replay s",
+        "summaries > 2 KB",
+        "ratio min / median",
+        "retention vs sources",
+        "retention vs all raw",
+        "policies kept (after +400 d)",
+        "scribe run s",
+        "import s",
+        "import rebuild",
     ]
+    rows = []
     for name, f in results["corpora"].items():
         c, r, p, check = f["compression"], f["retention"], f["policy"], f["import_check"]
-        lines.append(
-            _row(
-                [
-                    SHORT.get(name, name),
-                    f"{f['events']} / {f['sessions']}",
-                    f["replay_seconds"],
-                    c["over_2kb"],
-                    f"{c['ratio_over_2kb_min']} / {c['ratio_over_2kb_median']}",
-                    _pct(r["retention_vs_sources"]),
-                    _pct(r["retention_vs_all_raw"]),
-                    f"{p['retention']:.0%} ({p['retention_after_jump']:.0%}) of {p['policies']}",
-                    f["scribe_run_seconds"],
-                    f["import_seconds"],
-                    f"{check['exact'] + check['redacted']}/{check['files']} files",
-                ]
-            )
+        rows.append(
+            [
+                SHORT.get(name, name),
+                f"{f['events']} / {f['sessions']}",
+                f["replay_seconds"],
+                c["over_2kb"],
+                f"{c['ratio_over_2kb_min']} / {c['ratio_over_2kb_median']}",
+                _pct(r["retention_vs_sources"]),
+                _pct(r["retention_vs_all_raw"]),
+                f"{p['retention']:.0%} ({p['retention_after_jump']:.0%}) of {p['policies']}",
+                f["scribe_run_seconds"],
+                f["import_seconds"],
+                f"{check['exact'] + check['redacted']}/{check['files']} files",
+            ]
         )
-    return lines
+    return _table(header, rows)
 
 
 def _speed_table(speed: dict[str, Any]) -> list[str]:
@@ -187,13 +167,10 @@ def _speed_table(speed: dict[str, Any]) -> list[str]:
         ("build_docs_per_s", "index build docs/s"),
     ]
     stores = speed["stores"]
-    lines = [
-        _row(["figure", *[f"{s['entries']:,} entries" for s in stores]]),
-        _row(["---"] * (len(stores) + 1)),
-    ]
-    for key, label in keys:
-        lines.append(_row([label, *[f"{s.get(key, float('nan')):.1f}" for s in stores]]))
-    return lines
+    return _table(
+        ["figure", *[f"{s['entries']:,} entries" for s in stores]],
+        ([label, *[f"{s.get(key, float('nan')):.1f}" for s in stores]] for key, label in keys),
+    )
 
 
 def _charts(results: dict[str, Any], speed: dict[str, Any] | None) -> list[str]:

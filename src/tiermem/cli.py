@@ -461,7 +461,7 @@ def _spawn_parser(sub: Any) -> None:
 
 def _bench_parsers(sub: Any) -> None:
     """The bench commands (their code is only imported when one runs)."""
-    add, run = _add, cmd_bench
+    add, run = _add, cmd_bench  # short names keep the many calls below on one line each
     bench = add(sub, "bench", run, _HELP["bench"])
     verbs: Any = bench.add_subparsers(
         dest="bench_action", metavar="ACTION", required=True, parser_class=_Parser

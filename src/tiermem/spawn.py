@@ -220,7 +220,13 @@ def _relevant(
         for c in picked
     ]
     return sorted(
-        picked, key=lambda c: (-c.score, -_recency(c.doc), _CLASS_ORDER.get(c.doc.cls, 9), c.doc.id)
+        picked,
+        key=lambda c: (
+            -c.score,
+            -_recency(c.doc.created),
+            _CLASS_ORDER.get(c.doc.cls, 9),
+            c.doc.id,
+        ),
     )
 
 
@@ -243,12 +249,9 @@ _CLASS_ORDER = {
 }
 
 
-def _recency(doc: Doc) -> float:
-    return _stamp_number(doc.created)
-
-
 @functools.lru_cache(maxsize=8192)
-def _stamp_number(created: str) -> float:
+def _recency(created: str) -> float:
+    """A creation time as a number that sorts like it (cached: every spawn sorts again)."""
     digits = "".join(ch for ch in created if ch.isdigit())[:14]
     return float(digits or 0)
 

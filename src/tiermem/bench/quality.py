@@ -7,6 +7,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -83,13 +84,7 @@ def _entries(mem: Memory, tiers: tuple[str, ...]) -> dict[str, entries.Entry]:
 
 def _retained(mem: Memory, made: list[entries.Entry]) -> float | None:
     """Key facts of a session's raw text (its archive records) found in what it became."""
-    locations = {s.split("#")[0] for e in made for s in e.sources if s.startswith("archive/")}
-    raw = ""
-    for location in sorted(locations):
-        path = mem.layout.memory / location
-        if path.is_file():
-            raw += _META.sub("", archive.parse(path.read_bytes(), path).text) + "\n"
-    facts = key_facts(raw)
+    facts = key_facts(_archived_sources(mem, made))
     if not facts:
         return None
     return len(facts & key_facts("\n".join(e.text for e in made))) / len(facts)
@@ -107,12 +102,12 @@ def tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
 
 def _source_text(mem: Memory) -> str:
     """The raw text that today's cold and wiki entries were made from (their archive sources)."""
-    locations: set[str] = set()
-    for tier in ("cold", "wiki"):
-        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
-            loaded = store.load(mem.layout, tier, path)
-            if loaded is not None:
-                locations |= {s.split("#")[0] for e in loaded.entries for s in e.sources}
+    return _archived_sources(mem, _entries(mem, ("cold", "wiki")).values())
+
+
+def _archived_sources(mem: Memory, made: Iterable[entries.Entry]) -> str:
+    """The text of the archive records some entries name as their sources."""
+    locations = {s.split("#")[0] for e in made for s in e.sources}
     texts = []
     for location in sorted(locations):
         path = mem.layout.memory / location
