@@ -358,9 +358,16 @@ def test_search_filters(searchable: Memory, run_cli: RunCli) -> None:
 
 
 def test_ties_in_score_go_to_the_newer_entry_even_across_the_limit(store: Memory) -> None:
-    # Twelve entries with the same text score the same: a cut at 5 falls inside the tie.
+    # Twelve entries with the same words to match and the same length score the same: a cut
+    # at 5 falls inside the tie. (Their other word differs: the same text twice shows once.)
     twins = [
-        Entry(f"c-{n:010x}", "learning", "parser retry", created=f"2026-01-{n + 1:02d}T00:00:00Z")
+        Entry(
+            f"c-{n:010x}",
+            "learning",
+            "parser retry",
+            f"case {chr(97 + n)}",
+            created=f"2026-01-{n + 1:02d}T00:00:00Z",
+        )
         for n in range(12)
     ]
     shuffled = [twins[n] for n in (5, 0, 11, 3, 8, 1, 10, 6, 2, 9, 4, 7)]  # not in date order

@@ -17,8 +17,12 @@ from .errors import ParseError
 from .record import dataclass
 
 _HEADER = "<!-- tiermem-archive "
-_CHUNK_HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
+# A chunk is one section of a record, split at deeper headings only while it is longer than
+# the target, so a decision keeps its `### Why` and a history keeps each entry whole.
+CHUNK_TARGET_CHARS = 4000
 CHUNK_MAX_CHARS = 6000
+_HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
+_FENCE = re.compile(r"[ ]{0,3}(```|~~~)")
 RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
 # Header values: anything but letters, digits and a few path characters is percent-encoded.
 _HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9/:.\-_@#]")
@@ -141,22 +145,66 @@ def records(layout: store.Layout, agent: str | None = None) -> list[Path]:
 
 
 def chunks(text: str) -> list[tuple[str, str]]:
-    """Split a record into (title, text) pieces at headings, for search granularity.
+    """Split a record into (title, text) pieces along its headings, for search granularity.
 
-    Metadata comments of archived entries are left out: they are noise to a reader.
+    A section longer than the target is split at the shallowest heading inside it, and its
+    pieces are titled "section — subsection"; a section without headings is cut at blank
+    lines. Metadata comments of archived entries are left out: they are noise to a reader.
     """
     text = _META_LINE.sub("", text)
-    starts = [m.start() for m in _CHUNK_HEADING.finditer(text)]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    pieces: list[tuple[str, str]] = []
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else len(text)
-        piece = text[start:end]
-        if not piece.strip():
-            continue
-        first = piece.lstrip("\n").split("\n", 1)[0]
-        title = first.lstrip("#").strip()[:200]
-        for offset in range(0, len(piece), CHUNK_MAX_CHARS):
-            pieces.append((title, piece[offset : offset + CHUNK_MAX_CHARS]))
+    pieces = _sections(text, 0, len(text), _headings(text), "")
+    return [(title, piece) for title, piece in pieces if piece.strip()]
+
+
+@dataclass(frozen=True)
+class _Heading:
+    start: int
+    level: int
+    title: str
+
+
+def _headings(text: str) -> list[_Heading]:
+    """Markdown headings outside code fences, with their offsets."""
+    found: list[_Heading] = []
+    fence = ""
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if m := _FENCE.match(line):
+            fence = "" if fence == m.group(1) else (fence or m.group(1))
+        elif not fence and (m := _HEADING.match(line)):
+            found.append(_Heading(offset, len(m.group(1)), m.group(2).strip().strip("#").strip()))
+        offset += len(line)
+    return found
+
+
+def _sections(
+    text: str, start: int, end: int, headings: list[_Heading], title: str
+) -> list[tuple[str, str]]:
+    inner = [h for h in headings if start < h.start < end]
+    if end - start <= CHUNK_TARGET_CHARS or not inner:
+        title = title or _own_title(text, start)
+        return [(title, piece) for piece in _cut(text[start:end])]
+    level = min(h.level for h in inner)
+    cuts = [h for h in inner if h.level == level]
+    pieces = _sections(text, start, cuts[0].start, headings, title or _own_title(text, start))
+    for n, cut in enumerate(cuts):
+        stop = cuts[n + 1].start if n + 1 < len(cuts) else end
+        sub = f"{title} — {cut.title}" if title else cut.title
+        pieces += _sections(text, cut.start, stop, headings, sub[:200])
     return pieces
+
+
+def _own_title(text: str, start: int) -> str:
+    m = _HEADING.match(text, start)
+    return m.group(2).strip().strip("#").strip()[:200] if m else ""
+
+
+def _cut(piece: str) -> list[str]:
+    """A piece without headings, in parts of at most CHUNK_MAX_CHARS, ended at blank lines."""
+    parts = []
+    while len(piece) > CHUNK_MAX_CHARS:
+        at = piece.rfind("\n\n", CHUNK_MAX_CHARS // 2, CHUNK_MAX_CHARS)
+        at = at + 2 if at > 0 else CHUNK_MAX_CHARS
+        parts.append(piece[:at])
+        piece = piece[at:]
+    return [*parts, piece]

@@ -11,11 +11,11 @@ from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, split_entry
 from .errors import ParseError
 from .record import dataclass, field, replace
+from .store import TEAM
 
 if TYPE_CHECKING:
     from .memory import Memory
 
-TEAM = "team"
 _WORD = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"\b20\d\d-\d\d(-\d\d)?(t[\d:z+-]*)?\b")
 # Words that say what kind of note something is, not what it is about.

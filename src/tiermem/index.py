@@ -22,7 +22,7 @@ from .entries import Entry
 from .errors import ParseError
 from .record import dataclass, field
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "8"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -34,12 +34,13 @@ CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS docs(
     rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
     status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
-    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER);
+    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
 CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
+CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
     title, text, owner, tokenize='porter unicode61');
@@ -64,10 +65,11 @@ class Doc:
     trust: str = ""
     tags: str = ""
     tokens: int = 0
+    parent: str = ""  # the entry this one is a part of (see `entries.split_entry`)
 
 
 _DOC_FIELDS = (
-    "id tier agent path title text cls status created used session trust tags tokens".split()
+    "id tier agent path title text cls status created used session trust tags tokens parent".split()
 )
 _DOC_COLUMNS = ", ".join(_DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
@@ -165,6 +167,12 @@ def _scope(
     )
 
 
+def agent_ranking(hits: Sequence[Hit], agent: str, boost: float) -> list[Hit]:
+    """Hits re-ranked for one agent: its own entries weigh `boost` times their BM25 score."""
+    ranked = [Hit(h.doc, h.score * boost) if h.doc.agent == agent else h for h in hits]
+    return sorted(ranked, key=lambda h: -h.score)  # stable: ties keep the index's order
+
+
 def _sha(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
@@ -186,6 +194,7 @@ def entry_doc(entry: Entry, tier: str, agent: str, path: str) -> Doc:
         session=entry.session,
         trust=entry.trust,
         tags=",".join(entry.tags),
+        parent=dict(entry.extra).get("parent", ""),
     )
 
 
@@ -403,7 +412,8 @@ class Index:
         for order, (doc, tokens) in enumerate(zip(docs, counts, strict=True)):
             cur = self.db.execute(
                 "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
-                " session, trust, tags, sha, tokens, ord) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " session, trust, tags, sha, tokens, ord, parent)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     doc.id,
                     rel,
@@ -421,6 +431,7 @@ class Index:
                     _sha(doc.text),
                     tokens,
                     order,
+                    doc.parent,
                 ),
             )
             self.db.execute(
@@ -550,7 +561,7 @@ class Index:
             " ORDER BY score, d.created DESC, d.id LIMIT ?",
             [match, *scope_args, limit],
         )
-        return [Hit(Doc(*row[:14]), -float(row[14])) for row in rows]
+        return [Hit(Doc(*row[:15]), -float(row[15])) for row in rows]
 
     def docs(
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
@@ -569,6 +580,15 @@ class Index:
             args.append(cls)
         sql += " ORDER BY path, ord"
         return [Doc(*row) for row in self.db.execute(sql, args)]
+
+    def parts(self, parent: str) -> list[Doc]:
+        """The parts of one long entry, in file order (wiki pages first, for a promotion
+        caught halfway)."""
+        sql = (
+            f"SELECT {_DOC_COLUMNS} FROM docs WHERE parent=?"
+            " ORDER BY tier != 'wiki', tier, path, ord"
+        )
+        return [Doc(*row) for row in self.db.execute(sql, (parent,))]
 
     def totals(self) -> list[tuple[str, str, int, int, int]]:
         """(agent, tier, entries, bytes, tokens) for every agent and tier."""

@@ -363,7 +363,9 @@ class MemoryTools:
     async def search(
         self,
         query: Annotated[str, Field(description="Words to look for (BM25 ranking).")],
-        agent: Annotated[str | None, Field(description="Only this agent's memory.")] = None,
+        agent: Annotated[
+            str | None, Field(description="Search this agent's memory and the team's.")
+        ] = None,
         tier: SearchTier = None,
         limit: Annotated[int, Field(description="How many results (at least 1).")] = 10,
     ) -> Annotated[CallToolResult, SearchOut]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 ENV_ROOT = "TIERMEM_ROOT"
 SOURCES = ("agent", "user", "tool", "web")
 MAX_SEARCH_LIMIT = 10_000
+# An agent's own memory is the likeliest to bear on its question; the team's decisions still
+# rank first when they match clearly better (1.5 kept replayed recall and raised imported).
+SEARCH_OWN_BOOST = 1.5
 UNTRUSTED = frozenset({"tool", "web"})
 
 _GITIGNORE = """\
@@ -434,7 +438,14 @@ class Memory:
         tier: str | None = None,
         limit: int = 10,
     ) -> list[Hit]:
-        """BM25 search over every tier and the archive; using a cold entry refreshes it."""
+        """BM25 search over every tier and the archive; using a cold entry refreshes it.
+
+        With an agent, the search covers that agent's memory and the team's (the decisions
+        and policies every agent works under), the agent's own ranking first on a par. A
+        match in one part of a long entry returns the whole entry.
+        """
+        from .index import agent_ranking
+
         validate.text(query, "query")
         if agent is not None:
             agent = validate.name(agent)
@@ -443,17 +454,34 @@ class Memory:
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         self.sync()
+        owners = None if agent is None else sorted({agent, store.TEAM})
         found = self.index.search(
-            query, agent=agent, tiers=[tier] if tier else None, limit=limit + 10
+            query, agent=owners, tiers=[tier] if tier else None, limit=5 * limit + 20
         )
-        # One entry can sit in two tiers for a while (promoted in one clone, used in another,
-        # before Scribe runs after a merge): show it once, in the tier it is moving to.
-        seen: dict[str, Hit] = {}
-        for hit in sorted(found, key=lambda h: h.doc.tier != "wiki"):
-            seen.setdefault(hit.doc.id, hit)
-        hits = [h for h in found if seen[h.doc.id] is h][:limit]
-        self.mark_used([h.doc for h in hits if h.doc.tier in ("cold", "wiki")])
+        if agent is not None:
+            found = agent_ranking(found, agent, SEARCH_OWN_BOOST)
+        hits, used = self._whole_entries(_once(found), limit)
+        self.mark_used(used)
         return hits
+
+    def _whole_entries(self, found: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
+        """The first `limit` entries among the hits, parts joined into their entry."""
+        hits: list[Hit] = []
+        used: list[Doc] = []
+        wholes: set[str] = set()
+        for hit in found:
+            if len(hits) == limit:
+                break
+            doc = hit.doc
+            if not doc.parent:
+                hits.append(hit)
+                used.append(doc)
+            elif doc.parent not in wholes:
+                wholes.add(doc.parent)
+                parts = self.index.parts(doc.parent)
+                hits.append(replace(hit, doc=_joined(parts)))
+                used.extend(parts)
+        return hits, used
 
     def mark_used(self, docs: Sequence[Doc]) -> None:
         """Move the last-use time of these cold/wiki entries to now (TTL refresh)."""
@@ -571,3 +599,42 @@ class Memory:
         from .stats import collect
 
         return collect(self)
+
+
+def _once(found: list[Hit]) -> list[Hit]:
+    """Each entry and each text once, in rank order.
+
+    One entry can sit in two tiers for a while (promoted in one clone, used in another,
+    before Scribe runs after a merge), and one text in several places (a decision repeated
+    by a union merge, or kept both in the archive and as an entry): each shows once, at the
+    rank of its best match, from the tier that holds it in its most finished form.
+    """
+    groups: dict[str, list[Hit]] = {}
+    first_of_id: dict[str, str] = {}
+    for hit in found:
+        key = first_of_id.setdefault(hit.doc.id, _gist(hit.doc.text))
+        groups.setdefault(key, []).append(hit)
+    return [
+        replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
+        for group in groups.values()
+    ]
+
+
+_FINISHED = ("wiki", "cold", "hot", "archive")
+_MARKS = re.compile(r"^[#>*\-\s]+", re.MULTILINE)
+
+
+def _gist(text: str) -> str:
+    """A text without its markdown marks and spacing, to recognise repeats."""
+    return " ".join(_MARKS.sub("", text).split()).lower()
+
+
+def _joined(parts: list[Doc]) -> Doc:
+    """One document for an entry stored in parts: the first part's heading, every text."""
+    return replace(
+        parts[0],
+        id=parts[0].parent,
+        text="\n\n".join(p.text for p in parts),
+        tokens=sum(p.tokens for p in parts),
+        parent="",
+    )

@@ -139,9 +139,7 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
 
 def _preflight(mem: Memory, agent: str, items: Sequence[Entry]) -> None:
     """Read every file a session end will write, so a broken one stops it before any write."""
-    from .decisions import TEAM
-
-    names = [agent] + ([TEAM] if any(e.slot == "decision" for e in items) else [])
+    names = [agent] + ([store.TEAM] if any(e.slot == "decision" for e in items) else [])
     for name in names:
         store.load(mem.layout, "cold", mem.layout.tier_file("cold", name))
 

@@ -13,6 +13,7 @@ from . import entries, validate
 from .errors import ParseError, StoreError
 
 TIERS = ("hot", "cold", "wiki", "archive")
+TEAM = "team"  # the owner of what the whole team shares: decisions, team policies
 LOCK_TIMEOUT_SECONDS = 60.0
 TEMP_PREFIX = ".tmp-"
 

@@ -222,11 +222,36 @@ def read(mem: Memory, topic: str) -> str:
     return text
 
 
+def _parent(entry: Entry) -> str:
+    return dict(entry.extra).get("parent", "")
+
+
+def _part_number(entry: Entry) -> int:
+    number = dict(entry.extra).get("part", "1/1").split("/")[0]
+    return int(number) if number.isdigit() else 1
+
+
+def _pages_of_parents(mem: Memory, entries: list[Entry]) -> dict[str, str]:
+    """One page for all parts of a long entry: where a part already is, else its first part's.
+
+    A page per part would scatter one decision over several topics by the words of each part.
+    """
+    pages: dict[str, str] = {}
+    for entry in sorted(entries, key=_part_number):
+        parent = _parent(entry)
+        if not parent or parent in pages:
+            continue
+        placed = [d.path for d in mem.index.parts(parent) if d.tier == "wiki"]
+        pages[parent] = Path(placed[0]).stem if placed else topic_of(entry)
+    return pages
+
+
 def promote(mem: Memory, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
     """Move (cold file agent, entry) pairs to their topic pages; cold loses them after."""
     by_topic: dict[str, list[Entry]] = {}
+    pages_of_parents = _pages_of_parents(mem, [e for _, e in entries])
     for _, entry in entries:
-        topic = topic_of(entry)
+        topic = pages_of_parents.get(_parent(entry)) or topic_of(entry)
         tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
         by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
     for topic, items in sorted(by_topic.items()):

@@ -1,0 +1,196 @@
+"""Search as an agent sees it: its own memory and the team's, each text once, entries whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tiermem import archive
+from tiermem import store as files
+from tiermem.entries import Entry, TierFile, split_entry
+from tiermem.memory import Memory
+
+T0 = "2026-03-01T09:00:00Z"
+
+
+def put(mem: Memory, tier: str, name: str, *entries: Entry) -> None:
+    path = mem.layout.tier_file(tier, name)
+    heading = f"{name}: {tier} memory" if tier == "cold" else name
+    files.save(mem.layout, path, TierFile(heading=heading, meta={"tier": tier}, entries=[*entries]))
+
+
+def entry(entry_id: str, title: str, body: str, agent: str = "") -> Entry:
+    return Entry(entry_id, "decision", title, body, agent=agent, created=T0, used=T0)
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Memory:
+    made, _ = Memory.init(tmp_path, now=T0)
+    return made
+
+
+# --- scope ----------------------------------------------------------------------------------
+
+
+def test_an_agent_finds_its_own_memory_and_the_teams_but_not_another_agents(mem: Memory) -> None:
+    put(mem, "cold", "ada", entry("c-000000000a", "Retry policy", "Parser retries twice.", "ada"))
+    put(mem, "cold", "team", entry("d-000000000b", "Retry budget", "Parser retries cap at 3."))
+    put(mem, "cold", "bo", entry("c-000000000c", "Retry notes", "Parser retries in bo's code."))
+
+    found = {h.doc.id for h in mem.search("parser retries", agent="ada")}
+    assert found == {"c-000000000a", "d-000000000b"}
+    assert {h.doc.id for h in mem.search("parser retries")} == {
+        "c-000000000a",
+        "d-000000000b",
+        "c-000000000c",
+    }
+
+
+def test_on_an_equal_match_the_agents_own_entry_ranks_first(mem: Memory) -> None:
+    put(mem, "cold", "team", entry("d-000000000b", "Parser retry", "Retries cap at three."))
+    put(mem, "cold", "ada", entry("c-000000000a", "Parser retry", "Retries cap at four."))
+
+    assert [h.doc.id for h in mem.search("parser retry", agent="ada")] == [
+        "c-000000000a",
+        "d-000000000b",
+    ]
+    assert [h.doc.id for h in mem.search("parser retry", agent="ada", limit=1)] == ["c-000000000a"]
+
+
+# --- each text once -------------------------------------------------------------------------
+
+
+def test_a_text_repeated_by_a_union_merge_shows_once(mem: Memory) -> None:
+    body = "We pin the tokenizer to o200k_base for every count."
+    put(
+        mem,
+        "cold",
+        "team",
+        entry("d-000000000a", "Tokenizer pin", body),
+        entry("d-000000000b", "Tokenizer pin", body),
+        entry("d-000000000c", "Tokenizer pin", "We pin nothing else."),
+    )
+    hits = mem.search("tokenizer pin")
+    assert len(hits) == 2
+    assert sorted(h.doc.text for h in hits) == sorted(
+        ["Tokenizer pin\n" + body, "Tokenizer pin\nWe pin nothing else."]
+    )
+
+
+def test_a_text_kept_in_the_archive_and_as_an_entry_shows_as_the_entry(mem: Memory) -> None:
+    raw = "### Tokenizer pin\n\nWe pin the tokenizer to o200k_base for every count.\n"
+    archive.write(mem.layout, archive.new_record("team", T0, "decision", "decisions.md", "", raw))
+    put(
+        mem,
+        "wiki",
+        "tooling",
+        entry(
+            "d-000000000a", "Tokenizer pin", "We pin the tokenizer to o200k_base for every count."
+        ),
+    )
+    [hit] = mem.search("tokenizer pin")
+    assert (hit.doc.tier, hit.doc.id) == ("wiki", "d-000000000a")
+
+
+# --- entries whole --------------------------------------------------------------------------
+
+
+def long_decision() -> tuple[Entry, list[Entry]]:
+    sections = [
+        f"## Part {n}\n" + f"Step {n} of the rollout names `stage_{n}`. " * 30 for n in range(3)
+    ]
+    whole = entry("d-00000000aa", "Rollout plan", "\n\n".join(sections), "team")
+    parts = split_entry(whole)
+    assert len(parts) >= 3
+    return whole, parts
+
+
+def test_a_match_in_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory) -> None:
+    whole, parts = long_decision()
+    put(mem, "wiki", "release", *parts)
+
+    [hit] = mem.search("stage_2 rollout")
+    assert hit.doc.id == whole.id
+    assert hit.doc.title == whole.title
+    for n in range(3):
+        assert f"`stage_{n}`" in hit.doc.text
+    assert hit.doc.tokens == sum(d.tokens for d in mem.index.parts(whole.id))
+
+
+def test_using_a_whole_entry_refreshes_every_part(mem: Memory) -> None:
+    _, parts = long_decision()
+    put(mem, "cold", "team", *parts)
+    later = Memory(mem.root, now="2026-03-05T09:00:00Z")
+    later.search("stage_1")
+    used = {
+        e.id: e.used
+        for e in files.load(mem.layout, "cold", mem.layout.tier_file("cold", "team")).entries
+    }
+    assert set(used.values()) == {"2026-03-05T09:00:00Z"}
+
+
+def test_parts_of_one_entry_are_promoted_to_one_page(mem: Memory) -> None:
+    from tiermem import wiki
+
+    # Each part alone would choose another page by its own words.
+    body = (
+        "## Build\n" + "The ci workflow builds the release on every push. " * 20 + "\n\n"
+        "## Tests\n" + "The test suite and its fixtures run in the test job. " * 20 + "\n\n"
+        "## Docs\n" + "The docs and the readme are rendered from markdown. " * 20
+    )
+    parts = split_entry(entry("d-00000000bb", "Release process", body, "team"))
+    assert len({wiki.topic_of(p) for p in parts}) > 1
+    put(mem, "cold", "team", *parts)
+    mem.sync()
+
+    moved = wiki.promote(mem, [("team", p) for p in parts])
+    assert len(moved) == 1
+    [page] = mem.wiki_pages()
+    assert page.entries == len(parts)
+
+
+# --- archive chunks -------------------------------------------------------------------------
+
+
+def test_a_section_shorter_than_the_target_is_one_chunk_with_its_subsections() -> None:
+    text = "## 2026-03-01: Cache keys\n\n**What:** hash the path.\n\n### Why\n\nRenames are rare.\n"
+    assert archive.chunks(text) == [("2026-03-01: Cache keys", text)]
+
+
+def test_a_long_record_splits_at_its_sections_and_long_sections_at_their_subsections() -> None:
+    filler = "A line of the long decision that keeps going. " * 20 + "\n\n"
+    short = "## Short decision\n\nKept whole.\n\n### Why\n\nIt is short.\n\n"
+    long = "## Long decision\n\nIntro.\n\n" + "".join(
+        f"### Step {n}\n\n{filler * 2}" for n in range(1, 4)
+    )
+    text = "# Decisions\n\n" + short + long
+    assert len(long) > archive.CHUNK_TARGET_CHARS
+
+    pieces = archive.chunks(text)
+    assert "".join(p for _, p in pieces) == text
+    assert [t for t, _ in pieces] == [
+        "Decisions",
+        "Short decision",
+        "Long decision",
+        "Long decision — Step 1",
+        "Long decision — Step 2",
+        "Long decision — Step 3",
+    ]
+
+
+def test_headings_inside_code_fences_do_not_split_a_chunk() -> None:
+    code = "```bash\n# install\npip install tiermem\n```\n"
+    text = "## Setup\n\n" + ("Prose. " * 400 + "\n\n") * 2 + code + "## Next\n\nDone.\n"
+    titles = [t for t, _ in archive.chunks(text)]
+    assert "install" not in titles
+    assert titles[0] == "Setup"
+
+
+def test_a_long_text_without_headings_is_cut_at_blank_lines() -> None:
+    paragraph = "word " * 200 + "\n\n"
+    text = paragraph * 20
+    pieces = archive.chunks(text)
+    assert "".join(p for _, p in pieces) == text
+    assert all(len(p) <= archive.CHUNK_MAX_CHARS for _, p in pieces)
+    assert all(p.endswith("\n\n") for _, p in pieces)
