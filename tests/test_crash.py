@@ -4,7 +4,8 @@ Two kinds of test:
 - real kills: a subprocess runs the operation and gets SIGKILL after a random delay; then
   the store must load (`hot show`, `search`, `stats` exit 0), every text written before is
   still in a tier or the archive, no `.tmp-*` file is indexed or parsed as memory, and
-  running the operation again finishes the interrupted work;
+  running the operation again finishes the interrupted work and leaves the store exactly as
+  an uninterrupted run does;
 - crash points: a forked child runs the operation and dies (os._exit, as a kill -9 does)
   just before its N-th file-system change (rename, link, unlink, append), for every N in
   turn; after a re-run the store must be exactly what an uninterrupted run leaves (or what
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +39,7 @@ from crashes import (
     run_through,
     sessions_scenario,
     squad_scenario,
+    tier_state,
     unfinished,
 )
 from reliability import ROOT, cli, files_text
@@ -54,17 +57,22 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path,
 
 
 @pytest.fixture(scope="module")
-def durations(
+def uninterrupted(
     templates: dict[str, tuple[Path, set[str]]], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, float]:
-    """How long each operation runs uninterrupted (the range of the random delay)."""
+) -> dict[str, tuple[float, list[dict[str, Any]]]]:
+    """Each operation run through: how long it took (the range of the random delay), and
+    the store after one run and after two (a kill after the last change is followed by a
+    second run)."""
     out = {}
     for name, (template, _) in templates.items():
         root = tmp_path_factory.mktemp(f"timing-{name}")
         shutil.rmtree(root)
         shutil.copytree(template, root)
-        out[name], code = run_through(root, OPERATIONS[name][1])
+        seconds, code = run_through(root, OPERATIONS[name][1])
         assert code == 0, name
+        once = tier_state(root)
+        run_through(root, OPERATIONS[name][1])
+        out[name] = (seconds, [once, tier_state(root)])
     return out
 
 
@@ -75,24 +83,30 @@ TRIALS = ["end-session", "scribe-run", "import", "index-sync", "end-session", "i
 def test_kill_at_a_random_moment_then_recover(
     trial: int,
     templates: dict[str, tuple[Path, set[str]]],
-    durations: dict[str, float],
+    uninterrupted: dict[str, tuple[float, list[dict[str, Any]]]],
     tmp_path: Path,
 ) -> None:
     name = TRIALS[trial]
     template, marks = templates[name]
+    duration, references = uninterrupted[name]
     root = tmp_path / "repo"
     shutil.copytree(template, root)
     seed = random.randrange(2**32)
-    delay = random.Random(seed).uniform(0.0, durations[name])
+    delay = random.Random(seed).uniform(0.0, duration)
     kill_after(root, OPERATIONS[name][1], delay)
-    why = f"{name}: killed after {delay:.3f}s of {durations[name]:.3f}s (seed {seed})"
+    why = f"{name}: killed after {delay:.3f}s of {duration:.3f}s (seed {seed})"
     # Text written before is in a tier or the archive, or still where Squad keeps it (the
     # decision inbox, the agents' histories) when the operation had not taken it in yet.
     assert {m for m in marks if m not in files_text(root, ".squad")} == set(), why
-    assert load_problems(root, marks) == [], why
+    # Reads refresh last-use times: they run on a copy, so that the re-run's result can be
+    # compared with an uninterrupted run's.
+    probe = tmp_path / "probe"
+    shutil.copytree(root, probe, symlinks=True)
+    assert load_problems(probe, marks) == [], why
     code, _, err = cli(["--root", str(root), "--now", NOW1, *OPERATIONS[name][1]])
     assert code == 0, f"{why}: re-run failed: {err}"
     assert unfinished(name, root, marks) == [], why
+    assert tier_state(root) in references, f"{why}: not what an uninterrupted run leaves"
 
 
 # --- crash points ---------------------------------------------------------------------
@@ -117,7 +131,7 @@ def test_every_crash_point_of_scribe_run_recovers_exactly(tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="crash points need fork")
-def test_crash_between_hot_reset_and_queue_removal_recovers_exactly(tmp_path: Path) -> None:
+def test_every_crash_point_of_end_session_with_a_queue_recovers_exactly(tmp_path: Path) -> None:
     template = tmp_path / "template"
     sessions_scenario(template, agents=1, queue=True)
     report = crash_points(template, tmp_path / "work", ["scribe", "end-session", "agent0"])

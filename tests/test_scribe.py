@@ -198,6 +198,28 @@ def test_ending_twice_adds_nothing(mem: Memory) -> None:
     assert after == before
 
 
+def test_ending_again_a_session_that_only_holds_carried_blockers_changes_nothing(
+    busy: Memory,
+) -> None:
+    # `end-session --all` re-run after a crash ends the agents it had already ended again.
+    first = busy.end_session("ada")
+    before = snapshot(busy.layout.memory)
+    second = busy.end_session("ada")
+    assert first.carried and not second.cold
+    assert second.carried == first.carried
+    assert snapshot(busy.layout.memory) == before
+
+
+def test_a_session_with_work_after_the_carried_blockers_ends_as_usual(busy: Memory) -> None:
+    busy.end_session("ada")
+    later_on = at(busy, later(1))
+    later_on.hot_unblock("ada", "CI credentials")
+    report = later_on.end_session("ada")
+    [summary] = [e for e in cold(later_on, "ada") if e.id in report.cold]
+    assert "Unblocked: waiting for CI credentials from ops" in summary.body
+    assert not report.carried
+
+
 def test_a_crash_after_the_archive_write_is_redone_without_duplicates(busy: Memory) -> None:
     """The raw hot text was archived, then the process died: the next run finishes the job."""
     hot_text = busy.layout.tier_file("hot", "ada").read_text(encoding="utf-8")

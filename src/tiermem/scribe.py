@@ -107,6 +107,10 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
         queue = store.load(mem.layout, "queue", queue_path)
         if current is None and queue is None:
             return SessionReport(agent)
+        if queue is None and current is not None and _untouched(current):
+            # Nothing happened since the last session end: ending again records nothing, so
+            # `end-session --all` repeated, or re-run after a crash, gives the same store.
+            return SessionReport(agent, carried=[e.id for e in current.entries])
         items = _merge_items(queue, current)
         _preflight(mem, agent, items)
         raw_record = None
@@ -121,9 +125,11 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
             )
             archive.write(mem.layout, raw_record)
         report = _compress(mem, agent, items, raw_record, "session")
-        _reset_hot(mem, agent, hot_path, current, report)
+        # The queue goes before hot is reset: a re-run after a crash in between then finds
+        # hot as it was, every item of it already summarised, and only resets it.
         if queue is not None:
             queue_path.unlink()
+        _reset_hot(mem, agent, hot_path, current, report)
     mem._audit(
         "end-session",
         report.cold + report.knowledge + report.decisions,
@@ -163,6 +169,17 @@ def _merge_items(queue: TierFile | None, current: TierFile | None) -> list[Entry
     return list(items.values())
 
 
+def _untouched(current: TierFile) -> bool:
+    """A hot tier holding only the blockers the last session end carried into it."""
+    if not current.entries:
+        return False
+    session = current.meta.get("session", "")
+    return all(
+        e.slot == "blocker" and e.session == session and dict(e.extra).get("carried")
+        for e in current.entries
+    )
+
+
 def _reset_hot(
     mem: Memory, agent: str, path: Path, current: TierFile | None, report: SessionReport
 ) -> None:
@@ -177,7 +194,13 @@ def _reset_hot(
     session = fresh.meta["session"]
     # New ids: the blocker is still open, so the next session's summary says so again.
     fresh.entries = [
-        replace(b, id=content_id("h", b.id, session), session=session) for b in blockers
+        replace(
+            b,
+            id=content_id("h", b.id, session),
+            session=session,
+            extra=(*[kv for kv in b.extra if kv[0] != "carried"], ("carried", b.id)),
+        )
+        for b in blockers
     ]
     store.save(mem.layout, path, fresh)
     report.carried = [e.id for e in fresh.entries]
