@@ -4,7 +4,7 @@
     python scripts/stress.py                         # every phase, full counts
     python scripts/stress.py concurrency --procs 16 --ops 40
     python scripts/stress.py crash --crash-trials 200
-    python scripts/stress.py merge --merges 20
+    python scripts/stress.py merge --merges 20 [--merge-driver]
     python scripts/stress.py hostile --hostile 2000
     python scripts/stress.py canaries
 
@@ -21,7 +21,8 @@ Phases:
                change) of each operation, compared with an uninterrupted run.
   merge        two clones of one repository work on memory, commit, and merge both ways:
                clean merge, no conflict markers, store loads, no id twice in search or spawn,
-               nothing lost, and the same entries whichever way the merge went.
+               nothing lost, and the same entries whichever way the merge went; with
+               --merge-driver the clones merge tier files entry by entry.
   hostile      random arguments, texts, stdin bytes and damaged store files through the CLI
                (in process): no traceback, exit 2 with one stderr line on failure, nothing
                written by a refused command on an intact store, damaged files never rewritten.
@@ -493,6 +494,8 @@ def phase_merge(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         for side, day in (("a", 2), ("b", 3)):
             merges.git(base, "clone", "-q", str(origin), side)
             clones[side] = base / side
+            if args.merge_driver:
+                _must(clones[side], NOW0, "init", "--merge-driver")
             _merge_session(rng, clones[side], side, day, marks)
             merges.git(clones[side], "add", "-A")
             merges.git(clones[side], "commit", "-q", "-m", f"work {side}")
@@ -521,6 +524,7 @@ def phase_merge(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
     return {
         "merges": len(rounds),
+        "merge_driver": args.merge_driver,
         "clean": len(rounds) - len(bad),
         "checks_held": held,
         "texts_checked": sum(r["texts"] for r in rounds),
@@ -771,6 +775,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--crash-trials", type=int, default=200, help="kill -9 trials")
     parser.add_argument("--no-crash-points", action="store_true", help="skip crash points")
     parser.add_argument("--merges", type=int, default=20, help="merge rounds")
+    parser.add_argument(
+        "--merge-driver",
+        action="store_true",
+        help="clones merge tier files entry by entry (tiermem init --merge-driver)",
+    )
     parser.add_argument("--hostile", type=int, default=2000, help="hostile inputs")
     parser.add_argument("--jobs", type=int, default=2, help="parallel crash trials")
     parser.add_argument("--seed", type=int, default=20260301)

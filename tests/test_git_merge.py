@@ -17,6 +17,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,15 +111,37 @@ def two_clones(
     run_cli: RunCli,
     squad_attributes: bool = True,
     prepare: Callable[[Clone], None] | None = None,
+    driver: bool = False,
 ) -> list[Clone]:
+    """Two clones of a fresh origin; with `driver`, both merge tier files entry by entry."""
     origin = make_origin(tmp_path, run_cli, squad_attributes)
     if prepare is not None:
         prepare(Clone(origin, run_cli))
     clones = []
     for side in ("a", "b"):
         git(tmp_path, "clone", "-q", str(origin), side)
-        clones.append(Clone(tmp_path / side, run_cli))
+        clone = Clone(tmp_path / side, run_cli)
+        if driver:
+            clone.ok("2026-03-01T09:00:00Z", "init", "--merge-driver")
+        clones.append(clone)
     return clones
+
+
+def union_falls_short(reason: str) -> Any:
+    """The two merges a test runs under: git's union merge (which falls short there, as
+    `reason` says) and tiermem's per-entry merge driver (which must not)."""
+    return pytest.mark.parametrize(
+        "driver",
+        [
+            pytest.param(False, id="union", marks=pytest.mark.xfail(strict=True, reason=reason)),
+            pytest.param(True, id="entry-merge"),
+        ],
+    )
+
+
+BOTH_MERGES = pytest.mark.parametrize(
+    "driver", [pytest.param(False, id="union"), pytest.param(True, id="entry-merge")]
+)
 
 
 def assert_merged_store_is_sound(clone: Clone, marks: set[str]) -> None:
@@ -164,10 +187,11 @@ def assert_merged_store_is_sound(clone: Clone, marks: set[str]) -> None:
     assert sorted(m for m in marks if m not in text) == []
 
 
+@BOTH_MERGES
 def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
-    tmp_path: Path, run_cli: RunCli
+    tmp_path: Path, run_cli: RunCli, driver: bool
 ) -> None:
-    a, b = two_clones(tmp_path, run_cli)
+    a, b = two_clones(tmp_path, run_cli, driver=driver)
     work(a, "a", 2)
     work(b, "b", 3)
     a.commit("work in a")
@@ -178,11 +202,17 @@ def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
     marks = a.marks | b.marks
     assert len(marks) >= 30
     # The same entries, whichever clone merged which: union merges differ only in order.
-    # Both clones used the same base entry on different days: the merged file holds two
-    # versions of its metadata, and both directions keep the same (newest) one.
+    # Both clones used the same base entry on different days: a union merge holds two
+    # versions of its metadata, and both directions keep the same (newest) one; the entry
+    # merge writes that one only.
     assert a.entries() == b.entries()
     eecom = (a.root / ".squad/memory/cold/eecom.md").read_text(encoding="utf-8")
-    assert entries.parse(eecom).conflicts
+    assert bool(entries.parse(eecom).conflicts) is not driver
+    if driver:
+        for name in ("hot", "cold", "wiki"):
+            for path in sorted((a.root / ".squad/memory" / name).glob("*.md")):
+                other = b.root / path.relative_to(a.root)
+                assert path.read_bytes() == other.read_bytes(), f"{path.name} differs"
     for clone in (a, b):
         assert_merged_store_is_sound(clone, marks)
     a.ok("2026-03-30T10:00:00Z", "hot", "note", "flight", "after the merge mark-after")
@@ -196,16 +226,15 @@ def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
     assert a.ok("2026-03-31T10:00:00Z", "reindex", "--check") == "index matches the files\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two entries appended in both clones under the same heading are interleaved by the "
+@union_falls_short(
+    "two entries appended in both clones under the same heading are interleaved by the "
     "union merge (git aligns the common heading line): one entry's metadata line ends up in "
-    "the other's body, the second entry is gone, and the result depends on the direction",
+    "the other's body, the second entry is gone, and the result depends on the direction"
 )
 def test_two_decisions_with_one_title_from_two_clones_stay_two_entries(
-    tmp_path: Path, run_cli: RunCli
+    tmp_path: Path, run_cli: RunCli, driver: bool
 ) -> None:
-    a, b = two_clones(tmp_path, run_cli)
+    a, b = two_clones(tmp_path, run_cli, driver=driver)
     written = {}
     for clone, day, ttl in ((a, 4, "one hour mark-ttl-a"), (b, 5, "five minutes mark-ttl-b")):
         out = clone.ok(
@@ -279,16 +308,15 @@ def test_hand_edits_of_one_entry_in_both_clones_resolve_the_same_way_and_are_rep
         assert "edited in a" in text and "edited in b" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a union merge of two hand edits of the same body line keeps both lines, ours "
+@union_falls_short(
+    "a union merge of two hand edits of the same body line keeps both lines, ours "
     "first, inside the one entry: what the entry says depends on the merge direction, and "
-    "nothing reports it",
+    "nothing reports it"
 )
 def test_hand_edits_of_one_body_line_in_both_clones_resolve_the_same_way_and_are_reported(
-    tmp_path: Path, run_cli: RunCli
+    tmp_path: Path, run_cli: RunCli, driver: bool
 ) -> None:
-    a, b = two_clones(tmp_path, run_cli)
+    a, b = two_clones(tmp_path, run_cli, driver=driver)
     for clone, side in ((a, "a"), (b, "b")):
         _hand_edit(clone, "-->\nReader rewrite started", f"-->\nReader rewrite edited in {side}")
     into_a, into_b = merge_both_ways(a.root, b.root)
@@ -301,13 +329,14 @@ def test_hand_edits_of_one_body_line_in_both_clones_resolve_the_same_way_and_are
     assert code == 1 and "merge conflict" in out, "nothing reports the two versions"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one clone refreshes two entries and appends a session; the other refreshes the "
+@union_falls_short(
+    "one clone refreshes two entries and appends a session; the other refreshes the "
     "first and promotes the second to the wiki: the union merge glues the other clone's "
-    "version of the first entry (metadata line and body) into the body of the last entry",
+    "version of the first entry (metadata line and body) into the body of the last entry"
 )
-def test_entries_used_in_both_clones_keep_their_boundaries(tmp_path: Path, run_cli: RunCli) -> None:
+def test_entries_used_in_both_clones_keep_their_boundaries(
+    tmp_path: Path, run_cli: RunCli, driver: bool
+) -> None:
     def session(clone: Clone, day: int, topic: str, steps: int) -> None:
         now, later = f"2026-03-{day:02d}T10:00:00Z", f"2026-03-{day:02d}T11:00:00Z"
         clone.ok(now, "hot", "set", "fido", "--task", f"Pin the {topic} schema")
@@ -324,7 +353,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(tmp_path: Path, run_c
         session(origin, 1, "registry", 4)
         origin.commit("fido")
 
-    a, b = two_clones(tmp_path, run_cli, prepare=prepare)
+    a, b = two_clones(tmp_path, run_cli, prepare=prepare, driver=driver)
     a.ok("2026-03-02T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
     session(a, 2, "widget", 2)
     a.commit("used and added")
@@ -340,16 +369,15 @@ def test_entries_used_in_both_clones_keep_their_boundaries(tmp_path: Path, run_c
     assert a.entries() == b.entries()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="entries.parse drops a duplicated tiermem-file header only before the first entry: "
+@union_falls_short(
+    "entries.parse drops a duplicated tiermem-file header only before the first entry: "
     "when both clones add the same hot file, the other side's header lands in the body of an "
-    "entry, and the result depends on the merge direction",
+    "entry, and the result depends on the merge direction"
 )
 def test_a_session_left_open_in_both_clones_merges_the_same_way_in_both_directions(
-    tmp_path: Path, run_cli: RunCli
+    tmp_path: Path, run_cli: RunCli, driver: bool
 ) -> None:
-    a, b = two_clones(tmp_path, run_cli)
+    a, b = two_clones(tmp_path, run_cli, driver=driver)
     work(a, "a", 2, open_agent="flight")
     work(b, "b", 3, open_agent="flight")
     a.commit("work in a")

@@ -95,8 +95,34 @@ def cmd_init(args: argparse.Namespace) -> int:
     from .memory import Memory
 
     root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or os.getcwd()
-    _, created = Memory.init(root, now=getattr(args, "now", None))
-    _say([f"created {c}" for c in created] or [f"tiermem store already set up in {root}"])
+    if args.merge_driver:
+        from pathlib import Path
+
+        from . import merge
+
+        merge.repository_top(Path(root))  # outside git: refused before anything is made
+    mem, created = Memory.init(root, now=getattr(args, "now", None))
+    lines = [f"created {c}" for c in created]
+    if args.merge_driver:
+        lines += merge.install(mem.layout.memory)
+    _say(lines or [f"tiermem store already set up in {root}"])
+    return 0
+
+
+def cmd_merge_file(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import merge
+
+    paths = [Path(p) for p in (args.base, args.ours, args.theirs)]
+    for path in paths:
+        if not path.is_file():
+            raise _usage(f"no such file: {path}")
+    if not merge.merge_file(*paths):
+        print(
+            f"warning: {args.ours} is not a tier file; merged line by line (union)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -541,7 +567,20 @@ def _search_parser(sub: Any) -> None:
 
 
 def _init_parser(sub: Any) -> None:
-    _add(sub, "init", cmd_init, _HELP["init"])
+    init = _add(sub, "init", cmd_init, _HELP["init"])
+    init.add_argument(
+        "--merge-driver",
+        action="store_true",
+        help="also merge tier files entry by entry in this clone's git merges "
+        "(set in .git/info/attributes and .git/config; other clones keep merge=union)",
+    )
+
+
+def _merge_file_parser(sub: Any) -> None:
+    merge = _add(sub, "merge-file", cmd_merge_file, _HELP["merge-file"])
+    merge.add_argument("base", metavar="BASE", help="the common ancestor's version (git's %%O)")
+    merge.add_argument("ours", metavar="OURS", help="our version, merged in place (%%A)")
+    merge.add_argument("theirs", metavar="THEIRS", help="their version (%%B)")
 
 
 def _demo_parser(sub: Any) -> None:
@@ -570,6 +609,7 @@ _HELP = {
     "hot": "read and write an agent's hot tier (the current session)",
     "search": "search every tier and the archive (BM25)",
     "reindex": "rebuild the search index from the files",
+    "merge-file": "git merge driver: merge three versions of a tier file entry by entry",
     "stats": "entries, bytes and tokens per agent and tier",
     "scribe": "run the memory keeper",
     "decision": "record team decisions",
@@ -586,6 +626,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "hot": _hot_parsers,
     "search": _search_parser,
     "reindex": _reindex_parser,
+    "merge-file": _merge_file_parser,
     "stats": _stats_parser,
     "scribe": _scribe_parsers,
     "decision": _decision_parsers,

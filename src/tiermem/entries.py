@@ -260,7 +260,7 @@ def _entry_from(
     return Entry(id=entry_id, cls=cls, title=title, body=body, extra=tuple(extra), **values)  # type: ignore[arg-type]
 
 
-def _winner(a: Entry, b: Entry) -> Entry:
+def winner(a: Entry, b: Entry) -> Entry:
     """The version of one entry that a merge keeps: order-independent, so every clone agrees."""
 
     def rank(e: Entry) -> tuple[int, str, str, str]:
@@ -328,7 +328,7 @@ def _parse_block(
     candidates = [_entry_from(p, title, body, default_cls, path, ln) for ln, p in metas]
     chosen = candidates[0]
     for other in candidates[1:]:
-        chosen = _winner(chosen, other)
+        chosen = winner(chosen, other)
     return chosen, len(metas)
 
 
@@ -341,7 +341,7 @@ def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], l
     existing = tier_file.entries[index]
     if existing == entry:
         return
-    kept = _winner(existing, entry)
+    kept = winner(existing, entry)
     lost = entry if kept is existing else existing
     tier_file.entries[index] = kept
     if (lost.title, lost.body) != (kept.title, kept.body):
