@@ -47,6 +47,18 @@ def test_entries_added_on_both_sides_are_all_kept() -> None:
     assert not result.conflicts
 
 
+def test_one_entry_added_on_both_sides_with_other_times_has_one_place_either_way() -> None:
+    def new(entry_id: str, day: int) -> Entry:
+        return Entry(entry_id, "decision", "New", "Same text.", created=f"2026-03-0{day}T09:00:00Z")
+
+    early, late = new("d-000000000d", 2), new("d-000000000d", 9)
+    ours, theirs = new("d-000000000e", 5), new("d-000000000f", 5)
+    result = merged(tier(C), tier(C, early, ours), tier(C, theirs, late))
+    ids = [e.id for e in result.entries]
+    assert ids == ["d-000000000c", "d-000000000d", "d-000000000e", "d-000000000f"]
+    assert result.entries[1] == late  # the same text: the newer metadata is kept
+
+
 def test_an_edit_on_one_side_wins_over_the_unchanged_other() -> None:
     edited = entry("d-000000000c", "Registry is slow; cache it.")
     result = merged(tier(C), tier(edited), tier(C))

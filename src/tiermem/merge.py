@@ -69,8 +69,12 @@ def _merge_entries(base: TierFile, ours: TierFile, theirs: TierFile) -> list[Ent
     """Base order first, then new entries by creation time: the same in both directions."""
     known = {e.id: e for e in base.entries}
     mine, other = _versions(ours), _versions(theirs)
-    added = {i: v[0] for i, v in [*mine.items(), *other.items()] if i not in known}
-    order = [*known, *sorted(added, key=lambda i: (added[i].created, i))]
+    added: dict[str, str] = {}  # id -> its earliest creation time on either side
+    for entry_id, versions in [*mine.items(), *other.items()]:
+        if entry_id not in known:
+            created = versions[0].created
+            added[entry_id] = min(added.get(entry_id, created), created)
+    order = [*known, *sorted(added, key=lambda i: (added[i], i))]
     merged: list[Entry] = []
     for entry_id in order:
         merged += _merge_one(known.get(entry_id), mine.get(entry_id, []), other.get(entry_id, []))
