@@ -153,12 +153,16 @@ def test_parts_of_one_entry_are_promoted_to_one_page(mem: Memory) -> None:
 # --- archive chunks -------------------------------------------------------------------------
 
 
-def test_a_section_shorter_than_the_target_is_one_chunk_with_its_subsections() -> None:
-    text = "## 2026-03-01: Cache keys\n\n**What:** hash the path.\n\n### Why\n\nRenames are rare.\n"
-    assert archive.chunks(text) == [("2026-03-01: Cache keys", text)]
+def test_a_section_shorter_than_the_target_is_one_section_of_chunks() -> None:
+    head = "## 2026-03-01: Cache keys\n\n**What:** hash the path.\n\n"
+    why = "### Why\n\nRenames are rare.\n"
+    assert archive.chunks(head + why) == [
+        archive.Chunk("2026-03-01: Cache keys", head, 0),
+        archive.Chunk("Why", why, 0),
+    ]
 
 
-def test_a_long_record_splits_at_its_sections_and_long_sections_at_their_subsections() -> None:
+def test_a_long_record_has_a_section_for_each_part_and_long_parts_for_their_subsections() -> None:
     filler = "A line of the long decision that keeps going. " * 20 + "\n\n"
     short = "## Short decision\n\nKept whole.\n\n### Why\n\nIt is short.\n\n"
     long = "## Long decision\n\nIntro.\n\n" + "".join(
@@ -168,21 +172,22 @@ def test_a_long_record_splits_at_its_sections_and_long_sections_at_their_subsect
     assert len(long) > archive.CHUNK_TARGET_CHARS
 
     pieces = archive.chunks(text)
-    assert "".join(p for _, p in pieces) == text
-    assert [t for t, _ in pieces] == [
-        "Decisions",
-        "Short decision",
-        "Long decision",
-        "Long decision — Step 1",
-        "Long decision — Step 2",
-        "Long decision — Step 3",
+    assert "".join(p.text for p in pieces) == text
+    assert [(p.title, p.section) for p in pieces] == [
+        ("Decisions", 0),
+        ("Short decision", 1),
+        ("Why", 1),
+        ("Long decision", 2),
+        ("Step 1", 3),
+        ("Step 2", 4),
+        ("Step 3", 5),
     ]
 
 
 def test_headings_inside_code_fences_do_not_split_a_chunk() -> None:
     code = "```bash\n# install\npip install tiermem\n```\n"
     text = "## Setup\n\n" + ("Prose. " * 400 + "\n\n") * 2 + code + "## Next\n\nDone.\n"
-    titles = [t for t, _ in archive.chunks(text)]
+    titles = [p.title for p in archive.chunks(text)]
     assert "install" not in titles
     assert titles[0] == "Setup"
 
@@ -191,6 +196,18 @@ def test_a_long_text_without_headings_is_cut_at_blank_lines() -> None:
     paragraph = "word " * 200 + "\n\n"
     text = paragraph * 20
     pieces = archive.chunks(text)
-    assert "".join(p for _, p in pieces) == text
-    assert all(len(p) <= archive.CHUNK_MAX_CHARS for _, p in pieces)
-    assert all(p.endswith("\n\n") for _, p in pieces)
+    assert "".join(p.text for p in pieces) == text
+    assert all(len(p.text) <= archive.CHUNK_MAX_CHARS for p in pieces)
+    assert all(p.text.endswith("\n\n") for p in pieces)
+
+
+def test_a_match_in_a_chunk_of_an_archived_text_returns_its_whole_section(mem: Memory) -> None:
+    first = "## Cache keys\n\nWe hash the path.\n\n### Why\n\nRenames are rare, zebra.\n\n"
+    second = "## Release\n\n" + "Tag on Mondays. " * 300 + "\n"  # the record: two sections
+    record = archive.new_record("ada", T0, "hot-session", "hot/ada.md", "", first + second)
+    archive.write(mem.layout, record)
+
+    [hit] = mem.search("zebra", agent="ada")
+    assert (hit.doc.id, hit.doc.title, hit.doc.text) == (record.id, "Cache keys", first)
+    [hit] = mem.search("mondays")
+    assert hit.doc.text == second

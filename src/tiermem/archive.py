@@ -17,8 +17,8 @@ from .errors import ParseError
 from .record import dataclass
 
 _HEADER = "<!-- tiermem-archive "
-# A chunk is one section of a record, split at deeper headings only while it is longer than
-# the target, so a decision keeps its `### Why` and a history keeps each entry whole.
+# A section of a record (what a search returns) is split at deeper headings only while it is
+# longer than the target, so a decision keeps its `### Why` and a history each entry whole.
 CHUNK_TARGET_CHARS = 4000
 CHUNK_MAX_CHARS = 6000
 _HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
@@ -144,16 +144,35 @@ def records(layout: store.Layout, agent: str | None = None) -> list[Path]:
     return found
 
 
-def chunks(text: str) -> list[tuple[str, str]]:
-    """Split a record into (title, text) pieces along its headings, for search granularity.
+@dataclass(frozen=True)
+class Chunk:
+    """A searchable piece of a record, and the section of the record it belongs to."""
 
-    A section longer than the target is split at the shallowest heading inside it, and its
-    pieces are titled "section — subsection"; a section without headings is cut at blank
-    lines. Metadata comments of archived entries are left out: they are noise to a reader.
+    title: str
+    text: str
+    section: int
+
+
+def chunks(text: str) -> list[Chunk]:
+    """Split a record for search: small chunks to match, grouped in sections to return.
+
+    A chunk starts at every heading of level 1 to 3 (so a query matches the subsection that
+    is about it, and word statistics stay those of short texts). A section is a heading with
+    everything under it up to CHUNK_TARGET_CHARS: a longer one is split at the shallowest
+    heading inside it, and a stretch without headings is cut at blank lines. A search that
+    matches a chunk returns its whole section. Metadata comments of archived entries are
+    left out: they are noise to a reader.
     """
     text = _META_LINE.sub("", text)
-    pieces = _sections(text, 0, len(text), _headings(text), "")
-    return [(title, piece) for title, piece in pieces if piece.strip()]
+    headings = _headings(text)
+    found: list[Chunk] = []
+    for n, (title, start, end) in enumerate(_sections(text, 0, len(text), headings, "")):
+        cuts = [h.start for h in headings if start < h.start < end and h.level <= 3]
+        for a, b in zip([start, *cuts], [*cuts, end], strict=True):
+            for c, d in _cut(text, a, b):
+                if text[c:d].strip():
+                    found.append(Chunk(_own_title(text, c) or title, text[c:d], n))
+    return found
 
 
 @dataclass(frozen=True)
@@ -179,19 +198,20 @@ def _headings(text: str) -> list[_Heading]:
 
 def _sections(
     text: str, start: int, end: int, headings: list[_Heading], title: str
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, int, int]]:
+    """(title, start, end) of each section, "section — subsection" where one was split."""
     inner = [h for h in headings if start < h.start < end]
     if end - start <= CHUNK_TARGET_CHARS or not inner:
         title = title or _own_title(text, start)
-        return [(title, piece) for piece in _cut(text[start:end])]
+        return [(title, a, b) for a, b in _cut(text, start, end)]
     level = min(h.level for h in inner)
     cuts = [h for h in inner if h.level == level]
-    pieces = _sections(text, start, cuts[0].start, headings, title or _own_title(text, start))
+    spans = _sections(text, start, cuts[0].start, headings, title or _own_title(text, start))
     for n, cut in enumerate(cuts):
         stop = cuts[n + 1].start if n + 1 < len(cuts) else end
         sub = f"{title} — {cut.title}" if title else cut.title
-        pieces += _sections(text, cut.start, stop, headings, sub[:200])
-    return pieces
+        spans += _sections(text, cut.start, stop, headings, sub[:200])
+    return spans
 
 
 def _own_title(text: str, start: int) -> str:
@@ -199,12 +219,12 @@ def _own_title(text: str, start: int) -> str:
     return m.group(2).strip().strip("#").strip()[:200] if m else ""
 
 
-def _cut(piece: str) -> list[str]:
-    """A piece without headings, in parts of at most CHUNK_MAX_CHARS, ended at blank lines."""
-    parts = []
-    while len(piece) > CHUNK_MAX_CHARS:
-        at = piece.rfind("\n\n", CHUNK_MAX_CHARS // 2, CHUNK_MAX_CHARS)
-        at = at + 2 if at > 0 else CHUNK_MAX_CHARS
-        parts.append(piece[:at])
-        piece = piece[at:]
-    return [*parts, piece]
+def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A span in parts of at most CHUNK_MAX_CHARS, ended at blank lines where there are."""
+    spans = []
+    while end - start > CHUNK_MAX_CHARS:
+        at = text.rfind("\n\n", start + CHUNK_MAX_CHARS // 2, start + CHUNK_MAX_CHARS)
+        at = at + 2 if at > 0 else start + CHUNK_MAX_CHARS
+        spans.append((start, at))
+        start = at
+    return [*spans, (start, end)]

@@ -22,7 +22,7 @@ from .entries import Entry
 from .errors import ParseError
 from .record import dataclass, field
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -171,6 +171,30 @@ def agent_ranking(hits: Sequence[Hit], agent: str, boost: float) -> list[Hit]:
     """Hits re-ranked for one agent: its own entries weigh `boost` times their BM25 score."""
     ranked = [Hit(h.doc, h.score * boost) if h.doc.agent == agent else h for h in hits]
     return sorted(ranked, key=lambda h: -h.score)  # stable: ties keep the index's order
+
+
+def _archive_docs(record: archive.Record, rel: str) -> list[Doc]:
+    """The chunks of a record; the chunks of one section name its first chunk as parent."""
+    pieces = archive.chunks(record.text)
+    ids = [record.id if n == 0 else f"{record.id}#{n}" for n in range(len(pieces))]
+    first: dict[int, str] = {}
+    size: dict[int, int] = {}
+    for n, piece in enumerate(pieces):
+        first.setdefault(piece.section, ids[n])
+        size[piece.section] = size.get(piece.section, 0) + 1
+    return [
+        Doc(
+            id=ids[n],
+            tier="archive",
+            agent=record.agent,
+            path=rel,
+            title=piece.title or record.title,
+            text=piece.text,
+            created=record.created,
+            parent=first[piece.section] if size[piece.section] > 1 else "",
+        )
+        for n, piece in enumerate(pieces)
+    ]
 
 
 def _sha(data: bytes | str) -> str:
@@ -382,19 +406,7 @@ class Index:
 
     def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
         if tier == "archive":
-            record = archive.parse(data, path)
-            return [
-                Doc(
-                    id=record.id if n == 0 else f"{record.id}#{n}",
-                    tier="archive",
-                    agent=record.agent,
-                    path=rel,
-                    title=title or record.title,
-                    text=text,
-                    created=record.created,
-                )
-                for n, (title, text) in enumerate(archive.chunks(record.text))
-            ]
+            return _archive_docs(archive.parse(data, path), rel)
         tier_file = store.load(self.layout, tier, path)
         assert tier_file is not None
         self._last_conflicts = [

@@ -442,7 +442,8 @@ class Memory:
 
         With an agent, the search covers that agent's memory and the team's (the decisions
         and policies every agent works under), the agent's own ranking first on a par. A
-        match in one part of a long entry returns the whole entry.
+        match in one part of a long entry returns the whole entry, and a match in a chunk of
+        an archived text returns its whole section.
         """
         from .index import agent_ranking
 
@@ -630,11 +631,13 @@ def _gist(text: str) -> str:
 
 
 def _joined(parts: list[Doc]) -> Doc:
-    """One document for an entry stored in parts: the first part's heading, every text."""
+    """One document for an entry stored in parts, or a section of an archived text stored in
+    chunks: the first one's heading, every text."""
+    glue = "" if parts[0].tier == "archive" else "\n\n"  # archive chunks are contiguous text
     return replace(
         parts[0],
         id=parts[0].parent,
-        text="\n\n".join(p.text for p in parts),
+        text=glue.join(p.text for p in parts),
         tokens=sum(p.tokens for p in parts),
         parent="",
     )
