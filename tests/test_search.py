@@ -78,6 +78,16 @@ def test_a_text_repeated_by_a_union_merge_shows_once(mem: Memory) -> None:
     )
 
 
+def test_a_text_repeated_many_times_does_not_crowd_out_the_others(mem: Memory) -> None:
+    repeats = [entry(f"d-{n:010x}", "Tokenizer pin", "Pin the tokenizer pin.") for n in range(40)]
+    others = [entry(f"d-{n:010x}", f"Note {n}", "tokenizer") for n in range(100, 104)]
+    put(mem, "cold", "team", *repeats, *others)
+    hits = mem.search("tokenizer pin", limit=3)
+    assert len(hits) == 3
+    assert hits[0].doc.title == "Tokenizer pin"
+    assert {h.doc.title for h in hits[1:]} <= {f"Note {n}" for n in range(100, 104)}
+
+
 def test_a_text_kept_in_the_archive_and_as_an_entry_shows_as_the_entry(mem: Memory) -> None:
     raw = "### Tokenizer pin\n\nWe pin the tokenizer to o200k_base for every count.\n"
     archive.write(mem.layout, archive.new_record("team", T0, "decision", "decisions.md", "", raw))

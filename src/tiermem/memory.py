@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -456,12 +455,17 @@ class Memory:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         self.sync()
         owners = None if agent is None else sorted({agent, store.TEAM})
-        found = self.index.search(
-            query, agent=owners, tiers=[tier] if tier else None, limit=5 * limit + 20
-        )
-        if agent is not None:
-            found = agent_ranking(found, agent, SEARCH_OWN_BOOST)
-        hits, used = self._whole_entries(_once(found), limit)
+        pool = 2 * limit + 10  # room for repeats and parts folded away, and for the boost
+        while True:
+            found = self.index.search(
+                query, agent=owners, tiers=[tier] if tier else None, limit=pool
+            )
+            if agent is not None:
+                found = agent_ranking(found, agent, SEARCH_OWN_BOOST)
+            hits, used = self._whole_entries(_once(found), limit)
+            if len(hits) == limit or len(found) < pool:
+                break
+            pool *= 4  # so many repeats that the pool ran short: look further
         self.mark_used(used)
         return hits
 
@@ -615,19 +619,22 @@ def _once(found: list[Hit]) -> list[Hit]:
     for hit in found:
         key = first_of_id.setdefault(hit.doc.id, _gist(hit.doc.text))
         groups.setdefault(key, []).append(hit)
-    return [
-        replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
-        for group in groups.values()
-    ]
+    return [_most_finished(group) for group in groups.values()]
+
+
+def _most_finished(group: list[Hit]) -> Hit:
+    if len(group) == 1:
+        return group[0]
+    return replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
 
 
 _FINISHED = ("wiki", "cold", "hot", "archive")
-_MARKS = re.compile(r"^[#>*\-\s]+", re.MULTILINE)
+_MARKS = str.maketrans("", "", "#>*-")
 
 
 def _gist(text: str) -> str:
-    """A text without its markdown marks and spacing, to recognise repeats."""
-    return " ".join(_MARKS.sub("", text).split()).lower()
+    """A text without markdown marks and spacing, to recognise repeats."""
+    return " ".join(text.translate(_MARKS).split()).lower()
 
 
 def _joined(parts: list[Doc]) -> Doc:
