@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,10 @@ def entry(entry_id: str, title: str, body: str, agent: str = "") -> Entry:
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Memory:
+def mem(tmp_path: Path) -> Iterator[Memory]:
     made, _ = Memory.init(tmp_path, now=T0)
-    return made
+    yield made
+    made.close()
 
 
 # --- scope ----------------------------------------------------------------------------------
