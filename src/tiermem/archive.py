@@ -191,7 +191,7 @@ def _headings(text: str) -> list[_Heading]:
         if m := _FENCE.match(line):
             fence = "" if fence == m.group(1) else (fence or m.group(1))
         elif not fence and (m := _HEADING.match(line)):
-            found.append(_Heading(offset, len(m.group(1)), m.group(2).strip().strip("#").strip()))
+            found.append(_Heading(offset, len(m.group(1)), _title_of(m)))
         offset += len(line)
     return found
 
@@ -216,7 +216,12 @@ def _sections(
 
 def _own_title(text: str, start: int) -> str:
     m = _HEADING.match(text, start)
-    return m.group(2).strip().strip("#").strip()[:200] if m else ""
+    return _title_of(m)[:200] if m else ""
+
+
+def _title_of(heading: re.Match[str]) -> str:
+    """A heading's text without its closing marks (`## Title ##`)."""
+    return heading.group(2).strip().strip("#").strip()
 
 
 def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:

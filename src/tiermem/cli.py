@@ -100,11 +100,11 @@ def cmd_init(args: argparse.Namespace) -> int:
 
         from . import merge
 
-        merge.repository_top(Path(root))  # outside git: refused before anything is made
+        top = merge.repository_top(Path(root))  # outside git: refused before anything is made
     mem, created = Memory.init(root, now=getattr(args, "now", None))
     lines = [f"created {c}" for c in created]
     if args.merge_driver:
-        lines += merge.install(mem.layout.memory)
+        lines += merge.install(top, mem.layout.memory)
     _say(lines or [f"tiermem store already set up in {root}"])
     return 0
 

@@ -14,6 +14,7 @@ import os
 import re
 import sqlite3
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -177,11 +178,10 @@ def _archive_docs(record: archive.Record, rel: str) -> list[Doc]:
     """The chunks of a record; the chunks of one section name its first chunk as parent."""
     pieces = archive.chunks(record.text)
     ids = [record.id if n == 0 else f"{record.id}#{n}" for n in range(len(pieces))]
+    size = Counter(piece.section for piece in pieces)
     first: dict[int, str] = {}
-    size: dict[int, int] = {}
     for n, piece in enumerate(pieces):
         first.setdefault(piece.section, ids[n])
-        size[piece.section] = size.get(piece.section, 0) + 1
     return [
         Doc(
             id=ids[n],
@@ -573,7 +573,8 @@ class Index:
             " ORDER BY score, d.created DESC, d.id LIMIT ?",
             [match, *scope_args, limit],
         )
-        return [Hit(Doc(*row[:15]), -float(row[15])) for row in rows]
+        n = len(_DOC_FIELDS)
+        return [Hit(Doc(*row[:n]), -float(row[n])) for row in rows]
 
     def docs(
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
@@ -594,8 +595,8 @@ class Index:
         return [Doc(*row) for row in self.db.execute(sql, args)]
 
     def parts(self, parent: str) -> list[Doc]:
-        """The parts of one long entry, in file order (wiki pages first, for a promotion
-        caught halfway)."""
+        """The parts of one long entry, or the chunks of one section of an archived text, in
+        file order (wiki pages first, for a promotion caught halfway)."""
         sql = (
             f"SELECT {_DOC_COLUMNS} FROM docs WHERE parent=?"
             " ORDER BY tier != 'wiki', tier, path, ord"

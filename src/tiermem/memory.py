@@ -426,7 +426,7 @@ class Memory:
         archive_dir = self.layout.tier_dir("archive")
         if archive_dir.is_dir():
             found.update(p.name for p in archive_dir.iterdir() if p.is_dir())
-        return sorted(a for a in found - {"team"} if _valid_name(a))
+        return sorted(a for a in found - {store.TEAM} if _valid_name(a))
 
     # --- reading ------------------------------------------------------------------------
 

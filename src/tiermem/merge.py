@@ -27,7 +27,10 @@ MERGED_TIERS = ("hot", "cold", "wiki", "queue")
 
 def merge_tier_files(base: str, ours: str, theirs: str) -> str:
     """The merged tier file; ParseError when a version cannot be read as one."""
-    b, o, t = (entries.parse(text, f"<{side}>") for side, text in _sides(base, ours, theirs))
+    b, o, t = (
+        entries.parse(text, f"<{side}>")
+        for side, text in (("base", base), ("ours", ours), ("theirs", theirs))
+    )
     merged = TierFile(
         heading=_pick(b.heading, o.heading, t.heading),
         meta=_merge_meta(b.meta, o.meta, t.meta),
@@ -35,10 +38,6 @@ def merge_tier_files(base: str, ours: str, theirs: str) -> str:
         entries=_merge_entries(b, o, t),
     )
     return entries.render(merged)
-
-
-def _sides(base: str, ours: str, theirs: str) -> list[tuple[str, str]]:
-    return [("base", base), ("ours", ours), ("theirs", theirs)]
 
 
 def _pick(base: str, ours: str, theirs: str) -> str:
@@ -151,9 +150,9 @@ def repository_top(folder: Path) -> Path:
     return Path(_git(folder, "rev-parse", "--show-toplevel")).resolve()
 
 
-def install(memory_dir: Path) -> list[str]:
-    """Set up the driver in the clone holding memory_dir; one line for each change made."""
-    top = repository_top(memory_dir)
+def install(top: Path, memory_dir: Path) -> list[str]:
+    """Set up the driver in the clone whose working tree is `top` (see `repository_top`) for
+    the store in memory_dir; one line for each change made."""
     attributes = Path(_git(top, "rev-parse", "--git-path", "info/attributes"))
     attributes = attributes if attributes.is_absolute() else top / attributes
     rel = memory_dir.resolve().relative_to(top).as_posix()

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from . import tokens, validate
+from . import store, tokens, validate
 from .errors import NotFoundError, UsageError
 from .index import Doc, Hit
 from .record import dataclass, field
@@ -130,7 +130,7 @@ class _Found:
 
 def _find(mem: Memory, agent: str, query: str) -> _Found:
     cold = mem.index.search(
-        query, agent=[agent, "team"], tiers=["cold"], limit=60, active_only=True
+        query, agent=[agent, store.TEAM], tiers=["cold"], limit=60, active_only=True
     )
     wiki = mem.index.search(query, tiers=["wiki"], limit=60, active_only=True)
     return _Found(cold, wiki)
@@ -190,10 +190,11 @@ class _Candidate:
 
 
 def _policies(mem: Memory, agent: str, found: _Found) -> list[_Candidate]:
+    owners = (agent, store.TEAM)
     docs = [
         d
         for d in mem.index.docs(cls="policy")
-        if not d.status and (d.tier == "wiki" or (d.tier == "cold" and d.agent in (agent, "team")))
+        if not d.status and (d.tier == "wiki" or (d.tier == "cold" and d.agent in owners))
     ]
     scores = {h.doc.id: h.score for h in [*found.cold, *found.wiki] if h.doc.cls == "policy"}
     ranked = sorted(docs, key=lambda d: (-scores.get(d.id, 0.0), d.created, d.id))
