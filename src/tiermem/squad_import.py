@@ -83,10 +83,11 @@ def sources(squad: Path) -> list[Source]:
         "decisions/*.md",
         "decisions/archive/*.md",
     ):
-        found += [Source(p, "", "decisions", "team") for p in sorted(squad.glob(pattern))]
-    found += [Source(p, "", "inbox", "team") for p in sorted(squad.glob("decisions/inbox/*.md"))]
+        found += [Source(p, "", "decisions", store.TEAM) for p in sorted(squad.glob(pattern))]
+    inbox = sorted(squad.glob("decisions/inbox/*.md"))
+    found += [Source(p, "", "inbox", store.TEAM) for p in inbox]
     for logs in ("log", "orchestration-log"):
-        found += [Source(p, "", "log", "team") for p in sorted(squad.glob(f"{logs}/*.md"))]
+        found += [Source(p, "", "log", store.TEAM) for p in sorted(squad.glob(f"{logs}/*.md"))]
     top = squad.parent
     return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
 
@@ -217,7 +218,7 @@ class _Planner:
             for entry in decision_entries(
                 section, section.author or "", self.now, "", record.location
             ):
-                self.add("cold", "team", _dated(entry))
+                self.add("cold", store.TEAM, _dated(entry))
 
     def log(self, source: Source, text: str, record: archive.Record) -> None:
         for section in squad_parse.parse_log(text, source.path.name):
@@ -228,12 +229,12 @@ class _Planner:
                 "status",
                 title,
                 _short(text, self.target),
-                agent="team",
+                agent=store.TEAM,
                 created=date,
                 used=date,
                 sources=(record.location,),
             )
-            self.add("cold", "team", entry)
+            self.add("cold", store.TEAM, entry)
 
 
 def _dated(entry: Entry) -> Entry:
