@@ -10,7 +10,9 @@ import pytest
 from tiermem import archive
 from tiermem import store as files
 from tiermem.entries import Entry, TierFile, split_entry
+from tiermem.index import Scope
 from tiermem.memory import Memory
+from tiermem.record import replace
 
 T0 = "2026-03-01T09:00:00Z"
 
@@ -223,3 +225,43 @@ def test_a_match_in_a_chunk_of_an_archived_text_returns_its_whole_section(mem: M
     assert (hit.doc.id, hit.doc.title, hit.doc.text) == (record.id, "Cache keys", first)
     [hit] = mem.search("mondays")
     assert hit.doc.text == second
+
+
+# --- several scopes in one query --------------------------------------------------------------
+
+
+def test_one_query_over_several_scopes_ranks_each_as_its_own_search_would(mem: Memory) -> None:
+    # Equal scores at every cut: which entries make it depends on their dates, then their ids.
+    def dated(n: int, agent: str) -> Entry:
+        made = entry(f"c-{n:010x}", "Parser retry", f"Retries cap at {n}.", agent)
+        return replace(made, created=f"2026-03-{1 + n % 9:02d}T09:00:00Z")
+
+    put(mem, "cold", "ada", *(dated(n, "ada") for n in range(1, 8)))
+    put(mem, "cold", "bo", *(dated(n, "bo") for n in range(8, 12)))
+    put(mem, "cold", "team", *(dated(n, "") for n in range(12, 15)))
+    stale = replace(
+        entry("d-00000000ff", "Parser retry", "Retries cap at ten."),
+        status="superseded",
+        superseded_by="d-00000000fe",
+    )
+    put(mem, "wiki", "parsing", entry("d-00000000fe", "Parser retry budget", "Cap 9."), stale)
+    mem.sync()
+    scopes = [
+        Scope(tiers=("cold",), agents=("ada", files.TEAM), active_only=True),
+        Scope(tiers=("wiki",), active_only=True),
+    ]
+    for limit in (1, 3, 5, 60):
+        together = mem.index.search_each("parser retry cap", scopes, limit)
+        apart = [
+            mem.index.search(
+                "parser retry cap",
+                agent=list(s.agents),
+                tiers=list(s.tiers),
+                limit=limit,
+                active_only=True,
+            )
+            for s in scopes
+        ]
+        assert together == apart
+    assert [h.doc.id for h in together[1]] == ["d-00000000fe"]
+    assert {h.doc.agent for h in together[0]} == {"ada", files.TEAM}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import os
 import re
 import sqlite3
@@ -144,28 +145,67 @@ def _match(words: str, agents: Sequence[str]) -> str:
     return match
 
 
-def _scope(
+def _conditions(
     agents: Sequence[str], tiers: Sequence[str], active_only: bool, paths: Sequence[str]
-) -> tuple[str, list[object]]:
-    """A filter on the matching rows by tier, status and file, with its arguments.
-
-    The filter is a set of rowids built once per query (the `+` keeps SQLite from looking the
-    set up row by row through FTS5), so BM25 scores only the documents in scope.
-    """
+) -> tuple[list[str], list[object]]:
+    """Conditions on `docs` rows by tier, file, owner and status, with their arguments."""
     conditions: list[str] = []
     args: list[object] = []
     if active_only:
         conditions.append("status=''")
     for column, values in (("tier", tiers), ("path", paths), ("agent", agents)):
-        if values and (conditions or column != "agent"):  # FTS5 filters by agent alone
+        if values:
             conditions.append(f"{column} IN ({','.join('?' * len(values))})")
             args.extend(values)
+    return conditions, args
+
+
+def _rowid_filter(conditions: Sequence[str], args: list[object]) -> tuple[str, list[object]]:
+    """An FTS5 query's filter to the rows that meet all the conditions.
+
+    The filter is a set of rowids built once per query (the `+` keeps SQLite from looking the
+    set up row by row through FTS5), so BM25 scores only the documents in scope.
+    """
     if not conditions:
         return "", []
-    return (
-        f" AND +docs_fts.rowid IN (SELECT rowid FROM docs WHERE {' AND '.join(conditions)})",
-        args,
-    )
+    where = " AND ".join(conditions)
+    return f" AND +docs_fts.rowid IN (SELECT rowid FROM docs WHERE {where})", args
+
+
+def _scope(
+    agents: Sequence[str], tiers: Sequence[str], active_only: bool, paths: Sequence[str]
+) -> tuple[str, list[object]]:
+    """The filter of a search by tier, status and file; by agent only along with those
+    (alone, the agents are narrowed by FTS5 itself: see `_match`)."""
+    narrowed = tiers or paths or active_only
+    return _rowid_filter(*_conditions(agents if narrowed else [], tiers, active_only, paths))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The documents one ranking of `Index.search_each` may return."""
+
+    tiers: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    active_only: bool = False
+
+    def condition(self) -> tuple[str, list[object]]:
+        """The condition on `docs` rows, with its arguments."""
+        conditions, args = _conditions(self.agents, self.tiers, self.active_only, [])
+        return " AND ".join(conditions) or "1", args
+
+    def filter(self) -> tuple[str, list[object]]:
+        return _rowid_filter(*_conditions(self.agents, self.tiers, self.active_only, []))
+
+
+def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
+    """The first `limit` of the best `limit + 1` (rowid, bm25), or None when the cut falls
+    between equal scores: which of the tied documents make it depends on their dates."""
+    if len(ranking) > limit:
+        if ranking[limit][1] == ranking[limit - 1][1]:
+            return None
+        del ranking[limit:]
+    return ranking
 
 
 def agent_ranking(hits: Sequence[Hit], agent: str, boost: float) -> list[Hit]:
@@ -533,16 +573,63 @@ class Index:
         ranked = self._ranked(match, scope, scope_args, limit)
         if ranked is None:
             return self._ranked_in_full(match, scope, scope_args, limit)
-        scores = dict(ranked)
+        return self._hits([ranked])[0]
+
+    def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
+        """The best `limit` matches within each scope, ranked as `search` ranks them.
+
+        One FTS5 query serves every scope: BM25 weighs each query word by reading the whole
+        row list of that word once per query, which for a few scopes costs more than scoring
+        their rows does.
+        """
+        words = fts_query(query)
+        if not words or limit <= 0 or not scopes:
+            return [[] for _ in scopes]
+        match = _match(words, [])
+        conditions = [scope.condition() for scope in scopes]
+        scored = self.db.execute(
+            f"SELECT rowid, {_BM25} FROM docs_fts WHERE docs_fts MATCH ? AND +docs_fts.rowid IN"
+            f" (SELECT rowid FROM docs WHERE {' OR '.join(f'({w})' for w, _ in conditions)})",
+            [match, *(arg for _, args in conditions for arg in args)],
+        ).fetchall()
+        rankings = [self._best_within(scored, *condition, limit) for condition in conditions]
+        found = iter(self._hits([r for r in rankings if r is not None]))
+        return [
+            next(found)
+            if ranking is not None
+            else self._ranked_in_full(match, *scope.filter(), limit)
+            for scope, ranking in zip(scopes, rankings, strict=True)
+        ]
+
+    def _best_within(
+        self, scored: list[tuple[int, float]], condition: str, args: list[object], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The best `limit` of the scored rows that meet the condition (see `_cut`)."""
+        members = {
+            rowid for (rowid,) in self.db.execute(f"SELECT rowid FROM docs WHERE {condition}", args)
+        }
+        best = heapq.nsmallest(
+            limit + 1, (row for row in scored if row[0] in members), key=lambda row: row[1]
+        )
+        return _cut(best, limit)
+
+    def _hits(self, rankings: Sequence[Sequence[tuple[int, float]]]) -> list[list[Hit]]:
+        """The documents of each ranking of (rowid, bm25), read in one query, best first;
+        equal scores go to the newer document, then to the smaller id."""
+        scores = {rowid: score for ranking in rankings for rowid, score in ranking}
         marks = ",".join("?" * len(scores))
         rows = self.db.execute(
             f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
         )
-        hits = [Hit(Doc(*row[1:]), -scores[row[0]]) for row in rows]
-        hits.sort(key=lambda h: h.doc.id)
-        hits.sort(key=lambda h: h.doc.created, reverse=True)
-        hits.sort(key=lambda h: -h.score)
-        return hits
+        docs = {row[0]: Doc(*row[1:]) for row in rows}
+        results = []
+        for ranking in rankings:
+            hits = [Hit(docs[rowid], -score) for rowid, score in ranking]
+            hits.sort(key=lambda h: h.doc.id)
+            hits.sort(key=lambda h: h.doc.created, reverse=True)
+            hits.sort(key=lambda h: -h.score)
+            results.append(hits)
+        return results
 
     def _ranked(
         self, match: str, scope: str, scope_args: list[object], limit: int
@@ -557,11 +644,7 @@ class Index:
             " ORDER BY score LIMIT ?",
             [match, *scope_args, limit + 1],
         ).fetchall()
-        if len(rows) > limit:
-            if rows[limit][1] == rows[limit - 1][1]:
-                return None  # which of the tied documents make the cut depends on their dates
-            del rows[limit:]
-        return rows
+        return _cut(rows, limit)
 
     def _ranked_in_full(
         self, match: str, scope: str, scope_args: list[object], limit: int

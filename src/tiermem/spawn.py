@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from . import store, tokens, validate
 from .errors import NotFoundError, UsageError
-from .index import Doc, Hit
+from .index import Doc, Hit, Scope
 from .record import dataclass, field
 
 if TYPE_CHECKING:
@@ -129,10 +129,14 @@ class _Found:
 
 
 def _find(mem: Memory, agent: str, query: str) -> _Found:
-    cold = mem.index.search(
-        query, agent=[agent, store.TEAM], tiers=["cold"], limit=60, active_only=True
+    cold, wiki = mem.index.search_each(
+        query,
+        [
+            Scope(tiers=("cold",), agents=(agent, store.TEAM), active_only=True),
+            Scope(tiers=("wiki",), active_only=True),
+        ],
+        limit=60,
     )
-    wiki = mem.index.search(query, tiers=["wiki"], limit=60, active_only=True)
     return _Found(cold, wiki)
 
 
