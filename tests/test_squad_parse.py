@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tiermem.squad_dates import parse_date
 from tiermem.squad_parse import (
     Section,
     decision_key,
     merge_inbox,
-    parse_date,
     parse_decisions,
     parse_history,
     parse_inbox,

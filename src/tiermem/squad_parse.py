@@ -14,12 +14,12 @@ from itertools import accumulate
 from operator import add
 
 from .record import dataclass, replace
+from .squad_dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [
     "Section",
     "decision_key",
     "merge_inbox",
-    "parse_date",
     "parse_decisions",
     "parse_history",
     "parse_inbox",
@@ -49,139 +49,6 @@ class Section:
     level: int  # heading level, 0 for non-heading blocks
     author: str | None  # **By:** / **Author:** of a decision or log
     parent: str | None  # enclosing '##' title in a history, group title in decisions
-
-
-# --- dates ----------------------------------------------------------------------------
-
-_ISO_DATE = re.compile(
-    r"(?<![0-9A-Za-z])(?P<y>20\d\d)-(?P<m>0[1-9]|1[0-2])"
-    r"(?:-(?P<d>0[1-9]|[12]\d|3[01]|XX)"
-    r"(?:T\d{2}(?:[:-]?\d{2}){0,2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?)?"
-    r"(?![0-9])(?!-\d)"
-)
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_YEAR = re.compile(r"(?<![0-9])20\d\d(?![0-9])")
-_MONTH_BEFORE_YEAR = re.compile(
-    r"\b(?P<mon>" + "|".join(_MONTHS) + r")\s+(?:(?P<d>[0-3]?\d)(?:st|nd|rd|th)?,?\s+)?$",
-    re.IGNORECASE,
-)
-_SEPARATORS = " \t:—–-|,;·"
-_OPENING_MARKS = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)")
-_CLOSING_MARKS = re.compile(r"[ \t]+#+[ \t]*$")
-
-
-@dataclass(frozen=True)
-class _DateHit:
-    """A date found in a line: its normalized value and where it sits."""
-
-    value: str
-    start: int
-    end: int
-
-
-def _iso_hit(text: str) -> _DateHit | None:
-    """Find the first ISO-style date (day or month precision) in text."""
-    match = _ISO_DATE.search(text)
-    if match is None:
-        return None
-    day = match.group("d")
-    value = f"{match.group('y')}-{match.group('m')}"
-    if day and day != "XX":
-        value += f"-{day}"
-    return _DateHit(value, match.start(), match.end())
-
-
-def _month_hit(text: str) -> _DateHit | None:
-    """Find the first 'March 20, 2026' or 'July 2026' style date in text."""
-    for year in _YEAR.finditer(text):
-        match = _MONTH_BEFORE_YEAR.search(text, max(0, year.start() - 24), year.start())
-        if match is None:
-            continue
-        value = f"{year.group()}-{_MONTHS.index(match.group('mon').lower()) + 1:02d}"
-        day = match.group("d")
-        if day and 1 <= int(day) <= 31:
-            value += f"-{int(day):02d}"
-        return _DateHit(value, match.start(), year.end())
-    return None
-
-
-def _find_date(text: str) -> _DateHit | None:
-    """Return the earliest date in text, whichever notation it uses."""
-    if "20" not in text:
-        return None
-    hits = [hit for hit in (_iso_hit(text), _month_hit(text)) if hit is not None]
-    return min(hits, key=lambda hit: hit.start) if hits else None
-
-
-def _strip_heading_marks(heading: str) -> str:
-    """Drop the leading '#' run, a closing '#' sequence and stray '#' left by typos."""
-    text = _OPENING_MARKS.sub("", heading.rstrip("\r\n"), count=1).strip()
-    if text.endswith("#"):
-        text = _CLOSING_MARKS.sub("", f" {text}").strip()
-    return text.lstrip("#").strip() if text.startswith("#") else text
-
-
-def _join_around(left: str, right: str) -> str:
-    """Glue the text either side of a removed date, keeping one sensible separator."""
-    if left.rstrip().endswith("(") and right.lstrip().startswith(")"):
-        return f"{left.rstrip()[:-1].rstrip()} {right.lstrip()[1:].lstrip()}"
-    if left.rstrip().endswith("("):
-        return left.rstrip() + right.lstrip(_SEPARATORS)
-    if right.lstrip().startswith(")"):
-        return left.rstrip(_SEPARATORS) + right.lstrip()
-    left_core, right_core = left.rstrip(_SEPARATORS), right.lstrip(_SEPARATORS)
-    if not left_core or not right_core:
-        return left_core + right_core
-    joint = right[: len(right) - len(right_core)].strip() or left[len(left_core) :].strip()
-    if joint == ":":
-        return f"{left_core}: {right_core}"
-    return f"{left_core} {joint} {right_core}"
-
-
-_RANGE_LINK = re.compile(r"\s*(?:to|through|until|thru|–|—|-|\.\.)\s*", re.IGNORECASE)
-
-
-def _range_end(plain: str, end: int) -> int:
-    """Extend a date to cover a following 'to 2026-05-14' so a range leaves the title whole."""
-    link = _RANGE_LINK.match(plain, end)
-    if link is None:
-        return end
-    second = _find_date(plain[link.end() :])
-    return link.end() + second.end if second is not None and second.start == 0 else end
-
-
-def _split_date(plain: str) -> tuple[_DateHit | None, str]:
-    """Find the date in a heading already stripped of '#' marks; return it and the rest."""
-    hit = _find_date(plain)
-    if hit is None:
-        return None, plain
-    end = _range_end(plain, hit.end)
-    title = _join_around(plain[: hit.start], plain[end:])
-    return hit, re.sub(r"\s{2,}", " ", title).strip()
-
-
-def parse_date(heading: str) -> tuple[str | None, str]:
-    """Split a heading into (date, title without '#' marks and without the date)."""
-    hit, title = _split_date(_strip_heading_marks(heading))
-    return (hit.value if hit else None), title
-
-
-def _date_leads(plain: str, hit: _DateHit | None) -> bool:
-    """Whether the heading opens with its date, as in Squad's '### 2026-03-10: Title'."""
-    return hit is not None and not re.search(r"[0-9A-Za-z]", plain[: hit.start])
 
 
 # --- scanning ---------------------------------------------------------------------------
@@ -395,7 +262,7 @@ class _Meta:
     def date(self) -> str | None:
         """The date named by a Date/Timestamp field, if it parses."""
         raw = _first_field(self.fields, _DATE_KEYS)
-        hit = _find_date(raw) if raw else None
+        hit = find_date(raw) if raw else None
         return hit.value if hit else None
 
     @property
@@ -507,7 +374,7 @@ def _pin_title(line: str) -> tuple[str | None, str]:
         label = re.split(r":\s", body, maxsplit=1)[0]
     date, title = parse_date(label.replace("**", ""))
     if date is None:
-        hit = _find_date(body)
+        hit = find_date(body)
         date = hit.value if hit else None
     return date, title.rstrip(":").strip()
 
@@ -565,9 +432,9 @@ class _Facts:
 
     def __init__(self, doc: _Doc, index: int) -> None:
         self.doc, self.index, self.heading = doc, index, doc.headings[index]
-        plain = _strip_heading_marks(self.heading.text)
-        self.hit, self.title = _split_date(plain)
-        self.leads = _date_leads(plain, self.hit)
+        plain = strip_heading_marks(self.heading.text)
+        self.hit, self.title = split_date(plain)
+        self.leads = date_leads(plain, self.hit)
         self.labelled = bool(_DECISION_LABEL.search(plain))
         self._meta: _Meta | None = None
         self._lead: list[str | None] = []
@@ -679,7 +546,7 @@ def _field_sections(cut: _Cut, inner: Sequence[_Facts]) -> _Cut:
     date, author = cut.date, cut.author
     for fact in inner:
         name, value = fact.title.strip(" :*").lower(), (fact.lead or "").strip(" -*_")
-        hit = _find_date(value) if name in _DATE_KEYS and date is None else None
+        hit = find_date(value) if name in _DATE_KEYS and date is None else None
         date = hit.value if hit else date
         if name in _AUTHOR_KEYS and author is None and value:
             author = value
@@ -713,7 +580,7 @@ def _front_matter(text: str) -> dict[str, str]:
 def _filename_title(filename: str) -> str:
     """A readable title from an inbox filename such as 'hal-ci-guard.md'."""
     stem = re.sub(r"\.md$", "", filename.rsplit("/", 1)[-1], flags=re.IGNORECASE)
-    hit = _find_date(stem)
+    hit = find_date(stem)
     if hit is not None:
         stem = stem[: hit.start] + stem[hit.end :]
     words = re.sub(r"[-_\s]+", " ", stem).strip()
@@ -722,7 +589,7 @@ def _filename_title(filename: str) -> str:
 
 def _filename_date(filename: str) -> str | None:
     """The date embedded in a filename such as '2026-03-07T15-50-01Z-x.md', if any."""
-    hit = _find_date(filename.rsplit("/", 1)[-1])
+    hit = find_date(filename.rsplit("/", 1)[-1])
     return hit.value if hit else None
 
 
@@ -732,7 +599,7 @@ def parse_inbox(text: str, filename: str) -> list[Section]:
     if text.strip() and not any(section.kind == "decision" for section in sections):
         sections = [_whole_file_decision(text, filename, sections[-1].end)]
     front = _front_matter(text)
-    hit = _find_date(front.get("date", ""))
+    hit = find_date(front.get("date", ""))
     fallback_date = hit.value if hit else _filename_date(filename)
     fallback_author = front.get("author") or front.get("by") or None
     return [_fill_in(section, fallback_date, fallback_author) for section in sections]
