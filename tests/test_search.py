@@ -51,6 +51,18 @@ def test_an_agent_finds_its_own_memory_and_the_teams_but_not_another_agents(mem:
     }
 
 
+def test_an_agent_finds_the_whole_wiki_whoever_wrote_each_entry(mem: Memory) -> None:
+    put(mem, "wiki", "parsing", entry("k-000000000a", "Parser retries", "Bo's finding.", "bo"))
+    put(mem, "cold", "bo", entry("c-000000000c", "Parser retries", "Bo's own session."))
+
+    found = {h.doc.id for h in mem.search("parser retries", agent="ada")}
+    assert found == {"k-000000000a"}
+    assert {h.doc.id for h in mem.search("parser retries", agent="ada", tier="wiki")} == {
+        "k-000000000a"
+    }
+    assert mem.search("parser retries", agent="ada", tier="cold") == []
+
+
 def test_on_an_equal_match_the_agents_own_entry_ranks_first(mem: Memory) -> None:
     put(mem, "cold", "team", entry("d-000000000b", "Parser retry", "Retries cap at three."))
     put(mem, "cold", "ada", entry("c-000000000a", "Parser retry", "Retries cap at four."))
@@ -265,3 +277,34 @@ def test_one_query_over_several_scopes_ranks_each_as_its_own_search_would(mem: M
         assert together == apart
     assert [h.doc.id for h in together[1]] == ["d-00000000fe"]
     assert {h.doc.agent for h in together[0]} == {"ada", files.TEAM}
+
+
+# --- looking entries up by id -------------------------------------------------------------------
+
+
+def test_a_query_of_ids_returns_those_entries_in_the_agents_scope(mem: Memory) -> None:
+    put(mem, "cold", "ada", entry("c-000000000a", "Retry policy", "Parser retries twice.", "ada"))
+    put(mem, "cold", "team", entry("d-000000000b", "Retry budget", "Parser retries cap at 3."))
+    put(mem, "cold", "bo", entry("c-000000000c", "Retry notes", "Bo's own notes.", "bo"))
+
+    hits = mem.search("d-000000000b, c-000000000a", agent="ada")
+    assert [(h.doc.id, h.score) for h in hits] == [("d-000000000b", 0.0), ("c-000000000a", 0.0)]
+    assert mem.search("c-000000000c", agent="ada") == []  # another agent's session
+    assert [h.doc.id for h in mem.search("c-000000000c")] == ["c-000000000c"]
+    assert mem.search("c-000000000a", tier="wiki") == []
+    # Words beside an id make it a search by words again.
+    by_words = mem.search("c-000000000a retry policy")
+    assert by_words[0].doc.id == "c-000000000a" and len(by_words) == 3
+
+
+def test_the_id_of_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory) -> None:
+    body = "\n\n".join(
+        f"## Step {n}\n" + f"Release step {n} runs the publish job. " * 40 for n in range(6)
+    )
+    parts = split_entry(entry("d-00000000aa", "Release runbook", body))
+    assert len(parts) > 2
+    put(mem, "wiki", "release", *parts)
+
+    hits = mem.search(parts[2].id)
+    assert [h.doc.id for h in hits] == ["d-00000000aa"]
+    assert all(f"Step {n}" in hits[0].doc.text for n in range(6))

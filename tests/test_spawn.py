@@ -274,6 +274,19 @@ def test_entries_that_do_not_fit_are_left_out(crowded: Memory, budget: int) -> N
     assert set(result.left_out).isdisjoint(s["id"] for s in result.sources)
 
 
+def test_what_a_spawn_left_out_is_read_by_searching_its_ids(crowded: Memory) -> None:
+    result = crowded.spawn(
+        "ada", "Resume the release publish workflow", include_cold=True, budget=150
+    )
+    escalation = result.prompt.partition("## Escalation")[2]
+    shown = result.left_out[:5]
+    assert shown and all(entry_id in escalation for entry_id in shown)
+
+    hits = crowded.search(" ".join(shown), agent="ada")
+    assert [h.doc.id for h in hits] == shown
+    assert all(h.doc.tier == "cold" and h.doc.text for h in hits)
+
+
 def test_more_budget_loads_more(crowded: Memory) -> None:
     task = "Resume the release publish workflow"
     small = crowded.spawn("ada", task, include_cold=True, budget=150)

@@ -559,8 +559,12 @@ def _import_parsers(sub: Any) -> None:
 
 def _search_parser(sub: Any) -> None:
     search = _add(sub, "search", cmd_search, _HELP["search"])
-    search.add_argument("query", metavar="QUERY")
-    search.add_argument("--agent", metavar="AGENT", help="this agent's memory and the team's")
+    search.add_argument(
+        "query", metavar="QUERY", help="words to look for, or entry ids to read those entries"
+    )
+    search.add_argument(
+        "--agent", metavar="AGENT", help="this agent's memory, the team's and the wiki"
+    )
     search.add_argument("--tier", choices=("hot", "cold", "wiki", "archive"), help="only this tier")
     search.add_argument("--limit", type=int, default=10, metavar="K", help="results (default 10)")
     _format(search)

@@ -24,7 +24,7 @@ from .entries import Entry
 from .errors import ParseError
 from .record import dataclass, field
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -132,8 +132,20 @@ def _owner_term(agent: str) -> str:
     return f"ag{agent.encode('utf-8').hex() or '0'}"
 
 
-def _match(words: str, agents: Sequence[str]) -> str:
-    """The FTS5 query: any of the words, in a title or text, of one of the agents if named.
+# The owner column of a wiki document holds this token too: whoever wrote an entry, the wiki
+# is the whole team's, and a search as one agent narrows to "its own, or the wiki" in FTS5.
+_WIKI_TERM = "sharedwiki"
+
+
+def _owners(doc: Doc) -> str:
+    """The owner column of a document."""
+    owner = _owner_term(doc.agent)
+    return f"{owner} {_WIKI_TERM}" if doc.tier == "wiki" else owner
+
+
+def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
+    """The FTS5 query: any of the words, in a title or text, of one of the agents if named
+    (or of anyone in the wiki, with `whole_wiki`).
 
     FTS5 narrows by agent itself, skipping through the agent's short list of rows. Tier and
     status are left to `_scope`: their terms would be in most rows, and BM25 reads the whole
@@ -141,12 +153,17 @@ def _match(words: str, agents: Sequence[str]) -> str:
     """
     match = f"{{title text}}: ({words})"
     if agents:
-        match += f" AND owner: ({' OR '.join(_owner_term(a) for a in agents)})"
+        owners = [_owner_term(a) for a in agents] + ([_WIKI_TERM] if whole_wiki else [])
+        match += f" AND owner: ({' OR '.join(owners)})"
     return match
 
 
 def _conditions(
-    agents: Sequence[str], tiers: Sequence[str], active_only: bool, paths: Sequence[str]
+    agents: Sequence[str],
+    tiers: Sequence[str],
+    active_only: bool,
+    paths: Sequence[str],
+    whole_wiki: bool = False,
 ) -> tuple[list[str], list[object]]:
     """Conditions on `docs` rows by tier, file, owner and status, with their arguments."""
     conditions: list[str] = []
@@ -155,7 +172,10 @@ def _conditions(
         conditions.append("status=''")
     for column, values in (("tier", tiers), ("path", paths), ("agent", agents)):
         if values:
-            conditions.append(f"{column} IN ({','.join('?' * len(values))})")
+            condition = f"{column} IN ({','.join('?' * len(values))})"
+            if column == "agent" and whole_wiki:
+                condition = f"({condition} OR tier='wiki')"
+            conditions.append(condition)
             args.extend(values)
     return conditions, args
 
@@ -173,12 +193,17 @@ def _rowid_filter(conditions: Sequence[str], args: list[object]) -> tuple[str, l
 
 
 def _scope(
-    agents: Sequence[str], tiers: Sequence[str], active_only: bool, paths: Sequence[str]
+    agents: Sequence[str],
+    tiers: Sequence[str],
+    active_only: bool,
+    paths: Sequence[str],
+    whole_wiki: bool = False,
 ) -> tuple[str, list[object]]:
     """The filter of a search by tier, status and file; by agent only along with those
     (alone, the agents are narrowed by FTS5 itself: see `_match`)."""
     narrowed = tiers or paths or active_only
-    return _rowid_filter(*_conditions(agents if narrowed else [], tiers, active_only, paths))
+    owners = agents if narrowed else []
+    return _rowid_filter(*_conditions(owners, tiers, active_only, paths, whole_wiki))
 
 
 @dataclass(frozen=True)
@@ -488,7 +513,7 @@ class Index:
             )
             self.db.execute(
                 "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text, _owner_term(doc.agent)),
+                (cur.lastrowid, doc.title, doc.text, _owners(doc)),
             )
 
     def token_counts(self, texts: list[str]) -> list[int]:
@@ -559,8 +584,10 @@ class Index:
         limit: int = 10,
         active_only: bool = False,
         paths: Sequence[str] | None = None,
+        whole_wiki: bool = False,
     ) -> list[Hit]:
-        """BM25-ranked documents matching any word of the query.
+        """BM25-ranked documents matching any word of the query: of the agents if named
+        (and, with `whole_wiki`, every wiki document besides theirs).
 
         Ties in score go to the newer document, then to the smaller id.
         """
@@ -568,8 +595,8 @@ class Index:
         if not words or limit <= 0:
             return []
         agents = [agent] if isinstance(agent, str) else list(agent or [])
-        scope, scope_args = _scope(agents, tiers or [], active_only, paths or [])
-        match = _match(words, agents)
+        scope, scope_args = _scope(agents, tiers or [], active_only, paths or [], whole_wiki)
+        match = _match(words, agents, whole_wiki)
         ranked = self._ranked(match, scope, scope_args, limit)
         if ranked is None:
             return self._ranked_in_full(match, scope, scope_args, limit)
@@ -676,6 +703,16 @@ class Index:
             args.append(cls)
         sql += " ORDER BY path, ord"
         return [Doc(*row) for row in self.db.execute(sql, args)]
+
+    def by_ids(self, ids: Sequence[str]) -> list[Doc]:
+        """The documents with these ids, in the order of the ids (an id held in two files,
+        as after a merge, gives both)."""
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}) ORDER BY path, ord", list(ids)
+        )
+        order = {doc_id: n for n, doc_id in enumerate(ids)}
+        return sorted((Doc(*row) for row in rows), key=lambda d: order[d.id])
 
     def parts(self, parent: str) -> list[Doc]:
         """The parts of one long entry, or the chunks of one section of an archived text, in

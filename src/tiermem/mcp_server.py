@@ -362,9 +362,15 @@ class MemoryTools:
 
     async def search(
         self,
-        query: Annotated[str, Field(description="Words to look for (BM25 ranking).")],
+        query: Annotated[
+            str,
+            Field(
+                description="Words to look for (BM25 ranking), or entry ids to read those "
+                "entries (as a spawn lists what it left out)."
+            ),
+        ],
         agent: Annotated[
-            str | None, Field(description="Search this agent's memory and the team's.")
+            str | None, Field(description="Search this agent's memory, the team's and the wiki.")
         ] = None,
         tier: SearchTier = None,
         limit: Annotated[int, Field(description="How many results (at least 1).")] = 10,

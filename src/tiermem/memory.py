@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -439,10 +440,10 @@ class Memory:
     ) -> list[Hit]:
         """BM25 search over every tier and the archive; using a cold entry refreshes it.
 
-        With an agent, the search covers that agent's memory and the team's (the decisions
-        and policies every agent works under), the agent's own ranking first on a par. A
-        match in one part of a long entry returns the whole entry, and a match in a chunk of
-        an archived text returns its whole section.
+        With an agent, the search covers that agent's memory, the team's (the decisions and
+        policies every agent works under) and the whole wiki, the agent's own entries ranking
+        first on a par. A match in one part of a long entry returns the whole entry, and a
+        match in a chunk of an archived text returns its whole section.
         """
         from .index import agent_ranking
 
@@ -455,10 +456,12 @@ class Memory:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         self.sync()
         owners = None if agent is None else sorted({agent, store.TEAM})
+        if ids := _entry_ids(query):
+            return self._look_up(ids, owners, tier, limit)
         pool = 2 * limit + 10  # room for repeats and parts folded away, and for the boost
         while True:
             found = self.index.search(
-                query, agent=owners, tiers=[tier] if tier else None, limit=pool
+                query, agent=owners, tiers=[tier] if tier else None, limit=pool, whole_wiki=True
             )
             if agent is not None:
                 found = agent_ranking(found, agent, SEARCH_OWN_BOOST)
@@ -466,6 +469,23 @@ class Memory:
             if len(hits) == limit or len(found) < pool:
                 break
             pool *= 4  # so many repeats that the pool ran short: look further
+        self.mark_used(used)
+        return hits
+
+    def _look_up(
+        self, ids: list[str], owners: list[str] | None, tier: str | None, limit: int
+    ) -> list[Hit]:
+        """The entries a query of ids names (as a spawn lists what it left out), whole, in
+        the search's scope; an exact lookup has no score (0)."""
+        from .index import Hit
+
+        docs = [
+            d
+            for d in self.index.by_ids(ids)
+            if (tier is None or d.tier == tier)
+            and (owners is None or d.agent in owners or d.tier == "wiki")
+        ]
+        hits, used = self._whole_entries(_once([Hit(d, 0.0) for d in docs]), limit)
         self.mark_used(used)
         return hits
 
@@ -604,6 +624,19 @@ class Memory:
         from .stats import collect
 
         return collect(self)
+
+
+# What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
+# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789#4`).
+_ENTRY_ID = re.compile(r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?")
+
+
+def _entry_ids(query: str) -> list[str]:
+    """The ids a query names when it is nothing but ids (separated by spaces or commas)."""
+    words = query.replace(",", " ").split()
+    if words and all(_ENTRY_ID.fullmatch(w) for w in words):
+        return list(dict.fromkeys(words))
+    return []
 
 
 def _once(found: list[Hit]) -> list[Hit]:

@@ -336,13 +336,17 @@ _DATA_NOTE = (
 def _escalation(agent: str, left_out: Sequence[str]) -> str:
     shown = ", ".join(left_out[:LEFT_OUT_SHOWN])
     more = f" and {len(left_out) - LEFT_OUT_SHOWN} more" if len(left_out) > LEFT_OUT_SHOWN else ""
-    missing = f" (relevant but over budget: {shown}{more})" if left_out else ""
+    missing = (
+        f"; relevant but over budget were {shown}{more} (search an id to read its entry)"
+        if left_out
+        else ""
+    )
     return (
         "## Escalation\n"
         "If the task is unclear, memory contradicts it, or you are blocked, stop and report to "
         "the coordinator with what you found. Record blockers and decisions as you go:\n"
         f"`tiermem hot block {agent} TEXT`, `tiermem hot decide {agent} TEXT`.\n"
-        f"Look up anything not loaded here{missing} with `tiermem search QUERY --agent {agent}`."
+        f"Look up anything not loaded here with `tiermem search QUERY --agent {agent}`{missing}."
     )
 
 
