@@ -220,6 +220,7 @@ class Scope:
         return " AND ".join(conditions) or "1", args
 
     def filter(self) -> tuple[str, list[object]]:
+        """The FTS5 query's filter to these documents, with its arguments."""
         return _rowid_filter(*_conditions(self.agents, self.tiers, self.active_only, []))
 
 

@@ -443,7 +443,8 @@ class Memory:
         With an agent, the search covers that agent's memory, the team's (the decisions and
         policies every agent works under) and the whole wiki, the agent's own entries ranking
         first on a par. A match in one part of a long entry returns the whole entry, and a
-        match in a chunk of an archived text returns its whole section.
+        match in a chunk of an archived text returns its whole section. A query of nothing
+        but entry ids reads those entries.
         """
         from .index import agent_ranking
 
