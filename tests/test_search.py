@@ -308,3 +308,20 @@ def test_the_id_of_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory)
     hits = mem.search(parts[2].id)
     assert [h.doc.id for h in hits] == ["d-00000000aa"]
     assert all(f"Step {n}" in hits[0].doc.text for n in range(6))
+
+
+def test_a_file_broken_since_it_was_indexed_does_not_fail_the_search(mem: Memory) -> None:
+    put(mem, "wiki", "release", entry("d-000000000a", "Release tags", "Tags are signed.", "bo"))
+    mem.sync()
+    path = mem.layout.tier_file("wiki", "release")
+    broken = path.read_text(encoding="utf-8").replace(f"created={T0}", "created=yesterday")
+    assert broken != path.read_text(encoding="utf-8")
+    path.write_text(broken, encoding="utf-8")
+
+    later = Memory(mem.root, now="2026-04-01T09:00:00Z")  # a day on: using it would refresh it
+    try:
+        hits = later.search("release tags", agent="ada")
+    finally:
+        later.close()
+    assert [h.doc.id for h in hits] == ["d-000000000a"]  # as indexed before the damage
+    assert path.read_text(encoding="utf-8") == broken  # not rewritten

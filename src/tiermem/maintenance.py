@@ -12,6 +12,7 @@ from . import archive, store
 from .classify import is_structured
 from .clock import parse_time
 from .entries import Entry, TierFile, render_entry
+from .errors import ParseError
 from .record import dataclass, field, replace
 
 if TYPE_CHECKING:
@@ -34,7 +35,12 @@ def refresh(mem: Memory, docs: Sequence[Doc]) -> None:
         path = mem.root / rel
         tier = path.parent.name
         with store.locked(mem.layout, path):
-            tier_file = store.load(mem.layout, tier, path)
+            try:
+                tier_file = store.load(mem.layout, tier, path)
+            except ParseError:
+                # A file broken since it was indexed: the read that used its entries goes on
+                # (the sync has warned about the file), and it is not rewritten.
+                continue
             if tier_file is None:
                 continue
             changed = False
