@@ -119,6 +119,23 @@ def test_a_text_kept_in_the_archive_and_as_an_entry_shows_as_the_entry(mem: Memo
     assert (hit.doc.tier, hit.doc.id) == ("wiki", "d-000000000a")
 
 
+def test_a_decision_archived_under_its_dated_heading_shows_once_as_the_entry(
+    mem: Memory,
+) -> None:
+    body = "**By:** ada | **Status:** Record\n\nWe pin the tokenizer to o200k_base for every count."
+    raw = f"## 2026-03-04 — User Directive: Tokenizer pin\n\n{body}\n"
+    archive.write(mem.layout, archive.new_record("team", T0, "decision", "decisions.md", "", raw))
+    put(mem, "wiki", "tooling", entry("d-000000000a", "User Directive: Tokenizer pin", body))
+    put(mem, "wiki", "notes", entry("d-000000000b", "Tokenizer pin, again", "Done."))
+    put(mem, "wiki", "misc", entry("d-000000000c", "Tokenizer pin, once more", "Done."))
+
+    found = [(h.doc.tier, h.doc.id) for h in mem.search("tokenizer pin")]
+    assert found.count(("wiki", "d-000000000a")) == 1
+    assert not any(tier == "archive" for tier, _ in found)
+    # Short bodies alike do not make two entries one.
+    assert {"d-000000000b", "d-000000000c"} <= {entry_id for _, entry_id in found}
+
+
 # --- entries whole --------------------------------------------------------------------------
 
 

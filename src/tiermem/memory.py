@@ -651,7 +651,7 @@ def _once(found: list[Hit]) -> list[Hit]:
     groups: dict[str, list[Hit]] = {}
     first_of_id: dict[str, str] = {}
     for hit in found:
-        key = first_of_id.setdefault(hit.doc.id, _gist(hit.doc.text))
+        key = first_of_id.setdefault(hit.doc.id, _repeat_key(hit.doc.text))
         groups.setdefault(key, []).append(hit)
     return [_most_finished(group) for group in groups.values()]
 
@@ -664,6 +664,18 @@ def _most_finished(group: list[Hit]) -> Hit:
 
 _FINISHED = ("wiki", "cold", "hot", "archive")
 _MARKS = str.maketrans("", "", "#>*-")
+
+
+# Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
+# file, the entry's bare title): what repeats is the body under them. A body shorter than this
+# ("Done.") is too common to say that two texts are one.
+_REPEAT_BODY_CHARS = 40
+
+
+def _repeat_key(text: str) -> str:
+    """What two copies of one text share: the gist of the body under the heading line."""
+    body = _gist(text.partition("\n")[2])
+    return body if len(body) >= _REPEAT_BODY_CHARS else _gist(text)
 
 
 def _gist(text: str) -> str:
