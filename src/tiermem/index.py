@@ -352,16 +352,28 @@ class Index:
             return report
 
     def _fingerprint(self) -> str:
+        """Every tier file's size and mtime, and every archive folder's mtime, as one digest.
+
+        Every read runs it, so it scans with `os.scandir` (names and types come with the
+        listing) instead of building, sorting and testing paths: one stat per file or folder.
+        """
         parts: list[str] = []
-        for folder, tier in self._folders():
-            if tier == "archive":
-                parts.append(f"{folder.name}/:{folder.stat().st_mtime_ns}")
-                continue
-            with contextlib.suppress(FileNotFoundError), os.scandir(folder) as found:
+        for tier in ("hot", "cold", "wiki"):
+            with (
+                contextlib.suppress(FileNotFoundError),
+                os.scandir(self.layout.tier_dir(tier)) as found,
+            ):
                 for item in found:
                     if item.name.endswith(".md") and not item.name.startswith(store.TEMP_PREFIX):
                         st = item.stat()
                         parts.append(f"{tier}/{item.name}:{st.st_size}:{st.st_mtime_ns}")
+        with (
+            contextlib.suppress(FileNotFoundError),
+            os.scandir(self.layout.tier_dir("archive")) as found,
+        ):
+            for item in found:
+                if item.is_dir():
+                    parts.append(f"{item.name}/:{item.stat().st_mtime_ns}")
         return _sha("\n".join(sorted(parts)))
 
     @contextlib.contextmanager
