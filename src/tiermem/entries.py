@@ -17,6 +17,7 @@ or ``>``. The same id appearing twice (a union merge, a copy) is folded on read.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -326,10 +327,7 @@ def _parse_block(
     raw = "\n".join(rest)
     body = normalize_body(_unescape_body(rest) if "<!-- tiermem" in raw else raw)
     candidates = [_entry_from(p, title, body, default_cls, path, ln) for ln, p in metas]
-    chosen = candidates[0]
-    for other in candidates[1:]:
-        chosen = winner(chosen, other)
-    return chosen, len(metas)
+    return functools.reduce(winner, candidates), len(metas)
 
 
 def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], line: int) -> None:

@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
+from functools import reduce
 from pathlib import Path
 
 from . import entries, store
@@ -101,10 +102,12 @@ def _merge_one(base: Entry | None, ours: list[Entry], theirs: list[Entry]) -> li
         return theirs
     versions = _distinct([*ours, *theirs])
     if len({(e.title, e.body) for e in versions}) == 1:
-        return [_best(versions)]  # only metadata differs (a refreshed last use): newest wins
+        return [
+            reduce(entries.winner, versions)
+        ]  # only metadata differs (a refreshed last use): newest wins
     # Two texts: both are written under one id. Reading folds them (the winner rule picks
     # the same one in every clone), reports the conflict, and archives the other version.
-    winner = _best(versions)
+    winner = reduce(entries.winner, versions)
     return [winner, *[e for e in versions if e is not winner]]
 
 
@@ -114,13 +117,6 @@ def _distinct(versions: Sequence[Entry]) -> list[Entry]:
         if entry not in seen:
             seen.append(entry)
     return sorted(seen, key=entries.render_entry)
-
-
-def _best(versions: Sequence[Entry]) -> Entry:
-    best = versions[0]
-    for entry in versions[1:]:
-        best = entries.winner(best, entry)
-    return best
 
 
 # --- the git side -------------------------------------------------------------------------
