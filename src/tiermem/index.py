@@ -717,12 +717,21 @@ class Index:
         sql += " ORDER BY path, ord"
         return [Doc(*row) for row in self.db.execute(sql, args)]
 
-    def by_ids(self, ids: Sequence[str]) -> list[Doc]:
+    def by_ids(
+        self,
+        ids: Sequence[str],
+        agent: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        whole_wiki: bool = False,
+    ) -> list[Doc]:
         """The documents with these ids, in the order of the ids (an id held in two files,
-        as after a merge, gives both)."""
+        as after a merge, gives both), in the scope `search` gives the same arguments."""
+        conditions, args = _conditions(agent or [], tiers or [], False, [], whole_wiki)
+        where = "".join(f" AND {c}" for c in conditions)
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}) ORDER BY path, ord", list(ids)
+            f"SELECT {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where} ORDER BY path, ord",
+            [*ids, *args],
         )
         order = {doc_id: n for n, doc_id in enumerate(ids)}
         return sorted((Doc(*row) for row in rows), key=lambda d: order[d.id])

@@ -480,12 +480,7 @@ class Memory:
         the search's scope; an exact lookup has no score (0)."""
         from .index import Hit
 
-        docs = [
-            d
-            for d in self.index.by_ids(ids)
-            if (tier is None or d.tier == tier)
-            and (owners is None or d.agent in owners or d.tier == "wiki")
-        ]
+        docs = self.index.by_ids(ids, agent=owners, tiers=[tier] if tier else None, whole_wiki=True)
         hits, used = self._whole_entries(_once([Hit(d, 0.0) for d in docs]), limit)
         self.mark_used(used)
         return hits
