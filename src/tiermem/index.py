@@ -263,6 +263,15 @@ def _archive_docs(record: archive.Record, rel: str) -> list[Doc]:
     ]
 
 
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    """What a folder holds (nothing when it does not exist, or is not a folder)."""
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def _sha(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
@@ -359,21 +368,12 @@ class Index:
         """
         parts: list[str] = []
         for tier in ("hot", "cold", "wiki"):
-            with (
-                contextlib.suppress(FileNotFoundError),
-                os.scandir(self.layout.tier_dir(tier)) as found,
-            ):
-                for item in found:
-                    if item.name.endswith(".md") and not item.name.startswith(store.TEMP_PREFIX):
-                        st = item.stat()
-                        parts.append(f"{tier}/{item.name}:{st.st_size}:{st.st_mtime_ns}")
-        with (
-            contextlib.suppress(FileNotFoundError),
-            os.scandir(self.layout.tier_dir("archive")) as found,
-        ):
-            for item in found:
-                if item.is_dir():
-                    parts.append(f"{item.name}/:{item.stat().st_mtime_ns}")
+            for item in _listing(self.layout.tier_dir(tier)):
+                if item.name.endswith(".md") and not item.name.startswith(store.TEMP_PREFIX):
+                    st = item.stat()
+                    parts.append(f"{tier}/{item.name}:{st.st_size}:{st.st_mtime_ns}")
+        for item in self._archive_folders():
+            parts.append(f"{item.name}/:{item.stat().st_mtime_ns}")
         return _sha("\n".join(sorted(parts)))
 
     @contextlib.contextmanager
@@ -386,13 +386,15 @@ class Index:
             raise
         self.db.execute("COMMIT")
 
+    def _archive_folders(self) -> list[os.DirEntry[str]]:
+        """Every agent's archive folder."""
+        return [item for item in _listing(self.layout.tier_dir("archive")) if item.is_dir()]
+
     def _folders(self) -> list[tuple[Path, str]]:
         """(folder, tier) of every tier folder and every agent's archive folder."""
         found = [(self.layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
-        base = self.layout.tier_dir("archive")
-        if base.is_dir():
-            found += [(p, "archive") for p in sorted(base.iterdir()) if p.is_dir()]
-        return found
+        archived = sorted(Path(item.path) for item in self._archive_folders())
+        return found + [(folder, "archive") for folder in archived]
 
     def _sync_folders(self, report: SyncReport, trust_archive: bool) -> None:
         present: set[str] = set()
