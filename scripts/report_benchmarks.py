@@ -78,6 +78,8 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
         "import ceiling",
         "coverage after import",
         "share of ceiling",
+        "recall ceiling",
+        "recall@5 after import",
         "cold + wiki fact retention (history, decisions, inbox)",
     ]
     rows = []
@@ -89,6 +91,8 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
                 _pct(f["import_ceiling"]),
                 _pct(f["tiermem"]["coverage_mean"]),
                 f"{f['share_of_ceiling']:.0%}",
+                _pct(f["recall_ceiling"]) if "recall_ceiling" in f else "",
+                _pct(f["tiermem"]["recall_at_5"]),
                 f"{_pct(kept['retention'])} of {kept['imported_facts']:,} facts" if kept else "",
             ]
         )

@@ -80,6 +80,7 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
     figures["import"]["share_of_ceiling"] = (
         round(figures["import"]["tiermem"]["coverage_mean"] / ceiling, 4) if ceiling else None
     )
+    figures["import"]["recall_ceiling"] = recall_ceiling(corpus, probes)
     return figures
 
 
@@ -89,6 +90,16 @@ def import_ceiling(corpus: Path, probes: list[Probe]) -> float:
     from .probes import import_ceiling_text
 
     values = coverages([p.facts for p in probes], import_ceiling_text(corpus))
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def recall_ceiling(corpus: Path, probes: list[Probe]) -> float:
+    """The share of probes that `.squad/` at HEAD could still recall: all of its text together
+    holds at least half of the probe's facts (recall@5 after an import cannot pass the rest)."""
+    from .probes import import_ceiling_text, recalled
+
+    text = import_ceiling_text(corpus)
+    values = [recalled(p.facts, [text]) for p in probes]
     return round(sum(values) / len(values), 4) if values else 0.0
 
 
