@@ -138,7 +138,7 @@ def big_store_scenario(root: Path) -> set[str]:
     """An imported team: many tier files and archive records for the index to read."""
     marks = squad_scenario(root, agents=5, sections=15, decisions=20)
     mem, _ = Memory.init(root, now=NOW0)
-    write(mem, plan(mem, dry_run=False))
+    write(mem, plan(mem))
     mem.close()
     (root / ".squad" / "memory" / "index.sqlite").unlink(missing_ok=True)
     return marks

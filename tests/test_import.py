@@ -333,6 +333,24 @@ def test_dry_run_writes_nothing_and_prints_a_plan(tmp_path: Path, run_cli: RunCl
     assert plan["entries_written"] == 0
     assert sum(sum(row.values()) for row in plan["classes"].values()) > 10
     assert snapshot(tmp_path) == before
+    # The plan is what the import then does, after Scribe's pass: same tiers, same sizes.
+    code, out, _ = run_cli(*import_args(tmp_path, "--format", "json"))
+    assert code == 0
+    done = json.loads(out)
+    assert (done["classes"], done["after"]) == (plan["classes"], plan["after"])
+    assert {"cold", "wiki", "archive"} <= set(done["after"])
+    assert any(row.get("archive") for row in done["classes"].values())
+
+
+def test_dry_run_of_an_imported_store_plans_nothing_new(
+    imported: Memory, run_cli: RunCli
+) -> None:
+    before = snapshot(imported.layout.squad)
+    code, out, _ = run_cli(*import_args(imported.root, "--dry-run", "--format", "json"))
+    assert code == 0
+    plan = json.loads(out)
+    assert plan["unchanged_files"] == plan["files"] == 6
+    assert snapshot(imported.layout.squad) == before
 
 
 def test_files_outside_memory_are_never_modified(tmp_path: Path, run_cli: RunCli) -> None:

@@ -553,7 +553,11 @@ def _import_parsers(sub: Any) -> None:
         dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser
     )
     squad = _add(sources, "squad", cmd_import, "import .squad/ histories and decisions into tiers")
-    squad.add_argument("--dry-run", action="store_true", help="print the plan; write nothing")
+    squad.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run the import on a scratch copy and print where entries would land; write nothing",
+    )
     _format(squad)
 
 

@@ -605,14 +605,18 @@ class Memory:
         return assemble(self, SpawnRequest(agent=agent, task=task, **options))
 
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
-        """Import the root's existing `.squad/` memory into tiers (archive first)."""
-        from .squad_import import plan, write
+        """Import the root's existing `.squad/` memory into tiers (archive first).
 
-        if not dry_run:
-            self._require_store()
-        report = plan(self, dry_run, progress=progress)
-        if not dry_run:
-            write(self, report)
+        A dry run performs the whole import on a scratch copy and writes nothing here: the
+        report says where each entry would land after Scribe's pass.
+        """
+        from .squad_import import plan, rehearse, write
+
+        if dry_run:
+            return rehearse(self, progress=progress)
+        self._require_store()
+        report = plan(self, progress=progress)
+        write(self, report)
         return report
 
     def stats(self) -> dict[str, Any]:

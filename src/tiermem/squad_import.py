@@ -5,7 +5,8 @@ can be rebuilt). Then its sections become entries: an agent's Core Context becom
 agent's wiki page; structured sections (policies, decisions, conventions, contracts) and
 decisions go through Scribe's promotion rules to the wiki; other learnings become cold
 summaries, or stay archive-only when older than the cold TTL. The import only ever writes
-under `.squad/memory/`, and a file whose exact content was imported before is skipped.
+under `.squad/memory/`, and a file whose exact content was imported before is skipped. A dry
+run performs the whole import on a scratch copy, so its table shows where entries land.
 """
 
 from __future__ import annotations
@@ -57,11 +58,16 @@ class ImportReport:
     planned: list[Planned] = field(default_factory=list)
     before_bytes: int = 0
     written: int = 0
+    # After Scribe's pass: the tier each planned entry landed in (absent: archive only), and
+    # entries, bytes and tokens per tier. None until the import (or its rehearsal) ran.
+    landed: dict[str, str] | None = None
+    after: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def classes(self, where: dict[str, str] | None = None) -> dict[str, dict[str, int]]:
-        """Entries per class and tier: where they are now (else where they were planned)."""
+    def classes(self) -> dict[str, dict[str, int]]:
+        """Entries per class and tier: where they landed (else where they were planned)."""
         table: dict[str, dict[str, int]] = {}
         unique = {item.entry.id: item for item in self.planned}
+        where = self.landed
         for item in unique.values():
             tier = item.tier if where is None else where.get(item.entry.id, "archive")
             row = table.setdefault(item.entry.cls, {})
@@ -244,16 +250,20 @@ def _dated(entry: Entry) -> Entry:
     return replace(entry, used=entry.created)
 
 
-def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
-    """Read and archive every source; plan the entries (nothing but the archive is written)."""
+def plan(mem: Memory, progress: bool = False, squad: Path | None = None) -> ImportReport:
+    """Read and archive every source; plan the entries (nothing but the archive is written).
+
+    The sources are read from `squad` (default: the store's own `.squad/`).
+    """
     from .redact import redact
 
+    squad = squad or mem.layout.squad
     report = ImportReport()
     planner = _Planner(mem, report)
-    found = sources(mem.layout.squad)
+    found = sources(squad)
     done = completed_records(mem)
     for source in _progress(found, progress):
-        text, problem = _read(source, mem.layout.squad)
+        text, problem = _read(source, squad)
         report.files += 1
         if text is None:
             report.skipped.append(problem)
@@ -268,13 +278,10 @@ def plan(mem: Memory, dry_run: bool, progress: bool = False) -> ImportReport:
             report.unchanged += 1
             continue
         report.records.append(record.id)
-        if not dry_run:
-            if kinds:
-                mem._audit(
-                    "redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds
-                )
-            archive.write(mem.layout, record)  # a no-op when a crashed import archived it
-            report.archived.append(record.location)
+        if kinds:
+            mem._audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
+        archive.write(mem.layout, record)  # a no-op when a crashed import archived it
+        report.archived.append(record.location)
         getattr(
             planner,
             "history"
@@ -358,22 +365,60 @@ def write(mem: Memory, report: ImportReport) -> None:
             entries=sum(len(v) for v in groups.values()),
             records=report.records,
         )
+    _record_outcome(mem, report)
+
+
+def _record_outcome(mem: Memory, report: ImportReport) -> None:
+    """Where the planned entries are now, and what each tier holds."""
+    mem.sync()
+    report.landed = {d.id: d.tier for d in mem.index.docs() if d.tier in ("cold", "wiki")}
+    report.after = {}
+    for _, tier, n, b, t in mem.index.totals():
+        slot = report.after.setdefault(tier, {"entries": 0, "bytes": 0, "tokens": 0})
+        slot["entries"] += n
+        slot["bytes"] += b
+        slot["tokens"] += t
+
+
+def rehearse(mem: Memory, progress: bool = False) -> ImportReport:
+    """A dry run: the whole import into a scratch copy of the store, then thrown away.
+
+    Entries are planned into cold and wiki, but Scribe's pass then promotes, supersedes and
+    archives many of them (an old learning is archive-only past the cold TTL): only running
+    it shows where they land. The copy reads the real `.squad/` files, starts from the
+    store's memory as it is (its config, and what earlier imports wrote), and writes nothing
+    outside its own temporary folder.
+    """
+    import shutil
+    import tempfile
+
+    from .memory import Memory
+
+    now = mem.clock.stamp() if mem.clock.fixed else None
+    with tempfile.TemporaryDirectory(prefix="tiermem-dry-run-") as folder:
+        scratch_root = Path(folder)
+        if mem.layout.memory.is_dir():
+            # The index is a cache: rebuilt in the copy rather than copied mid-write.
+            shutil.copytree(
+                mem.layout.memory,
+                store.Layout(scratch_root).memory,
+                ignore=shutil.ignore_patterns("index.sqlite*", ".locks"),
+            )
+        scratch, _ = Memory.init(scratch_root, now=now, squad_files=False)
+        try:
+            report = plan(scratch, progress=progress, squad=mem.layout.squad)
+            write(scratch, report)
+        finally:
+            scratch.close()
+    report.archived = []
+    report.written = 0
+    return report
 
 
 def summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:
     """The end-of-import table as data: classes per tier, bytes and tokens before and after."""
     from .tokens import count_many
 
-    after: dict[str, dict[str, int]] = {}
-    where: dict[str, str] | None = None
-    if not dry_run:
-        mem.sync()
-        where = {d.id: d.tier for d in mem.index.docs() if d.tier in ("cold", "wiki")}
-        for _, tier, n, b, t in mem.index.totals():
-            slot = after.setdefault(tier, {"entries": 0, "bytes": 0, "tokens": 0})
-            slot["entries"] += n
-            slot["bytes"] += b
-            slot["tokens"] += t
     texts = [
         s.path.read_bytes().decode("utf-8", "replace")
         for s in sources(mem.layout.squad)
@@ -385,9 +430,9 @@ def summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:
         "unchanged_files": report.unchanged,
         "skipped": report.skipped,
         "entries_written": report.written,
-        "classes": report.classes(where),
+        "classes": report.classes(),
         "before": {"bytes": report.before_bytes, "tokens": sum(count_many(texts)) if texts else 0},
-        "after": after,
+        "after": report.after,
     }
 
 

@@ -24,7 +24,7 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
     now = format_time(last_date(load_events(corpus)))
     mem, _ = Memory.init(out, now=now, squad_files=False)
-    write(mem, plan(mem, dry_run=False))
+    write(mem, plan(mem))
     mem.close()
     return out
 
