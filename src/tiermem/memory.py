@@ -616,7 +616,7 @@ class Memory:
             return rehearse(self, progress=progress)
         self._require_store()
         report = plan(self, progress=progress)
-        write(self, report)
+        write(self, report, progress=progress)
         return report
 
     def stats(self) -> dict[str, Any]:

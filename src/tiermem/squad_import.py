@@ -11,6 +11,7 @@ run performs the whole import on a scratch copy, so its table shows where entrie
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -318,6 +319,15 @@ def _progress(items: list[Source], enabled: bool) -> Any:
     return track(items, description="importing .squad/", transient=True, console=None)
 
 
+def _working(enabled: bool) -> AbstractContextManager[object]:
+    """A spinner while Scribe's pass and the index build run (seconds on a large team)."""
+    if not enabled:
+        return nullcontext()
+    from rich.console import Console
+
+    return Console().status("applying Scribe's rules and indexing", spinner="dots")
+
+
 def _existing_ids(mem: Memory) -> set[str]:
     from .decisions import promoted_ids
 
@@ -330,8 +340,13 @@ def _existing_ids(mem: Memory) -> set[str]:
     return ids
 
 
-def write(mem: Memory, report: ImportReport) -> None:
+def write(mem: Memory, report: ImportReport, progress: bool = False) -> None:
     """Write planned entries (one write per tier file), then apply Scribe's rules."""
+    with _working(progress):
+        _write(mem, report)
+
+
+def _write(mem: Memory, report: ImportReport) -> None:
     from . import maintenance, wiki
 
     existing = _existing_ids(mem)
@@ -407,7 +422,7 @@ def rehearse(mem: Memory, progress: bool = False) -> ImportReport:
         scratch, _ = Memory.init(scratch_root, now=now, squad_files=False)
         try:
             report = plan(scratch, progress=progress, squad=mem.layout.squad)
-            write(scratch, report)
+            write(scratch, report, progress=progress)
         finally:
             scratch.close()
     report.archived = []
