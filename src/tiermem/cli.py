@@ -547,12 +547,30 @@ def _decision_parsers(sub: Any) -> None:
     add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
 
 
+_IMPORT_EPILOG = """\
+reads: agents/*/history*.md, decisions.md, decisions-archive*.md, decisions/*.md,
+  decisions/archive/*.md, decisions/inbox/*.md, log/*.md and orchestration-log/*.md.
+Every file is archived byte for byte before its sections become entries; Scribe's rules
+then promote, supersede and age them. Only .squad/memory/ is written, and a file imported
+before with the same content is skipped, so a second run changes nothing.
+exit status: 0 done; 1 some files could not be read (named on stderr, the rest imported);
+2 bad input.
+"""
+
+
 def _import_parsers(sub: Any) -> None:
     imp = _add(sub, "import", cmd_import, _HELP["import"])
     sources = imp.add_subparsers(
         dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser
     )
-    squad = _add(sources, "squad", cmd_import, "import .squad/ histories and decisions into tiers")
+    squad = _add(
+        sources,
+        "squad",
+        cmd_import,
+        "import .squad/ histories and decisions into tiers",
+        epilog=_IMPORT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     squad.add_argument(
         "--dry-run",
         action="store_true",
