@@ -314,9 +314,12 @@ def completed_records(mem: Memory) -> set[str]:
 def _progress(items: list[Source], enabled: bool) -> Any:
     if not enabled or not items:
         return items
+    from rich.console import Console
     from rich.progress import track
 
-    return track(items, description="importing .squad/", transient=True, console=None)
+    # On stderr, like the skip lines: the tables on stdout stay clean when piped.
+    console = Console(stderr=True)
+    return track(items, description="importing .squad/", transient=True, console=console)
 
 
 def _working(enabled: bool) -> AbstractContextManager[object]:
@@ -325,7 +328,7 @@ def _working(enabled: bool) -> AbstractContextManager[object]:
         return nullcontext()
     from rich.console import Console
 
-    return Console().status("applying Scribe's rules and indexing", spinner="dots")
+    return Console(stderr=True).status("applying Scribe's rules and indexing", spinner="dots")
 
 
 def _existing_ids(mem: Memory) -> set[str]:
