@@ -11,13 +11,13 @@ run performs the whole import on a scratch copy, so its table shows where entrie
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import archive, squad_parse, store
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, split_entry
+from .progress import track, working
 from .record import dataclass, field
 from .summarize import ExtractiveSummarizer, budget_for
 
@@ -263,7 +263,7 @@ def plan(mem: Memory, progress: bool = False, squad: Path | None = None) -> Impo
     planner = _Planner(mem, report)
     found = sources(squad)
     done = completed_records(mem)
-    for source in _progress(found, progress):
+    for source in track(found, "importing .squad/", progress):
         text, problem = _read(source, squad)
         report.files += 1
         if text is None:
@@ -311,26 +311,6 @@ def completed_records(mem: Memory) -> set[str]:
     return done
 
 
-def _progress(items: list[Source], enabled: bool) -> Any:
-    if not enabled or not items:
-        return items
-    from rich.console import Console
-    from rich.progress import track
-
-    # On stderr, like the skip lines: the tables on stdout stay clean when piped.
-    console = Console(stderr=True)
-    return track(items, description="importing .squad/", transient=True, console=console)
-
-
-def _working(enabled: bool) -> AbstractContextManager[object]:
-    """A spinner while Scribe's pass and the index build run (seconds on a large team)."""
-    if not enabled:
-        return nullcontext()
-    from rich.console import Console
-
-    return Console(stderr=True).status("applying Scribe's rules and indexing", spinner="dots")
-
-
 def _existing_ids(mem: Memory) -> set[str]:
     from .decisions import promoted_ids
 
@@ -345,7 +325,7 @@ def _existing_ids(mem: Memory) -> set[str]:
 
 def write(mem: Memory, report: ImportReport, progress: bool = False) -> None:
     """Write planned entries (one write per tier file), then apply Scribe's rules."""
-    with _working(progress):
+    with working("applying Scribe's rules and indexing", progress):
         _write(mem, report)
 
 

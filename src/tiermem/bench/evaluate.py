@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
+from ..progress import track
 from ..record import dataclass, field
 from .corpus import Event
 from .facts import coverage
@@ -132,7 +133,7 @@ def evaluate(
     mem = Memory(store, now=now)
     baselines = _Baselines(corpus, events, count_many)
     figures = Figures(corpus.name, mode, len(probes))
-    for probe in _progress(probes, progress, f"probes {corpus.name} ({mode})"):
+    for probe in track(probes, f"probes {corpus.name} ({mode})", progress):
         result = assemble(mem, SpawnRequest(agent=probe.agent, task=probe.query, auto=True))
         hits = mem.search(probe.query, agent=probe.agent, limit=5)
         squad_text, squad_tokens = baselines.get("squad", probe.agent)
@@ -153,11 +154,3 @@ def evaluate(
         )
     mem.close()
     return figures
-
-
-def _progress(items: list[Probe], enabled: bool, label: str) -> Iterable[Probe]:
-    if not enabled:
-        return items
-    from rich.progress import track
-
-    return track(items, description=label, transient=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..clock import format_time
 from ..memory import Memory
+from ..progress import track
 from ..record import dataclass, field
 from .corpus import Event, Session, last_date, load_events, sessions
 
@@ -91,7 +92,7 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
     Memory.init(out)
     summary = ReplaySummary(corpus.name, str(out), len(events), len(ordered))
     maintained = ""
-    for session in _progress(ordered, progress, f"replay {corpus.name}"):
+    for session in track(ordered, f"replay {corpus.name}", progress):
         _session(out, session, summary)
         day = format_time(session.date)[:10]
         if day != maintained:
@@ -109,11 +110,3 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
     summary.run["promoted"] = sum(len(v) for v in report.promoted.values())
     summary.seconds = round(time.perf_counter() - started, 2)
     return summary
-
-
-def _progress(items: list[Session], enabled: bool, label: str) -> Any:
-    if not enabled:
-        return items
-    from rich.progress import track
-
-    return track(items, description=label, transient=True)
