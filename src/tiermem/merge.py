@@ -101,13 +101,11 @@ def _merge_one(base: Entry | None, ours: list[Entry], theirs: list[Entry]) -> li
     if ours == [base]:
         return theirs
     versions = _distinct([*ours, *theirs])
+    winner = reduce(entries.winner, versions)
     if len({(e.title, e.body) for e in versions}) == 1:
-        return [
-            reduce(entries.winner, versions)
-        ]  # only metadata differs (a refreshed last use): newest wins
+        return [winner]  # only metadata differs (a refreshed last use): newest wins
     # Two texts: both are written under one id. Reading folds them (the winner rule picks
     # the same one in every clone), reports the conflict, and archives the other version.
-    winner = reduce(entries.winner, versions)
     return [winner, *[e for e in versions if e is not winner]]
 
 
