@@ -342,9 +342,7 @@ def test_dry_run_writes_nothing_and_prints_a_plan(tmp_path: Path, run_cli: RunCl
     assert any(row.get("archive") for row in done["classes"].values())
 
 
-def test_dry_run_of_an_imported_store_plans_nothing_new(
-    imported: Memory, run_cli: RunCli
-) -> None:
+def test_dry_run_of_an_imported_store_plans_nothing_new(imported: Memory, run_cli: RunCli) -> None:
     before = snapshot(imported.layout.squad)
     code, out, _ = run_cli(*import_args(imported.root, "--dry-run", "--format", "json"))
     assert code == 0
