@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import string
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -24,7 +25,6 @@ from tiermem.entries import (
 )
 from tiermem.errors import ParseError
 from tiermem.memory import Memory
-from tiermem.record import replace
 
 PROPERTY = settings(max_examples=200, deadline=None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,6 @@ from tiermem import store as files
 from tiermem.entries import Entry, TierFile, split_entry
 from tiermem.index import Scope
 from tiermem.memory import Memory
-from tiermem.record import replace
 
 T0 = "2026-03-01T09:00:00Z"
 

@@ -9,12 +9,12 @@ Scribe step safe to repeat after a crash.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import store
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value
 from .errors import ParseError
-from .record import dataclass
 
 _HEADER = "<!-- tiermem-archive "
 # A section of a record (what a search returns) is split at deeper headings only while it is

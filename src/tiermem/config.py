@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import ParseError
-from .record import dataclass, field, fields, replace
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,6 @@ from . import archive, squad_parse, store
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, split_entry
 from .errors import ParseError
-from .record import dataclass, field, replace
 from .store import TEAM
 
 if TYPE_CHECKING:

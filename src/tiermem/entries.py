@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .errors import ParseError
-from .record import dataclass, field, fields, replace
 
 CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
 STRUCTURED = frozenset({"policy", "decision", "convention", "contract"})

@@ -5,8 +5,9 @@ These are pure functions over a parsed hot file; `Memory` holds the locks and wr
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .entries import Entry, TierFile, content_id, render
-from .record import replace
 
 SLOTS = ("task", "why", "talking-to", "decision", "blocker", "action", "note")
 SINGLE_SLOTS = ("task", "why", "talking-to")

@@ -17,12 +17,12 @@ import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import archive, store
 from .entries import Entry
 from .errors import ParseError
-from .record import dataclass, field
 
 SCHEMA_VERSION = "10"
 _WORD = re.compile(r"\w+", re.UNICODE)

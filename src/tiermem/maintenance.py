@@ -6,6 +6,7 @@ Also the last-use refresh that spawns and searches ask for, which the TTL counts
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import archive, store
@@ -13,7 +14,6 @@ from .classify import is_structured
 from .clock import parse_time
 from .entries import Entry, TierFile, render_entry
 from .errors import ParseError
-from .record import dataclass, field, replace
 
 if TYPE_CHECKING:
     from .index import Doc

@@ -13,6 +13,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 import anyio
@@ -22,7 +23,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import NotFoundError, TiermemError
-from .record import asdict
 
 if TYPE_CHECKING:
     from .index import Hit

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,6 @@ from . import archive, audit, hot, store, validate
 from .clock import Clock
 from .entries import Entry, TierFile
 from .errors import NotFoundError, StoreError, UsageError
-from .record import dataclass, field, replace
 
 if TYPE_CHECKING:
     from .config import Config

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,6 @@ from . import archive, hot, store
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, render_entry, split_entry
 from .errors import NotFoundError
-from .record import dataclass, field, replace
 from .summarize import budget_for
 
 if TYPE_CHECKING:

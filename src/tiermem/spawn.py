@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import store, tokens, validate
 from .errors import NotFoundError, UsageError
 from .index import Doc, Hit, Scope
-from .record import dataclass, field
 
 if TYPE_CHECKING:
     from .memory import Memory

@@ -7,8 +7,7 @@
 from __future__ import annotations
 
 import re
-
-from .record import dataclass
+from dataclasses import dataclass
 
 __all__ = ["DateHit", "date_leads", "find_date", "parse_date", "split_date", "strip_heading_marks"]
 

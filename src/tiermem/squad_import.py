@@ -11,6 +11,7 @@ run performs the whole import on a scratch copy, so its table shows where entrie
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,6 @@ from . import archive, squad_parse, store
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id, split_entry
 from .progress import track, working
-from .record import dataclass, field
 from .summarize import ExtractiveSummarizer, budget_for
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ class _Planner:
 
 def _dated(entry: Entry) -> Entry:
     """An imported decision was last relevant when it was made."""
-    from .record import replace
+    from dataclasses import replace
 
     return replace(entry, used=entry.created)
 

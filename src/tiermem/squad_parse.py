@@ -10,10 +10,10 @@ import hashlib
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from operator import add
 
-from .record import dataclass, replace
 from .squad_dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [

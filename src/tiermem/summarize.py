@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .facts import fact_surfaces, key_facts
-from .record import dataclass
 
 if TYPE_CHECKING:
     from .memory import Memory

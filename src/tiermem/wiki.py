@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,6 @@ from . import store, validate
 from .classify import classify, is_structured
 from .entries import Entry, TierFile, content_id
 from .errors import NotFoundError
-from .record import dataclass, replace
 
 if TYPE_CHECKING:
     from .memory import Memory

@@ -2,11 +2,10 @@
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
-
-from ..record import dataclass
 
 EventKind = Literal["history", "decision", "inbox"]
 EVENT_KINDS: frozenset[str] = frozenset({"history", "decision", "inbox"})

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
 from ..progress import track
-from ..record import dataclass, field
 from .corpus import Event
 from .facts import coverage
 from .probes import Probe, full_history_text, grep_top5, recalled, squad_as_is_text

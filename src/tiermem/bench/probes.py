@@ -4,14 +4,13 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
 from tiermem.bench.corpus import Event
 from tiermem.bench.facts import coverage, key_facts
-
-from ..record import dataclass
 
 MIN_PROBE_FACTS = 3
 GREP_LIMIT = 5

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..clock import format_time
 from ..memory import Memory
 from ..progress import track
-from ..record import dataclass, field
 from .corpus import Event, Session, last_date, load_events, sessions
 
 
@@ -29,9 +29,10 @@ class ReplaySummary:
 
 def _apply(mem: Memory, event: Event, inbox: Path, summary: ReplaySummary) -> str | None:
     """Feed one event; return the agent whose session it extends, if any."""
+    from dataclasses import replace
+
     from ..decisions import record_decisions
     from ..errors import TiermemError
-    from ..record import replace
 
     if "\x00" in event.text:
         # A few streams carry a stray NUL from a corrupted commit; tiermem refuses NUL as

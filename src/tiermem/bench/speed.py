@@ -22,6 +22,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import accumulate, islice, pairwise
 from pathlib import Path
@@ -32,7 +33,6 @@ from ..clock import format_time, parse_time
 from ..entries import Entry, TierFile, content_id, render
 from ..errors import StoreError, UsageError
 from ..memory import Memory
-from ..record import dataclass, field
 from ..spawn import SpawnRequest, assemble
 
 NOW = "2026-06-30T18:00:00Z"
