@@ -17,11 +17,9 @@ from typing import Any
 from canaries import CANARIES
 from loopback import chat_completion, send, serving
 from reliability import cli
-from tiermem import wiki
-from tiermem.decisions import record_decisions
-from tiermem.maintenance import run
+from tiermem import decisions, wiki
 from tiermem.memory import Memory
-from tiermem.scribe import SessionReport, end_session
+from tiermem.results import SessionReport
 
 T0 = "2026-03-02T10:00:00Z"
 T_END = "2026-03-02T11:00:00Z"
@@ -63,10 +61,10 @@ def move_everything(root: Path) -> None:
     mem = Memory(root, now=T_END)
     for agent in mem.agents():
         if agent != "team":
-            end_session(mem, agent)
+            mem.end_session(agent)
     mem.close()
     later = Memory(root, now=T_LATER)
-    run(later)
+    later.scribe_run()
     later.search("password token key secret")
     later.close()
 
@@ -104,8 +102,8 @@ def write_by_api(root: Path) -> set[str]:
     report = mem.hot_set("flight", ALL_LINES, why=ALL_LINES, talking_to=ALL_LINES)
     for slot in ("action", "decision", "blocker", "note"):
         mem.hot_add("fido", slot, ALL_LINES, source="tool")
-    wiki.write(mem, "security", ALL_LINES, by="fido")
-    record_decisions(mem, ALL_LINES, by="fido", source="api:fido", squad_log=False)
+    wiki.write(mem.context, "security", ALL_LINES, by="fido")
+    decisions.record(mem.context, ALL_LINES, by="fido", source="api:fido")
     mem.close()
     return set(report.redactions)
 
@@ -257,7 +255,7 @@ def summarized_session(root: Path, n: int) -> SessionReport:
     """Session n of notes, ended: the summarizer writes its summary."""
     mem = Memory(root, now=T0)
     mem.hot_add("flight", "note", f"{NOTES} round {n}")
-    report = end_session(mem, "flight")
+    report = mem.end_session("flight")
     mem.close()
     return report
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from reliability import ROOT, child_env, cli, files_text
-from tiermem import store
+from tiermem import files, store
+from tiermem.importer import plan, write
+from tiermem.layout import Layout
 from tiermem.memory import Memory
-from tiermem.scribe import end_session
-from tiermem.squad_import import plan, write
 
 NOW0 = "2026-03-01T10:00:00Z"
 NOW1 = "2026-03-20T11:00:00Z"  # the interrupted operation runs here: promotions are due
@@ -71,7 +71,7 @@ def maintenance_scenario(root: Path) -> set[str]:
     marks = sessions_scenario(root, agents=4)
     mem = Memory(root, now="2026-03-01T11:00:00Z")
     for agent in mem.agents():
-        end_session(mem, agent)
+        mem.end_session(agent)
     for agent in ("agent1", "agent2"):
         for k in range(7):
             mem.hot_add(agent, "action", f"later step {k} {mark(agent, 'later', k)}")
@@ -138,7 +138,7 @@ def big_store_scenario(root: Path) -> set[str]:
     """An imported team: many tier files and archive records for the index to read."""
     marks = squad_scenario(root, agents=5, sections=15, decisions=20)
     mem, _ = Memory.init(root, now=NOW0)
-    write(mem, plan(mem))
+    write(mem.context, plan(mem.context))
     mem.close()
     (root / ".squad" / "memory" / "index.sqlite").unlink(missing_ok=True)
     return marks
@@ -160,7 +160,9 @@ OPERATIONS: dict[str, tuple[Callable[[Path], set[str]], list[str]]] = {
 WRAPPER = textwrap.dedent(
     """
     import sys
-    from tiermem import cli, decisions, index, memory, scribe, squad_import, summarize, wiki
+    from tiermem import cli, decisions, fts, memory, search, spawn, wiki
+    from tiermem.scribe import maintenance, session, summarize
+    from tiermem import importer
     print("ready", flush=True)
     sys.exit(cli.main(sys.argv[1:]))
     """
@@ -203,11 +205,11 @@ def kill_after(root: Path, argv: list[str], delay: float) -> bool:
 
 def tier_state(root: Path) -> dict[str, Any]:
     """What a store holds: parsed entries per tier file, archive records, Squad files."""
-    layout = store.Layout(root)
+    layout = Layout(root)
     out: dict[str, Any] = {}
     for path in sorted((root / ".squad").rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if not path.is_file() or store.is_temp(path) or ".locks" in path.parts:
+        if not path.is_file() or files.is_temp(path) or ".locks" in path.parts:
             continue
         if path.name.startswith("index.sqlite") or path.name == "audit.jsonl":
             continue
@@ -262,7 +264,7 @@ def load_problems(root: Path, marks: set[str]) -> list[str]:
 
 
 def _tier_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.md") if not store.is_temp(p))
+    return sorted(p for p in folder.glob("*.md") if not files.is_temp(p))
 
 
 def unfinished(name: str, root: Path, marks: set[str]) -> list[str]:
@@ -271,7 +273,7 @@ def unfinished(name: str, root: Path, marks: set[str]) -> list[str]:
     memory = root / ".squad" / "memory"
     if name == "end-session":
         for path in _tier_files(memory / "hot"):
-            left = store.load(store.Layout(root), "hot", path)
+            left = store.load(Layout(root), "hot", path)
             if left is None or {e.slot for e in left.entries} - {"blocker"}:
                 problems.append(f"hot not reset: {path.name}")
         if _tier_files(memory / "queue"):

@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tiermem import wiki
 from tiermem.memory import Memory
-from tiermem.scribe import end_session
 
 T0 = "2026-03-02T10:00:00Z"
 OUTSIDE_MARK = "mark-outside-the-store"
@@ -112,12 +110,12 @@ def build_template(root: Path) -> None:
     mem.hot_set("eecom", "Fix the flaky reader", why="releases are blocked")
     mem.hot_add("eecom", "note", "ReadBuffer.fill dropped the last chunk")
     mem.hot_add("eecom", "decision", "Keep retries off in the reader")
-    end_session(mem, "eecom")
+    mem.end_session("eecom")
     mem.hot_set("flight", "Ship the login fix", talking_to="lead")
     for n in range(7):
         mem.hot_add("flight", "action", f"step {n} of the login fix")
     mem.hot_add("flight", "blocker", "Waiting on staging keys")
-    wiki.write(mem, "release", "Tag every release\nEach release gets a semver tag.", by="flight")
+    mem.wiki_write("release", "Tag every release\nEach release gets a semver tag.", by="flight")
     mem.search("release login")
     mem.close()
 

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from tiermem import store
+from tiermem.layout import Layout
 
 # Squad's own root .gitattributes (tiermem init writes the one for .squad/memory).
 SQUAD_ATTRIBUTES = (
@@ -66,7 +67,7 @@ def conflict_markers(root: Path) -> list[Path]:
 
 def entries_by_file(root: Path) -> dict[str, list[str]]:
     """Each tier file's entries (order-free), as a merge leaves them."""
-    layout = store.Layout(root)
+    layout = Layout(root)
     out = {}
     for tier in ("hot", "cold", "wiki", "queue"):
         for path in sorted((layout.memory / tier).glob("*.md")):

@@ -22,6 +22,7 @@ from tiermem.bench.speed import (
 )
 from tiermem.cli import main
 from tiermem.errors import UsageError
+from tiermem.layout import Layout
 from tiermem.memory import Memory
 
 
@@ -101,7 +102,7 @@ def test_prose_is_the_same_for_the_same_seed() -> None:
 
 def test_generated_store_reads_back_in_every_tier(tmp_path: Path) -> None:
     sizes = generate(tmp_path, 400, lambda line: None)
-    layout = store.Layout(tmp_path)
+    layout = Layout(tmp_path)
     cold = store.load(layout, "cold", layout.tier_file("cold", "team"))
     assert cold is not None and cold.entries
     assert len(archive.records(layout)) == sizes.archive

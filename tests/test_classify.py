@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tiermem.classify import classify, is_structured
 from tiermem.entries import CLASSES
-from tiermem.squad_dates import parse_date
+from tiermem.squad.dates import parse_date
 
 # (title, body, class). Titles are given the way the Squad parsers hand them over (date
 # removed) unless the case is about the raw heading.

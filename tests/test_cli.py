@@ -330,7 +330,10 @@ def test_search_json_fields(searchable: Memory, run_cli: RunCli) -> None:
     hits = json.loads(out)
     assert hits
     for hit in hits:
-        assert set(hit) == {"id", "tier", "agent", "path", "title", "text", "score"}
+        assert set(hit) == {
+            *("id", "tier", "agent", "path", "title", "text", "score"),
+            *("class", "created", "tokens"),
+        }
         assert hit["tier"] in ("hot", "cold", "wiki", "archive")
         assert isinstance(hit["score"], float | int)
         assert (searchable.root / hit["path"]).is_file()
@@ -376,7 +379,7 @@ def test_ties_in_score_go_to_the_newer_entry_even_across_the_limit(store: Memory
     newest_first = [e.id for e in sorted(twins, key=lambda e: e.created, reverse=True)]
     for limit in (1, 5, 11, 12, 50):
         hits = store.search("parser retry", tier="cold", limit=limit)
-        assert [h.doc.id for h in hits] == newest_first[:limit]
+        assert [h.id for h in hits] == newest_first[:limit]
 
 
 # --- stats ----------------------------------------------------------------------------------

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from tiermem import archive
-from tiermem import store as store_module
+from tiermem import files as store_module
 from tiermem.entries import parse
 from tiermem.errors import StoreError
+from tiermem.files import is_temp, locked
 from tiermem.memory import Memory
-from tiermem.store import is_temp, locked
 
 RunCli = Callable[..., tuple[int, str, str]]
 PROCESSES = 8

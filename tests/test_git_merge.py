@@ -24,6 +24,7 @@ import pytest
 from merges import conflict_markers, entries_by_file, git, merge_both_ways, new_repository
 from reliability import files_text
 from tiermem import entries, store
+from tiermem.layout import Layout
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -267,7 +268,7 @@ def test_a_merge_conflict_on_one_entry_is_reported(tmp_path: Path, run_cli: RunC
     assert into_a.returncode == into_b.returncode == 0
     # The same (newest) version wins whichever way the merge went.
     assert a.entries()["cold/eecom.md"] == b.entries()["cold/eecom.md"]
-    layout = store.Layout(a.root)
+    layout = Layout(a.root)
     merged = store.load(layout, "cold", layout.tier_file("cold", "eecom"))
     assert merged is not None and [e.used for e in merged.entries] == ["2026-03-05T10:00:00Z"]
     for clone in (a, b):

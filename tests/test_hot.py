@@ -84,7 +84,7 @@ def test_add_each_slot_and_show(store: Memory) -> None:
         ("blocker", "waiting for CI credentials"),
         ("note", "ReadBuffer.fill drops the last chunk\nsecond line of the note"),
     ]
-    shown = store.hot_view("ada").render()
+    shown = store.hot_view("ada").markdown
     assert "**Task:** ship 1.4.2" in shown
     assert "- keep retries off" in shown
     assert "**Blockers:**" in shown

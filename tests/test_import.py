@@ -18,7 +18,7 @@ from tiermem.cli import main
 from tiermem.clock import format_time, parse_time
 from tiermem.entries import Entry
 from tiermem.memory import Memory
-from tiermem.squad_import import sources
+from tiermem.squad.sources import sources
 
 RunCli = Callable[..., tuple[int, str, str]]
 NOW = "2026-04-15T00:00:00Z"
@@ -273,7 +273,7 @@ def test_old_learnings_are_archive_only_and_recent_ones_are_cold(imported: Memor
     ):
         assert not titled(cold, title) and not titled(wiki, title), title
     hits = imported.search("publish retries registry propagation", tier="archive")
-    assert any("registry" in h.doc.text for h in hits)
+    assert any("registry" in h.text for h in hits)
     [(agent, recent)] = titled(cold, "Flaky snapshot test in renderer")  # 2026-03-24
     assert agent == "bo"
     assert recent.cls == "learning"

@@ -16,8 +16,8 @@ import pytest
 from loopback import chat_completion, send, serving
 from tiermem.config import SummarizerConfig
 from tiermem.errors import UsageError
-from tiermem.llm import OpenAICompatibleSummarizer, SummaryUnavailable, max_tokens_for
-from tiermem.summarize import ExtractiveSummarizer, FallbackSummarizer
+from tiermem.scribe.llm import OpenAICompatibleSummarizer, SummaryUnavailable, max_tokens_for
+from tiermem.scribe.summarize import ExtractiveSummarizer, FallbackSummarizer
 
 KEY_ENV = "TIERMEM_TEST_LLM_KEY"
 API_KEY = "sk-local-" + "k3y" * 8
@@ -226,7 +226,7 @@ def test_fence_cannot_be_closed_from_inside_the_text(endpoint: Endpoint) -> None
 
 
 def test_overlong_reply_is_cut_on_a_character_boundary(endpoint: Endpoint) -> None:
-    from tiermem.llm import fit_to_budget
+    from tiermem.scribe.llm import fit_to_budget
 
     # The reply comes back whole: it is cut only after redaction, by the store's writer.
     summary = _summarizer(endpoint, "long").summarize(SESSION, title="t", budget_bytes=101)
@@ -330,7 +330,7 @@ def test_from_config_says_how_to_install_openai(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_importing_the_module_does_not_import_openai() -> None:
-    probe = "import sys, tiermem.llm; print('openai' in sys.modules)"
+    probe = "import sys, tiermem.scribe.llm; print('openai' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )

@@ -21,7 +21,6 @@ from mcp.types import CallToolResult, TextContent
 from tiermem.errors import StoreError
 from tiermem.mcp_server import build_server, serve
 from tiermem.memory import Memory
-from tiermem.spawn import SpawnRequest, assemble
 
 NOW = "2026-03-02T10:00:00Z"
 
@@ -216,7 +215,10 @@ async def test_search_returns_hits_with_their_fields(root: Path) -> None:
         hot_only = (await call(client, "search", query="release tag", tier="hot"))["results"]
         wiki = (await call(client, "search", query="release tag", tier="wiki", limit=1))["results"]
         other = (await call(client, "search", query="login", agent="nobody"))["results"]
-    assert every and set(every[0]) == {"id", "tier", "agent", "path", "title", "text", "score"}
+    assert every and set(every[0]) == {
+        *("id", "tier", "agent", "path", "title", "text", "score"),
+        *("class", "created", "tokens"),
+    }
     assert every[0]["agent"] == "flight" and isinstance(every[0]["score"], float)
     assert all(hit["tier"] == "hot" for hit in hot_only)
     assert len(wiki) == 1 and wiki[0]["tier"] == "wiki" and "semver" in wiki[0]["text"]
@@ -299,8 +301,7 @@ async def test_spawn_returns_the_cli_json_shape(root: Path) -> None:
         auto = await call(
             client, "spawn", agent="flight", task="debug the login bug again", auto=True
         )
-    request = SpawnRequest(
-        agent="flight",
+    request = dict(
         task=arguments["task"],
         why=arguments["why"],
         criteria=tuple(arguments["criteria"]),
@@ -310,7 +311,7 @@ async def test_spawn_returns_the_cli_json_shape(root: Path) -> None:
     )
     mem = Memory(root)
     try:
-        expected = assemble(mem, request).as_json()
+        expected = mem.spawn("flight", **request).to_json()
     finally:
         mem.close()
     assert result == expected
@@ -397,8 +398,8 @@ async def test_shutdown_closes_the_index_and_joins_the_worker(root: Path) -> Non
     async with Client(build_server(mem), mode="legacy") as client:
         await call(client, "hot_set", agent="flight", task="Fix the login bug")
         await call(client, "search", query="login")
-        assert mem._index is not None
-    assert mem._index is None
+        assert mem.context._index is not None
+    assert mem.context._index is None
     assert not [t for t in threading.enumerate() if t.name.startswith("tiermem-mcp")]
 
 

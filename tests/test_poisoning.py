@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tiermem import entries, store
+from tiermem.layout import Layout
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -48,7 +49,7 @@ class Store:
         return out
 
     def tier(self, tier: str, name: str) -> entries.TierFile:
-        layout = store.Layout(self.root)
+        layout = Layout(self.root)
         loaded = store.load(layout, tier, layout.tier_file(tier, name))
         assert loaded is not None, f"no {tier} file for {name}"
         return loaded
@@ -156,7 +157,7 @@ def test_forged_metadata_inside_a_text_never_becomes_an_entry(mem: Store) -> Non
     base = mem.root / ".squad" / "memory"
     for tier in ("cold", "wiki"):
         for path in sorted((base / tier).glob("*.md")):
-            parsed = store.load(store.Layout(mem.root), tier, path)
+            parsed = store.load(Layout(mem.root), tier, path)
             assert parsed is not None
             assert "p-0000000001" not in {e.id for e in parsed.entries}, path
             assert "policy" not in {e.cls for e in parsed.entries}, path

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tiermem import archive
+from tiermem import files as tiermem_files
 from tiermem import store as files
 from tiermem.clock import format_time, parse_time
 from tiermem.entries import Entry, TierFile
@@ -224,7 +225,7 @@ def test_a_crash_after_the_archive_write_is_redone_without_duplicates(busy: Memo
     """The raw hot text was archived, then the process died: the next run finishes the job."""
     hot_text = busy.layout.tier_file("hot", "ada").read_text(encoding="utf-8")
     record = archive.new_record(
-        "ada", busy.clock.stamp(), "hot-session", "hot/ada.md", "hot at session end", hot_text
+        "ada", busy.context.stamp(), "hot-session", "hot/ada.md", "hot at session end", hot_text
     )
     assert archive.write(busy.layout, record)
     report = at(busy, later(0.1)).end_session("ada")
@@ -265,7 +266,7 @@ def test_checkpoint_on_overflow(mem: Memory) -> None:
     ]
     overflowed = [r for r in reports if r.cold]
     assert overflowed, "ten long notes must overflow a 4 KB hot tier"
-    budget = mem.config.hot.budget_bytes
+    budget = mem.context.config.hot.budget_bytes
     assert mem.layout.tier_file("hot", "ada").stat().st_size <= budget
     checkpoints = [e for e in cold(mem, "ada") if " checkpoint: " in e.title]
     assert {e.id for e in checkpoints} == {i for r in overflowed for i in r.cold}
@@ -278,7 +279,7 @@ def test_checkpoint_on_overflow(mem: Memory) -> None:
     # Nothing waits in the queue: the checkpoint ran at once.
     assert not list(mem.layout.tier_dir("queue").glob("*.md"))
     # The newest note is still in hot.
-    assert "Atlas pass 9" in mem.hot_view("ada").render()
+    assert "Atlas pass 9" in mem.hot_view("ada").markdown
 
 
 # --- expire -------------------------------------------------------------------------------
@@ -299,8 +300,8 @@ def test_ttl_counts_from_last_use(mem: Memory) -> None:
         "Clients reconnect in lockstep after a server restart; added jitter in src/net/socket.ts.",
     )
     hits = at(mem, later(20)).search("websocket reconnect jitter")
-    assert sockets in [h.doc.id for h in hits]
-    assert atlas not in [h.doc.id for h in hits]
+    assert sockets in [h.id for h in hits]
+    assert atlas not in [h.id for h in hits]
     [refreshed] = [e for e in cold(mem, "ada") if e.id == sockets]
     assert refreshed.used == later(20)
 
@@ -381,7 +382,7 @@ def test_a_newer_decision_on_the_same_subject_supersedes_the_older(mem: Memory) 
     for flags in ({"include_cold": True}, {"include_wiki": ()}):
         prompt = mem.spawn("ada", "snapshot test runner jsdom", **flags).prompt
         assert "jsdom environment" not in prompt
-    hits = mem.index.search("snapshot test runner jsdom", active_only=True)
+    hits = mem.context.index.search("snapshot test runner jsdom", active_only=True)
     assert old not in [h.doc.id for h in hits]
     assert new in [h.doc.id for h in hits]
     # A second run finds nothing more to supersede.
@@ -495,20 +496,20 @@ def test_inbox_files_stay_until_the_merge_is_written(
     names = sorted(p.name for p in inbox.iterdir())
     original = (tmp_path / ".squad" / "decisions.md").read_bytes()
     mem, _ = Memory.init(tmp_path, now="2026-03-28T10:00:00Z")
-    real_write = files.atomic_write
+    real_write = tiermem_files.atomic_write
 
     def failing_write(path: Path, data: str | bytes) -> None:
         if path.name == "decisions.md":
             raise OSError(28, "No space left on device")
         real_write(path, data)
 
-    monkeypatch.setattr(files, "atomic_write", failing_write)
+    monkeypatch.setattr(tiermem_files, "atomic_write", failing_write)
     with pytest.raises(OSError, match="No space left"):
         mem.scribe_run()
     assert sorted(p.name for p in inbox.iterdir()) == names
     assert (tmp_path / ".squad" / "decisions.md").read_bytes() == original
 
-    monkeypatch.setattr(files, "atomic_write", real_write)
+    monkeypatch.setattr(tiermem_files, "atomic_write", real_write)
     assert len(mem.scribe_run().inbox_merged) == 4
     assert list(inbox.iterdir()) == []
 

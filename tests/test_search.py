@@ -42,9 +42,9 @@ def test_an_agent_finds_its_own_memory_and_the_teams_but_not_another_agents(mem:
     put(mem, "cold", "team", entry("d-000000000b", "Retry budget", "Parser retries cap at 3."))
     put(mem, "cold", "bo", entry("c-000000000c", "Retry notes", "Parser retries in bo's code."))
 
-    found = {h.doc.id for h in mem.search("parser retries", agent="ada")}
+    found = {h.id for h in mem.search("parser retries", agent="ada")}
     assert found == {"c-000000000a", "d-000000000b"}
-    assert {h.doc.id for h in mem.search("parser retries")} == {
+    assert {h.id for h in mem.search("parser retries")} == {
         "c-000000000a",
         "d-000000000b",
         "c-000000000c",
@@ -55,9 +55,9 @@ def test_an_agent_finds_the_whole_wiki_whoever_wrote_each_entry(mem: Memory) -> 
     put(mem, "wiki", "parsing", entry("k-000000000a", "Parser retries", "Bo's finding.", "bo"))
     put(mem, "cold", "bo", entry("c-000000000c", "Parser retries", "Bo's own session."))
 
-    found = {h.doc.id for h in mem.search("parser retries", agent="ada")}
+    found = {h.id for h in mem.search("parser retries", agent="ada")}
     assert found == {"k-000000000a"}
-    assert {h.doc.id for h in mem.search("parser retries", agent="ada", tier="wiki")} == {
+    assert {h.id for h in mem.search("parser retries", agent="ada", tier="wiki")} == {
         "k-000000000a"
     }
     assert mem.search("parser retries", agent="ada", tier="cold") == []
@@ -67,11 +67,11 @@ def test_on_an_equal_match_the_agents_own_entry_ranks_first(mem: Memory) -> None
     put(mem, "cold", "team", entry("d-000000000b", "Parser retry", "Retries cap at three."))
     put(mem, "cold", "ada", entry("c-000000000a", "Parser retry", "Retries cap at four."))
 
-    assert [h.doc.id for h in mem.search("parser retry", agent="ada")] == [
+    assert [h.id for h in mem.search("parser retry", agent="ada")] == [
         "c-000000000a",
         "d-000000000b",
     ]
-    assert [h.doc.id for h in mem.search("parser retry", agent="ada", limit=1)] == ["c-000000000a"]
+    assert [h.id for h in mem.search("parser retry", agent="ada", limit=1)] == ["c-000000000a"]
 
 
 # --- each text once -------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def test_a_text_repeated_by_a_union_merge_shows_once(mem: Memory) -> None:
     )
     hits = mem.search("tokenizer pin")
     assert len(hits) == 2
-    assert sorted(h.doc.text for h in hits) == sorted(
+    assert sorted(h.text for h in hits) == sorted(
         ["Tokenizer pin\n" + body, "Tokenizer pin\nWe pin nothing else."]
     )
 
@@ -100,8 +100,8 @@ def test_a_text_repeated_many_times_does_not_crowd_out_the_others(mem: Memory) -
     put(mem, "cold", "team", *repeats, *others)
     hits = mem.search("tokenizer pin", limit=3)
     assert len(hits) == 3
-    assert hits[0].doc.title == "Tokenizer pin"
-    assert {h.doc.title for h in hits[1:]} <= {f"Note {n}" for n in range(100, 104)}
+    assert hits[0].title == "Tokenizer pin"
+    assert {h.title for h in hits[1:]} <= {f"Note {n}" for n in range(100, 104)}
 
 
 def test_a_text_kept_in_the_archive_and_as_an_entry_shows_as_the_entry(mem: Memory) -> None:
@@ -116,7 +116,7 @@ def test_a_text_kept_in_the_archive_and_as_an_entry_shows_as_the_entry(mem: Memo
         ),
     )
     [hit] = mem.search("tokenizer pin")
-    assert (hit.doc.tier, hit.doc.id) == ("wiki", "d-000000000a")
+    assert (hit.tier, hit.id) == ("wiki", "d-000000000a")
 
 
 def test_a_decision_archived_under_its_dated_heading_shows_once_as_the_entry(
@@ -129,7 +129,7 @@ def test_a_decision_archived_under_its_dated_heading_shows_once_as_the_entry(
     put(mem, "wiki", "notes", entry("d-000000000b", "Tokenizer pin, again", "Done."))
     put(mem, "wiki", "misc", entry("d-000000000c", "Tokenizer pin, once more", "Done."))
 
-    found = [(h.doc.tier, h.doc.id) for h in mem.search("tokenizer pin")]
+    found = [(h.tier, h.id) for h in mem.search("tokenizer pin")]
     assert found.count(("wiki", "d-000000000a")) == 1
     assert not any(tier == "archive" for tier, _ in found)
     # Short bodies alike do not make two entries one.
@@ -154,11 +154,11 @@ def test_a_match_in_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory
     put(mem, "wiki", "release", *parts)
 
     [hit] = mem.search("stage_2 rollout")
-    assert hit.doc.id == whole.id
-    assert hit.doc.title == whole.title
+    assert hit.id == whole.id
+    assert hit.title == whole.title
     for n in range(3):
-        assert f"`stage_{n}`" in hit.doc.text
-    assert hit.doc.tokens == sum(d.tokens for d in mem.index.parts(whole.id))
+        assert f"`stage_{n}`" in hit.text
+    assert hit.tokens == sum(d.tokens for d in mem.context.index.parts(whole.id))
 
 
 def test_using_a_whole_entry_refreshes_every_part(mem: Memory) -> None:
@@ -187,7 +187,7 @@ def test_parts_of_one_entry_are_promoted_to_one_page(mem: Memory) -> None:
     put(mem, "cold", "team", *parts)
     mem.sync()
 
-    moved = wiki.promote(mem, [("team", p) for p in parts])
+    moved = wiki.promote(mem.context, [("team", p) for p in parts])
     assert len(moved) == 1
     [page] = mem.wiki_pages()
     assert page.entries == len(parts)
@@ -251,9 +251,9 @@ def test_a_match_in_a_chunk_of_an_archived_text_returns_its_whole_section(mem: M
     archive.write(mem.layout, record)
 
     [hit] = mem.search("zebra", agent="ada")
-    assert (hit.doc.id, hit.doc.title, hit.doc.text) == (record.id, "Cache keys", first)
+    assert (hit.id, hit.title, hit.text) == (record.id, "Cache keys", first)
     [hit] = mem.search("mondays")
-    assert hit.doc.text == second
+    assert hit.text == second
 
 
 # --- several scopes in one query --------------------------------------------------------------
@@ -280,9 +280,9 @@ def test_one_query_over_several_scopes_ranks_each_as_its_own_search_would(mem: M
         Scope(tiers=("wiki",), active_only=True),
     ]
     for limit in (1, 3, 5, 60):
-        together = mem.index.search_each("parser retry cap", scopes, limit)
+        together = mem.context.index.search_each("parser retry cap", scopes, limit)
         apart = [
-            mem.index.search(
+            mem.context.index.search(
                 "parser retry cap",
                 agent=list(s.agents),
                 tiers=list(s.tiers),
@@ -305,13 +305,13 @@ def test_a_query_of_ids_returns_those_entries_in_the_agents_scope(mem: Memory) -
     put(mem, "cold", "bo", entry("c-000000000c", "Retry notes", "Bo's own notes.", "bo"))
 
     hits = mem.search("d-000000000b, c-000000000a", agent="ada")
-    assert [(h.doc.id, h.score) for h in hits] == [("d-000000000b", 0.0), ("c-000000000a", 0.0)]
+    assert [(h.id, h.score) for h in hits] == [("d-000000000b", 0.0), ("c-000000000a", 0.0)]
     assert mem.search("c-000000000c", agent="ada") == []  # another agent's session
-    assert [h.doc.id for h in mem.search("c-000000000c")] == ["c-000000000c"]
+    assert [h.id for h in mem.search("c-000000000c")] == ["c-000000000c"]
     assert mem.search("c-000000000a", tier="wiki") == []
     # Words beside an id make it a search by words again.
     by_words = mem.search("c-000000000a retry policy")
-    assert by_words[0].doc.id == "c-000000000a" and len(by_words) == 3
+    assert by_words[0].id == "c-000000000a" and len(by_words) == 3
 
 
 def test_the_id_of_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory) -> None:
@@ -323,8 +323,8 @@ def test_the_id_of_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory)
     put(mem, "wiki", "release", *parts)
 
     hits = mem.search(parts[2].id)
-    assert [h.doc.id for h in hits] == ["d-00000000aa"]
-    assert all(f"Step {n}" in hits[0].doc.text for n in range(6))
+    assert [h.id for h in hits] == ["d-00000000aa"]
+    assert all(f"Step {n}" in hits[0].text for n in range(6))
 
 
 def test_a_file_broken_since_it_was_indexed_does_not_fail_the_search(mem: Memory) -> None:
@@ -340,5 +340,5 @@ def test_a_file_broken_since_it_was_indexed_does_not_fail_the_search(mem: Memory
         hits = later.search("release tags", agent="ada")
     finally:
         later.close()
-    assert [h.doc.id for h in hits] == ["d-000000000a"]  # as indexed before the damage
+    assert [h.id for h in hits] == ["d-000000000a"]  # as indexed before the damage
     assert path.read_text(encoding="utf-8") == broken  # not rewritten

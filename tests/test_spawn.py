@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tiermem import o200k
 from tiermem import store as files
-from tiermem import tokens
 from tiermem.clock import format_time, parse_time
 from tiermem.memory import Memory
 
@@ -139,8 +139,8 @@ def test_default_is_hot_and_pinned_policies_only(team: Memory) -> None:
     assert "registry propagation" not in prompt  # cold
     assert "StorageProvider" not in prompt  # wiki
     assert "### Cold" not in prompt and "### Wiki" not in prompt
-    assert {s["tier"] for s in result.sources} <= {"wiki", "cold"}
-    assert all(s["id"].startswith("d-") for s in result.sources)  # only the policy
+    assert {s.tier for s in result.sources} <= {"wiki", "cold"}
+    assert all(s.id.startswith("d-") for s in result.sources)  # only the policy
 
 
 def test_include_cold_adds_past_sessions(team: Memory) -> None:
@@ -165,7 +165,7 @@ def test_include_wiki_named_topic_only(team: Memory) -> None:
     only = team.spawn("ada", task, include_wiki=("testing",))
     assert "pin the font in test/setup.ts" in only.prompt
     assert "cut from main" not in only.prompt
-    explicit = [s["path"] for s in only.sources if s["id"].startswith("w-")]
+    explicit = [s.path for s in only.sources if s.id.startswith("w-")]
     assert explicit == [".squad/memory/wiki/testing.md"]
 
 
@@ -270,8 +270,8 @@ def test_entries_that_do_not_fit_are_left_out(crowded: Memory, budget: int) -> N
     for entry_id in result.left_out[:5]:
         assert entry_id in escalation  # ...but named, so the agent can search for it
     for source in result.sources:
-        assert source["id"] in result.prompt
-    assert set(result.left_out).isdisjoint(s["id"] for s in result.sources)
+        assert source.id in result.prompt
+    assert set(result.left_out).isdisjoint(s.id for s in result.sources)
 
 
 def test_what_a_spawn_left_out_is_read_by_searching_its_ids(crowded: Memory) -> None:
@@ -283,8 +283,8 @@ def test_what_a_spawn_left_out_is_read_by_searching_its_ids(crowded: Memory) -> 
     assert shown and all(entry_id in escalation for entry_id in shown)
 
     hits = crowded.search(" ".join(shown), agent="ada")
-    assert [h.doc.id for h in hits] == shown
-    assert all(h.doc.tier == "cold" and h.doc.text for h in hits)
+    assert [h.id for h in hits] == shown
+    assert all(h.tier == "cold" and h.text for h in hits)
 
 
 def test_more_budget_loads_more(crowded: Memory) -> None:
@@ -301,7 +301,7 @@ def test_refs_name_files_instead_of_inlining(team: Memory) -> None:
     assert "registry propagation (#412)" in inline.prompt
     assert "registry propagation" not in refs.prompt
     assert "See: .squad/memory/cold/ada.md" in refs.prompt
-    cold_ids = [s["id"] for s in refs.sources if s["tier"] == "cold"]
+    cold_ids = [s.id for s in refs.sources if s.tier == "cold"]
     assert cold_ids
     for entry_id in cold_ids:
         assert entry_id in refs.prompt
@@ -390,7 +390,7 @@ def test_using_an_entry_refreshes_its_last_use(team: Memory) -> None:
     before = cold_used(team, "ada")
     assert set(before.values()) == {T0}
     result = at(team, later(20)).spawn("ada", "Resume the flaky release fix", include_cold=True)
-    used = [s["id"] for s in result.sources if s["tier"] == "cold"]
+    used = [s.id for s in result.sources if s.tier == "cold"]
     assert used
     after = cold_used(team, "ada")
     for entry_id in used:
@@ -432,7 +432,7 @@ def test_json_shape(team: Memory, run_cli: RunCli) -> None:
     assert data["tiers"] == ["hot", "cold"]
     assert set(data["tokens"]) == {"hot", "cold", "wiki", "policy", "total"}
     assert all(isinstance(v, int) for v in data["tokens"].values())
-    assert data["tokens"]["total"] == tokens.count(data["prompt"])
+    assert data["tokens"]["total"] == o200k.count(data["prompt"])
     assert data["sources"]
     for source in data["sources"]:
         assert set(source) == {"tier", "id", "path"}
@@ -441,7 +441,7 @@ def test_json_shape(team: Memory, run_cli: RunCli) -> None:
     assert isinstance(data["left_out"], list)
     # decide() wrote .squad/decisions.md; ada has no Squad history.md.
     decisions = (team.layout.squad / "decisions.md").read_text(encoding="utf-8")
-    assert data["baseline_tokens"] == tokens.count(decisions)
+    assert data["baseline_tokens"] == o200k.count(decisions)
 
 
 def test_baseline_is_what_a_squad_spawn_loads(store: Memory) -> None:
@@ -453,8 +453,8 @@ def test_baseline_is_what_a_squad_spawn_loads(store: Memory) -> None:
     (mem.layout.squad / "agents" / "ada" / "history.md").write_text(history, encoding="utf-8")
     (mem.layout.squad / "decisions.md").write_text(decisions, encoding="utf-8")
     baseline = mem.spawn("ada", "anything").baseline_tokens
-    assert baseline == tokens.count(history + "\n" + decisions)
-    assert mem.spawn("bo", "anything").baseline_tokens == tokens.count(decisions)
+    assert baseline == o200k.count(history + "\n" + decisions)
+    assert mem.spawn("bo", "anything").baseline_tokens == o200k.count(decisions)
 
 
 # --- golden -----------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiermem.squad_dates import parse_date
-from tiermem.squad_parse import (
+from tiermem.squad.dates import parse_date
+from tiermem.squad.parse import (
     Section,
     decision_key,
     merge_inbox,

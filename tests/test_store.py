@@ -12,8 +12,10 @@ import pytest
 from tiermem import config
 from tiermem.entries import TierFile
 from tiermem.errors import ParseError
+from tiermem.files import TEMP_PREFIX, atomic_write, create_exclusive, read_text
+from tiermem.layout import Layout
 from tiermem.memory import Memory
-from tiermem.store import TEMP_PREFIX, Layout, atomic_write, create_exclusive, read_text, save
+from tiermem.store import save
 
 RunCli = Callable[..., tuple[int, str, str]]
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiermem.facts import key_facts
-from tiermem.summarize import (
+from tiermem.scribe.summarize import (
     FLOOR_RATIO,
     SMALL_BYTES,
     VERBATIM_BYTES,

@@ -9,12 +9,14 @@ Scribe step safe to repeat after a crash.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import store
+from . import files
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value
 from .errors import ParseError
+from .layout import Layout
+from .results import Result, about
 
 _HEADER = "<!-- tiermem-archive "
 # A section of a record (what a search returns) is split at deeper headings only while it is
@@ -38,21 +40,22 @@ _META_LINE = re.compile(r"^<!-- tiermem[ -][^\n]*-->\n?", re.MULTILINE)
 
 
 @dataclass(frozen=True)
-class Record:
+class Record(Result):
     """One archived raw text and where it came from."""
 
     id: str
     agent: str
     created: str
-    kind: str
-    source: str
+    kind: str = field(
+        metadata=about("What produced the record, e.g. hot, hot-session, import, wiki-request.")
+    )
+    source: str = field(metadata=about("The file the text came from."))
     title: str
-    text: str
+    text: str = field(metadata=about("The raw text, byte for byte as it was archived."))
+    location: str = field(init=False, metadata=about("How derived entries cite this record."))
 
-    @property
-    def location(self) -> str:
-        """How derived entries cite this record."""
-        return f"archive/{self.agent}/{self.id}.md"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "location", f"archive/{self.agent}/{self.id}.md")
 
 
 def new_record(agent: str, created: str, kind: str, source: str, title: str, text: str) -> Record:
@@ -77,7 +80,7 @@ def _header(record: Record) -> str:
     return f"{_HEADER}{items} -->\n"
 
 
-def keep_lost(layout: store.Layout, source: str, lost: list[Entry]) -> None:
+def keep_lost(layout: Layout, source: str, lost: list[Entry]) -> None:
     """Archive the versions of entries that lost a merge conflict."""
     for entry in lost:
         record = new_record(
@@ -91,15 +94,15 @@ def keep_lost(layout: store.Layout, source: str, lost: list[Entry]) -> None:
         write(layout, record)
 
 
-def path_of(layout: store.Layout, agent: str, record_id: str) -> Path:
+def path_of(layout: Layout, agent: str, record_id: str) -> Path:
     """Where a record lives."""
     return layout.tier_dir("archive") / agent / f"{record_id}.md"
 
 
-def write(layout: store.Layout, record: Record) -> bool:
+def write(layout: Layout, record: Record) -> bool:
     """Archive a record; False when the same record was already there."""
     data = (_header(record) + record.text).encode("utf-8")
-    return store.create_exclusive(path_of(layout, record.agent, record.id), data)
+    return files.create_exclusive(path_of(layout, record.agent, record.id), data)
 
 
 def parse(data: bytes, path: Path) -> Record:
@@ -128,19 +131,19 @@ def parse(data: bytes, path: Path) -> Record:
     )
 
 
-def read(layout: store.Layout, agent: str, record_id: str) -> Record:
+def read(layout: Layout, agent: str, record_id: str) -> Record:
     """Load one record by agent and id."""
     path = path_of(layout, agent, record_id)
     return parse(path.read_bytes(), path)
 
 
-def records(layout: store.Layout, agent: str | None = None) -> list[Path]:
+def records(layout: Layout, agent: str | None = None) -> list[Path]:
     """Paths of all records (of one agent), sorted."""
     base = layout.tier_dir("archive")
     folders = [base / agent] if agent else sorted(p for p in base.glob("*") if p.is_dir())
     found: list[Path] = []
     for folder in folders:
-        found.extend(p for p in sorted(folder.glob("*.md")) if not store.is_temp(p))
+        found.extend(p for p in sorted(folder.glob("*.md")) if not files.is_temp(p))
     return found
 
 

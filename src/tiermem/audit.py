@@ -6,11 +6,12 @@ import json
 import os
 from collections.abc import Iterable
 
-from . import store
+from . import files
+from .layout import Layout
 
 
 def append(
-    layout: store.Layout,
+    layout: Layout,
     time: str,
     action: str,
     ids: Iterable[str] = (),
@@ -30,7 +31,7 @@ def append(
     line.update({k: v for k, v in details.items() if v not in (None, "", [], ())})
     data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     layout.memory.mkdir(parents=True, exist_ok=True)
-    with store.locked(layout, layout.audit):
+    with files.locked(layout, layout.audit):
         fd = os.open(layout.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, data)
@@ -38,7 +39,7 @@ def append(
             os.close(fd)
 
 
-def read(layout: store.Layout) -> list[dict[str, object]]:
+def read(layout: Layout) -> list[dict[str, object]]:
     """All audit lines (a torn last line from a crash is skipped)."""
     try:
         text = layout.audit.read_text(encoding="utf-8")

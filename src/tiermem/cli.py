@@ -132,26 +132,9 @@ def cmd_hot(args: argparse.Namespace) -> int:
     if action == "show":
         view = mem.hot_view(args.agent)
         if args.format == "json":
-            _print_json(
-                {
-                    "agent": view.agent,
-                    "session": view.session,
-                    "bytes": view.bytes,
-                    "entries": [
-                        {
-                            "id": e.id,
-                            "slot": e.slot,
-                            "class": e.cls,
-                            "created": e.created,
-                            "title": e.title,
-                            "body": e.body,
-                        }
-                        for e in view.entries
-                    ],
-                }
-            )
+            _print_json(view.to_json())
         else:
-            print(view.render())
+            print(view.markdown)
         return 0
     if action == "set":
         report = mem.hot_set(
@@ -181,30 +164,14 @@ def cmd_search(args: argparse.Namespace) -> int:
         _read_text(args.query, "query"), agent=args.agent, tier=args.tier, limit=args.limit
     )
     if args.format == "json":
-        _print_json(
-            [
-                {
-                    "id": h.doc.id,
-                    "tier": h.doc.tier,
-                    "agent": h.doc.agent,
-                    "path": h.doc.path,
-                    "title": h.doc.title,
-                    "text": h.doc.text,
-                    "score": round(h.score, 4),
-                }
-                for h in hits
-            ]
-        )
+        _print_json([h.to_json() for h in hits])
         return 0
     if not hits:
         print("no matches")
     for h in hits:
-        snippet = " ".join(h.doc.text.split())[:160]
-        print(
-            f"{h.score:7.2f}  {h.doc.tier:<7} {h.doc.agent or '-':<12} {h.doc.id}  "
-            f"{h.doc.title[:70]}"
-        )
-        print(f"         {h.doc.path}: {snippet}")
+        snippet = " ".join(h.text.split())[:160]
+        print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}")
+        print(f"         {h.path}: {snippet}")
     return 0
 
 
@@ -219,13 +186,13 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from .stats import render_table
-
     report = _memory(args).stats()
     if args.format == "json":
-        _print_json(report)
+        _print_json(report.to_json())
     else:
-        render_table(report)
+        from . import tables
+
+        tables.stats(report)
     return 0
 
 
@@ -237,7 +204,7 @@ def cmd_scribe(args: argparse.Namespace) -> int:
         agents = mem.agents() if args.all else [args.agent]
         results = [mem.end_session(a) for a in agents]
         if args.format == "json":
-            _print_json([r.__dict__ for r in results])
+            _print_json([r.to_json() for r in results])
             return 0
         for r in results:
             if not r.cold:
@@ -251,7 +218,7 @@ def cmd_scribe(args: argparse.Namespace) -> int:
         return 0
     report = mem.scribe_run(dry_run=args.dry_run)
     if args.format == "json":
-        _print_json(report.__dict__)
+        _print_json(report.to_json())
     else:
         _say(report.lines())
     return 0
@@ -267,11 +234,11 @@ def cmd_wiki(args: argparse.Namespace) -> int:
     mem = _memory(args)
     if args.wiki_action == "write":
         entry = mem.wiki_write(args.topic, _read_text(args.text, "text"), by=args.by or "")
-        print(f"wiki: {entry.id} written to wiki/{args.topic.lower()}.md ({entry.cls})")
+        print(f"wiki: {entry.id} written to {entry.path} ({entry.cls})")
     elif args.wiki_action == "list":
         pages = mem.wiki_pages()
         if args.format == "json":
-            _print_json([p.__dict__ for p in pages])
+            _print_json([p.to_json() for p in pages])
         else:
             _say(
                 [
@@ -301,23 +268,22 @@ def cmd_spawn(args: argparse.Namespace) -> int:
         refs=args.refs,
     )
     if args.format == "json":
-        _print_json(result.as_json())
+        _print_json(result.to_json())
     else:
         sys.stdout.write(result.prompt)
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .squad_import import print_summary, summary
-
     mem = _memory_for_import(args)
     show_progress = args.format == "text" and sys.stderr.isatty()
     report = mem.import_squad(dry_run=args.dry_run, progress=show_progress)
-    table = summary(mem, report, args.dry_run)
     if args.format == "json":
-        _print_json(table)
+        _print_json(report.to_json())
     else:
-        print_summary(table)
+        from . import tables
+
+        tables.imported(report)
     for line in report.skipped:
         print(f"tiermem: skipped {line}", file=sys.stderr)
     return 1 if report.skipped else 0

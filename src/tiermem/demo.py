@@ -73,11 +73,10 @@ def _day(root: Path, now: str, steps: list[tuple[str, str, str, str]]) -> None:
         if agent not in agents:
             agents.append(agent)
     _say(f"\n== {now[:10]}: {len(steps)} hot writes by {', '.join(agents)}")
-    _say(mem.hot_view("lead").render())
-    from .scribe import end_session
+    _say(mem.hot_view("lead").markdown)
 
     for agent in agents:
-        report = end_session(mem, agent)
+        report = mem.end_session(agent)
         _say(
             f"Scribe: {agent}'s session -> cold {', '.join(report.cold)} "
             f"({report.raw_bytes} bytes -> {report.summary_bytes}); "
@@ -105,30 +104,26 @@ def run(root: str | None = None, keep: bool = False) -> int:
 
 
 def _finish(root: Path) -> None:
-    from . import maintenance, wiki
-    from .spawn import SpawnRequest, assemble
-
     mem = Memory(root, now="2026-03-12T09:00:00Z")
-    entry = wiki.write(
-        mem,
+    entry = mem.wiki_write(
         "testing",
         "# Fake timers in CLI tests\nAlways use "
         "`vi.useFakeTimers()` in CLI tests; real timers made nap.test.ts flaky.",
         by="tester",
     )
-    _say(f"\n== tester asked Scribe for a wiki entry: {entry.id} on wiki/testing.md ({entry.cls})")
-    report = maintenance.run(mem)
+    _say(f"\n== tester asked Scribe for a wiki entry: {entry.id} on {entry.path} ({entry.cls})")
+    report = mem.scribe_run()
     _say("\n== 2026-03-12: Scribe maintenance")
     for line in report.lines():
         _say(f"  {line}")
     _say("\n== search 'npm install file: refs'")
     for hit in mem.search("npm install file refs", limit=3):
-        _say(f"  {hit.score:5.2f} {hit.doc.tier:<7} {hit.doc.id}  {hit.doc.title[:70]}")
-    result = assemble(mem, SpawnRequest("lead", "Fix the broken npm install again", auto=True))
+        _say(f"  {hit.score:5.2f} {hit.tier:<7} {hit.id}  {hit.title[:70]}")
+    result = mem.spawn("lead", "Fix the broken npm install again", auto=True)
     _say(f"\n== spawn lead --auto: situation '{result.situation}' ({result.reason})")
     _say(
         f"   tiers {result.tiers}, {result.tokens['total']} tokens, sources "
-        f"{[s['id'] for s in result.sources]}"
+        f"{[s.id for s in result.sources]}"
     )
     _say("\n" + result.prompt)
     mem.close()

@@ -9,24 +9,47 @@ share one set of rules: bad input is refused before anything is written, and a
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import operator
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from dataclasses import fields, is_dataclass
+from types import UnionType
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    TypeVar,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from .archive import Record
 from .errors import NotFoundError, TiermemError
+from .results import (
+    DOC,
+    HotView,
+    Page,
+    SearchHit,
+    SessionReport,
+    SpawnResult,
+    WikiEntry,
+    WriteReport,
+    json_name,
+)
 
 if TYPE_CHECKING:
-    from .index import Hit
-    from .memory import HotView, Memory
+    from .memory import Memory
 
 _T = TypeVar("_T")
 
@@ -83,175 +106,63 @@ FileTier = Annotated[
     Field(description="'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)."),
 ]
 
-# --- results ------------------------------------------------------------------------
+# --- results: the API's result types, as the models MCP publishes schemas from ------------
 
 
-class _Out(BaseModel):
-    """A tool result: JSON field names as the CLI's --format json prints them."""
-
-    # `class` is a keyword, so the field is `cls`; programs still read "class".
-    model_config = ConfigDict(validate_by_name=True, serialize_by_alias=True)
-
-
-class HotEntryOut(_Out):
-    """One entry of a hot tier."""
-
-    id: str
-    slot: str = Field(description="task, why, talking-to, decision, blocker, action or note.")
-    cls: str = Field(
-        validation_alias="class",
-        serialization_alias="class",
-        description="The entry's class, e.g. decision or status.",
-    )
-    created: str
-    title: str
-    body: str
+def _field_type(hint: Any) -> Any:
+    """A type hint with every result class in it replaced by its model."""
+    if isinstance(hint, type) and is_dataclass(hint):
+        return model_of(hint)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return list[_field_type(args[0])]  # type: ignore[misc]
+    if origin in (list, dict, tuple):
+        return origin[tuple(_field_type(a) for a in args)]
+    if origin is UnionType:
+        return functools.reduce(operator.or_, (_field_type(a) for a in args))
+    return hint
 
 
-class HotOut(_Out):
-    """An agent's hot tier."""
-
-    agent: str
-    session: str = Field(description="Session id; empty when the agent has no hot tier yet.")
-    bytes: int = Field(description="Size of the hot file; Scribe keeps it within its budget.")
-    markdown: str = Field(description="The hot tier as it is loaded into a spawn prompt.")
-    entries: list[HotEntryOut]
-
-
-class WriteOut(_Out):
-    """What a write did."""
-
-    agent: str
-    ids: list[str] = Field(description="Ids of the entries written.")
-    messages: list[str] = Field(description="What happened, in words.")
-    archived: list[str] = Field(description="Archive records that older text moved into.")
-    cold: list[str] = Field(description="Cold entries Scribe wrote to keep hot within budget.")
-    redactions: list[str] = Field(description="Kinds of credential-shaped text replaced.")
+@functools.cache
+def model_of(result: type) -> type[BaseModel]:
+    """The pydantic model of a result class: same fields, JSON names and descriptions."""
+    hints = get_type_hints(result)
+    specs: dict[str, Any] = {}
+    for item in fields(result):
+        about = Field(
+            serialization_alias=json_name(item),
+            validation_alias=json_name(item),
+            description=item.metadata.get(DOC),
+        )
+        specs[item.name] = (_field_type(hints[item.name]), about)
+    doc = (result.__doc__ or "").strip()
+    return create_model(result.__name__, __doc__=doc, __config__=_MODEL_CONFIG, **specs)
 
 
-class SearchHitOut(_Out):
-    """One search result."""
-
-    id: str = Field(description="Entry or archive record id (archive ids work with read_entry).")
-    tier: str
-    agent: str
-    path: str = Field(description="The file it lives in, relative to the repository.")
-    title: str
-    text: str
-    score: float = Field(description="BM25 relevance; higher is better.")
+_MODEL_CONFIG = ConfigDict(validate_by_name=True, serialize_by_alias=True)
+HotOut = model_of(HotView)
+WriteOut = model_of(WriteReport)
+RecordOut = model_of(Record)
+PageOut = model_of(Page)
+WikiEntryOut = model_of(WikiEntry)
+SpawnOut = model_of(SpawnResult)
+SessionOut = model_of(SessionReport)
 
 
-class SearchOut(_Out):
+class SearchOut(BaseModel):
     """Search results, best first."""
 
-    results: list[SearchHitOut]
+    results: list[model_of(SearchHit)]  # type: ignore[valid-type]
 
 
-class RecordOut(_Out):
-    """One archive record: raw text, byte for byte as it was archived."""
-
-    id: str
-    agent: str
-    created: str
-    kind: str = Field(description="What produced the record, e.g. hot, hot-session, wiki-request.")
-    source: str = Field(description="The file the text came from.")
-    title: str
-    text: str
-    location: str = Field(description="How derived entries cite this record.")
-
-
-class PageOut(_Out):
-    """A wiki page and how much it holds."""
-
-    topic: str
-    entries: int
-    active: int = Field(description="Entries neither superseded nor deprecated.")
-    bytes: int
-
-
-class PagesOut(_Out):
+class PagesOut(BaseModel):
     """Every wiki page."""
 
-    pages: list[PageOut]
+    pages: list[PageOut]  # type: ignore[valid-type]
 
 
-class WikiEntryOut(_Out):
-    """The wiki entry a request produced."""
-
-    id: str
-    topic: str
-    cls: str = Field(
-        validation_alias="class",
-        serialization_alias="class",
-        description="policy, decision, convention or contract.",
-    )
-    title: str
-    path: str = Field(description="The page file, relative to the repository.")
-
-
-class SpawnOut(_Out):
-    """The spawn prompt and what went into it (the shape of `tiermem spawn --format json`)."""
-
-    # Whatever the CLI's JSON gains reaches MCP clients too.
-    model_config = ConfigDict(extra="allow")
-
-    agent: str
-    situation: str = Field(description="Why these tiers: the situation the task was read as.")
-    reason: str
-    tiers: list[str]
-    prompt: str = Field(description="The prompt to start the agent with.")
-    tokens: dict[str, int] = Field(description="Tokens per section and in total.")
-    baseline_tokens: int | None = Field(
-        description="Tokens of the whole history.md plus decisions.md, for comparison."
-    )
-    sources: list[dict[str, str]] = Field(description="Entries loaded: tier, id and path.")
-    left_out: list[str] = Field(description="Relevant entries that did not fit the budget.")
-
-
-class SessionOut(_Out):
-    """What ending a session produced."""
-
-    agent: str
-    cold: list[str] = Field(description="The dated cold entries written.")
-    knowledge: list[str] = Field(description="Structured entries (policy, convention, ...) kept.")
-    decisions: list[str] = Field(description="Decisions recorded.")
-    archived: list[str] = Field(description="Archive records holding the raw session text.")
-    carried: list[str] = Field(description="Blockers carried into the next session's hot tier.")
-    raw_bytes: int
-    summary_bytes: int
-    summarizer: str
-
-
-def _hot_out(view: HotView) -> HotOut:
-    entries = [
-        HotEntryOut(id=e.id, slot=e.slot, cls=e.cls, created=e.created, title=e.title, body=e.body)
-        for e in view.entries
-    ]
-    return HotOut(
-        agent=view.agent,
-        session=view.session,
-        bytes=view.bytes,
-        markdown=view.render(),
-        entries=entries,
-    )
-
-
-def _hit_out(hit: Hit) -> SearchHitOut:
-    doc = hit.doc
-    return SearchHitOut(
-        id=doc.id,
-        tier=doc.tier,
-        agent=doc.agent,
-        path=doc.path,
-        title=doc.title,
-        text=doc.text,
-        score=round(hit.score, 4),
-    )
-
-
-def _structured(out: BaseModel) -> CallToolResult:
+def _structured(data: dict[str, Any]) -> CallToolResult:
     """A result for programs (structured) and for models (the same JSON as text)."""
-    data = out.model_dump(mode="json", by_alias=True)
     text = json.dumps(data, ensure_ascii=False, indent=2)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
@@ -308,7 +219,7 @@ class MemoryTools:
         self._worker = worker
         self._mem = worker.mem
 
-    async def _answer(self, call: Callable[[], BaseModel]) -> CallToolResult:
+    async def _answer(self, call: Callable[[], dict[str, Any]]) -> CallToolResult:
         try:
             return _structured(await self._worker.run(call))
         except TiermemError as exc:
@@ -322,7 +233,7 @@ class MemoryTools:
 
     async def hot_show(self, agent: Agent) -> Annotated[CallToolResult, HotOut]:
         """Show an agent's hot tier: task, why, decisions, recent actions, blockers and notes."""
-        return await self._answer(lambda: _hot_out(self._mem.hot_view(agent)))
+        return await self._answer(lambda: self._mem.hot_view(agent).to_json())
 
     async def hot_set(
         self,
@@ -334,18 +245,14 @@ class MemoryTools:
         talking_to: Annotated[str | None, Field(description="Who the agent works with.")] = None,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Set the agent's current task (and why, and who it talks to) in its hot tier."""
-        return await self._answer(
-            lambda: WriteOut.model_validate(asdict(self._mem.hot_set(agent, task, why, talking_to)))
-        )
+        return await self._answer(lambda: self._mem.hot_set(agent, task, why, talking_to).to_json())
 
     async def hot_add(
         self, agent: Agent, kind: Kind, text: Text, source: Source = "agent"
     ) -> Annotated[CallToolResult, WriteOut]:
         """Record an action, decision, blocker or note in the agent's hot tier."""
         return await self._answer(
-            lambda: WriteOut.model_validate(
-                asdict(self._mem.hot_add(agent, kind, text, source=source))
-            )
+            lambda: self._mem.hot_add(agent, kind, text, source=source).to_json()
         )
 
     async def hot_unblock(
@@ -356,9 +263,7 @@ class MemoryTools:
         ],
     ) -> Annotated[CallToolResult, WriteOut]:
         """Resolve one blocker of the agent; the resolution is kept as an action."""
-        return await self._answer(
-            lambda: WriteOut.model_validate(asdict(self._mem.hot_unblock(agent, text)))
-        )
+        return await self._answer(lambda: self._mem.hot_unblock(agent, text).to_json())
 
     async def search(
         self,
@@ -377,9 +282,9 @@ class MemoryTools:
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search every tier and the archive; results are ranked best first."""
 
-        def run() -> SearchOut:
+        def run() -> dict[str, Any]:
             hits = self._mem.search(query, agent=agent, tier=tier, limit=limit)
-            return SearchOut(results=[_hit_out(h) for h in hits])
+            return {"results": [h.to_json() for h in hits]}
 
         return await self._answer(run)
 
@@ -395,9 +300,8 @@ class MemoryTools:
     ) -> Annotated[CallToolResult, RecordOut]:
         """Read one archive record: the raw text that a summary was made from, byte for byte."""
 
-        def run() -> RecordOut:
-            record = self._mem.read_archive(agent, _record_id(id))
-            return RecordOut(location=record.location, **asdict(record))
+        def run() -> dict[str, Any]:
+            return self._mem.read_archive(agent, _record_id(id)).to_json()
 
         return await self._answer(run)
 
@@ -412,10 +316,8 @@ class MemoryTools:
     async def wiki_list(self) -> Annotated[CallToolResult, PagesOut]:
         """List the team wiki's pages with their entry counts and sizes."""
 
-        def run() -> PagesOut:
-            return PagesOut(
-                pages=[PageOut.model_validate(asdict(p)) for p in self._mem.wiki_pages()]
-            )
+        def run() -> dict[str, Any]:
+            return {"pages": [p.to_json() for p in self._mem.wiki_pages()]}
 
         return await self._answer(run)
 
@@ -440,15 +342,7 @@ class MemoryTools:
         by: Annotated[str | None, Field(description="The agent asking; default 'team'.")] = None,
     ) -> Annotated[CallToolResult, WikiEntryOut]:
         """Ask Scribe for a wiki entry on a topic (the raw request is archived first)."""
-        return await self._answer(lambda: self._wiki_write(topic, text, by))
-
-    def _wiki_write(self, topic: str, text: str, by: str | None) -> WikiEntryOut:
-        from . import validate
-
-        name = validate.name(topic, "topic")
-        entry = self._mem.wiki_write(name, text, by=by or "")
-        path = self._mem.layout.relative(self._mem.layout.tier_file("wiki", name))
-        return WikiEntryOut(id=entry.id, topic=name, cls=entry.cls, title=entry.title, path=path)
+        return await self._answer(lambda: self._mem.wiki_write(topic, text, by=by or "").to_json())
 
     async def spawn(
         self,
@@ -478,7 +372,7 @@ class MemoryTools:
     ) -> Annotated[CallToolResult, SpawnOut]:
         """Render the prompt that starts an agent on a task, with only the memory it needs."""
 
-        def run() -> SpawnOut:
+        def run() -> dict[str, Any]:
             result = self._mem.spawn(
                 agent,
                 task,
@@ -489,17 +383,14 @@ class MemoryTools:
                 auto=auto,
                 budget=budget,
             )
-            return SpawnOut.model_validate(result.as_json())
+            return result.to_json()
 
         return await self._answer(run)
 
     async def end_session(self, agent: Agent) -> Annotated[CallToolResult, SessionOut]:
         """End the agent's session: Scribe compresses hot into a dated cold entry and resets hot."""
 
-        def run() -> SessionOut:
-            return SessionOut.model_validate(asdict(self._mem.end_session(agent)))
-
-        return await self._answer(run)
+        return await self._answer(lambda: self._mem.end_session(agent).to_json())
 
     async def hot_resource(self, agent: str) -> str:
         """An agent's hot tier file."""
@@ -618,7 +509,7 @@ def build_server(mem: Memory) -> MCPServer[None]:
 def serve(mem: Memory) -> None:
     """Serve the store over stdio until the client closes stdin."""
     # Writes would otherwise create a bare store without its config and git settings.
-    mem._require_store()
+    mem.context.require_store()
     server = build_server(mem)
     try:
         server.run("stdio")

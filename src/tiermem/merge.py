@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from functools import reduce
 from pathlib import Path
 
-from . import entries, store
+from . import entries, files
 from .entries import Entry, TierFile
 from .errors import ParseError, UsageError
 
@@ -128,7 +128,7 @@ def merge_file(base: Path, ours: Path, theirs: Path) -> bool:
     except ParseError:
         _union(base, ours, theirs)
         return False
-    store.atomic_write(ours, merged)
+    files.atomic_write(ours, merged)
     return True
 
 
@@ -157,7 +157,7 @@ def install(top: Path, memory_dir: Path) -> list[str]:
     if missing:
         attributes.parent.mkdir(parents=True, exist_ok=True)
         text = current + ("" if not current or current.endswith("\n") else "\n")
-        store.atomic_write(attributes, text + "".join(f"{line}\n" for line in missing))
+        files.atomic_write(attributes, text + "".join(f"{line}\n" for line in missing))
         shown = (
             attributes.resolve().relative_to(top) if attributes.is_relative_to(top) else attributes
         )

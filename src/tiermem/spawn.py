@@ -12,24 +12,22 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from . import store, tokens, validate
-from .errors import NotFoundError, UsageError
+from . import agents, hot_writes, render, tokens, use
+from .context import Context
 from .index import Doc, Hit, Scope
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .layout import TEAM
+from .results import Loaded, SpawnResult
+from .squad import baseline, team
 
 FENCE_TOKENS = 20
 POLICY_SHARE = 0.1
 # Entries scoring under RELEVANCE_FLOOR x the best match only fill the first MIN_FILL of the
-# budget; the agent's own entries weigh OWN_BOOST times their score. Chosen on the four
+# budget (the ranker weighs the agent's own entries more: see `ranking`). Chosen on the four
 # corpora's probes: against 0.45 and 2.0, replay coverage rose on three teams and stayed
 # within 0.003 on the fourth, while median prompts shrank by 6-20% (docs/benchmarks.md).
 RELEVANCE_FLOOR = 0.55
-OWN_BOOST = 1.5
 MIN_FILL = 0.3
 LEFT_OUT_SHOWN = 5
 _STOP = frozenset(
@@ -69,35 +67,6 @@ class SpawnRequest:
     refs: bool = False
 
 
-@dataclass
-class SpawnResult:
-    """The rendered prompt and what went into it."""
-
-    agent: str
-    situation: str
-    reason: str
-    tiers: list[str]
-    prompt: str
-    tokens: dict[str, int]
-    baseline_tokens: int | None
-    sources: list[dict[str, str]] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, object]:
-        """The JSON shape of `tiermem spawn --format json`."""
-        return {
-            "agent": self.agent,
-            "situation": self.situation,
-            "reason": self.reason,
-            "tiers": self.tiers,
-            "prompt": self.prompt,
-            "tokens": self.tokens,
-            "baseline_tokens": self.baseline_tokens,
-            "sources": self.sources,
-            "left_out": self.left_out,
-        }
-
-
 def content_words(text: str) -> set[str]:
     """Lower-cased words of a task that say what it is about."""
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
@@ -128,11 +97,11 @@ class _Found:
     wiki: list[Hit]
 
 
-def _find(mem: Memory, agent: str, query: str) -> _Found:
-    cold, wiki = mem.index.search_each(
+def _find(ctx: Context, agent: str, query: str) -> _Found:
+    cold, wiki = ctx.index.search_each(
         query,
         [
-            Scope(tiers=("cold",), agents=(agent, store.TEAM), active_only=True),
+            Scope(tiers=("cold",), agents=(agent, TEAM), active_only=True),
             Scope(tiers=("wiki",), active_only=True),
         ],
         limit=60,
@@ -186,88 +155,55 @@ def situation(request: SpawnRequest, hot_text: str, found: _Found) -> Situation:
 # --- choosing entries -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    doc: Doc
-    score: float
-    kind: str  # policy | cold | wiki
-
-
-def _policies(mem: Memory, agent: str, found: _Found) -> list[_Candidate]:
-    owners = (agent, store.TEAM)
+def _policies(ctx: Context, agent: str, found: _Found) -> list[Hit]:
+    owners = (agent, TEAM)
     docs = [
         d
-        for d in mem.index.docs(cls="policy")
+        for d in ctx.index.docs(cls="policy")
         if not d.status and (d.tier == "wiki" or (d.tier == "cold" and d.agent in owners))
     ]
     scores = {h.doc.id: h.score for h in [*found.cold, *found.wiki] if h.doc.cls == "policy"}
     ranked = sorted(docs, key=lambda d: (-scores.get(d.id, 0.0), d.created, d.id))
-    return [_Candidate(d, scores.get(d.id, 0.0), "policy") for d in ranked]
+    return [Hit(d, scores.get(d.id, 0.0)) for d in ranked]
 
 
 def _relevant(
-    mem: Memory, agent: str, found: _Found, cold: bool, wiki: tuple[str, ...] | None
-) -> list[_Candidate]:
-    picked: list[_Candidate] = []
+    ctx: Context, agent: str, found: _Found, cold: bool, wiki: tuple[str, ...] | None
+) -> list[Hit]:
+    """Cold and wiki matches (past sessions, team knowledge) in the order the agent should
+    see them; policies are pinned apart."""
+    picked: list[Hit] = []
     if cold:
-        picked += [_Candidate(h.doc, h.score, "cold") for h in found.cold if h.doc.cls != "policy"]
+        picked += [h for h in found.cold if h.doc.cls != "policy"]
     if wiki is not None:
-        paths = {mem.layout.relative(mem.layout.tier_file("wiki", t)) for t in wiki}
+        picked += _wiki_matches(ctx, found, wiki)
+    return ctx.ranker.rank(picked, agent)
+
+
+def _wiki_matches(ctx: Context, found: _Found, topics: tuple[str, ...]) -> list[Hit]:
+    """Wiki matches, of the named topics if any (all their entries when none matched)."""
+    paths = {ctx.layout.relative(ctx.layout.tier_file("wiki", t)) for t in topics}
+    hits = [h for h in found.wiki if h.doc.cls != "policy" and (not paths or h.doc.path in paths)]
+    if paths and not hits:
         hits = [
-            h for h in found.wiki if h.doc.cls != "policy" and (not paths or h.doc.path in paths)
+            Hit(d, 0.0)
+            for d in ctx.index.docs(tier="wiki")
+            if d.path in paths and not d.status and d.cls != "policy"
         ]
-        picked += [_Candidate(h.doc, h.score, "wiki") for h in hits]
-        if paths and not hits:
-            picked += [
-                _Candidate(d, 0.0, "wiki")
-                for d in mem.index.docs(tier="wiki")
-                if d.path in paths and not d.status and d.cls != "policy"
-            ]
-    # An agent's own knowledge is the likeliest to bear on its own task.
-    picked = [
-        _Candidate(c.doc, c.score * (OWN_BOOST if c.doc.agent == agent else 1.0), c.kind)
-        for c in picked
-    ]
-    return sorted(
-        picked,
-        key=lambda c: (
-            -c.score,
-            -_recency(c.doc.created),
-            _CLASS_ORDER.get(c.doc.cls, 9),
-            c.doc.id,
-        ),
-    )
+    return hits
 
 
-def _recent_cold(mem: Memory, agent: str, n: int) -> list[_Candidate]:
+def _recent_cold(ctx: Context, agent: str, n: int) -> list[Hit]:
     docs = [
-        d for d in mem.index.docs(tier="cold", agent=agent) if not d.status and d.cls != "policy"
+        d for d in ctx.index.docs(tier="cold", agent=agent) if not d.status and d.cls != "policy"
     ]
     docs.sort(key=lambda d: (d.created, d.id), reverse=True)
-    return [_Candidate(d, 0.0, "cold") for d in docs[:n]]
+    return [Hit(d, 0.0) for d in docs[:n]]
 
 
-_CLASS_ORDER = {
-    "policy": 0,
-    "decision": 1,
-    "contract": 2,
-    "convention": 3,
-    "learning": 4,
-    "status": 5,
-    "action": 6,
-}
-
-
-@functools.lru_cache(maxsize=8192)
-def _recency(created: str) -> float:
-    """A creation time as a number that sorts like it (cached: every spawn sorts again)."""
-    digits = "".join(ch for ch in created if ch.isdigit())[:14]
-    return float(digits or 0)
-
-
-def _cost(doc: Doc) -> int:
+def _cost(counter: tokens.TokenCounter, doc: Doc) -> int:
     """Tokens of an entry's block: its text (counted when indexed) and its heading marks."""
-    return doc.tokens + _heading_tokens(f"#### {_marks(doc)}") + 2
+    return doc.tokens + _heading_tokens(counter, f"#### {_marks(doc)}") + 2
 
 
 # Packing prices every candidate, often the same ones again in a long-lived process (a server,
@@ -276,8 +212,12 @@ _heading_tokens = functools.lru_cache(maxsize=8192)(tokens.count)
 
 
 def _pack(
-    candidates: Sequence[_Candidate], budget: int, floor: float = 0.0, fill: int = 0
-) -> tuple[list[_Candidate], list[_Candidate]]:
+    counter: tokens.TokenCounter,
+    candidates: Sequence[Hit],
+    budget: int,
+    floor: float = 0.0,
+    fill: int = 0,
+) -> tuple[list[Hit], list[Hit]]:
     """Take candidates in rank order while they fit.
 
     Candidates scoring under `floor` are weak matches: they are only taken while less than
@@ -292,7 +232,7 @@ def _pack(
         weak = cand.score < floor and cand.score > 0.0
         if weak and spent >= fill:
             continue
-        cost = _cost(cand.doc)
+        cost = _cost(counter, cand.doc)
         if spent + cost <= budget:
             chosen.append(cand)
             spent += cost
@@ -361,113 +301,137 @@ def _head(request: SpawnRequest, charter: str) -> list[str]:
     return parts
 
 
-def _hot_section(mem: Memory, agent: str) -> tuple[str, str]:
-    try:
-        view = mem.hot_view(agent)
-    except NotFoundError:
+def _hot_section(ctx: Context, agent: str) -> tuple[str, str]:
+    """The hot tier's text (empty when there is none) and its fenced block for the prompt."""
+    view = hot_writes.view(ctx, agent)
+    if view is None and not agents.known(ctx, agent):
         return "", f"(no hot memory for {agent})"
-    started = ""
-    for entry in view.entries:
-        started = min(started or entry.created, entry.created)
-    body = view.render()
+    entries = view.entries if view is not None else ()
+    started = min((e.created for e in entries), default="")
+    body = view.markdown if view is not None else render.hot_markdown(agent, [])
     label = f'agent="{agent}" as-of="{started[:10] or "now"}"'
-    return body if view.entries else "", _fenced("hot", label, [_fence_safe(body)])
+    return body if entries else "", _fenced("hot", label, [_fence_safe(body)])
 
 
-def assemble(mem: Memory, request: SpawnRequest) -> SpawnResult:
-    """Render the spawn prompt for a request."""
-    agent = validate.name(request.agent)
-    validate.text(request.task, "task")
-    budget = request.budget if request.budget is not None else mem.config.spawn.budget_tokens
-    if budget < 0:
-        raise UsageError("budget must be zero or more tokens")
-    hot_text, hot_block = _hot_section(
-        mem, agent
-    )  # before the sync: a broken hot file is the error
-    mem.sync()
-    query = f"{request.task} {request.why}".strip()
-    found = _find(mem, agent, query)
-    if request.auto:
-        seen = situation(request, hot_text, found)
-        cold, wiki = (
-            seen.cold or request.include_cold,
-            seen.wiki or request.include_wiki is not None,
-        )
-    else:
-        cold, wiki = request.include_cold, request.include_wiki is not None
-        seen = Situation("as requested", "tiers named by flags", cold, wiki)
-    topics = request.include_wiki or ()
-    policies = _policies(mem, agent, found)
-    policy_chosen, policy_left = _pack(policies, int(budget * POLICY_SHARE))
-    # The <memory> fences of the tiers that appear come out of the budget too.
-    spent = sum(_cost(c.doc) for c in policy_chosen) + FENCE_TOKENS * (1 + cold + wiki)
-    relevant = _relevant(mem, agent, found, cold, topics if wiki else None)
-    if cold and not any(c.kind == "cold" for c in relevant):
-        relevant += _recent_cold(mem, agent, 3)
-    best = max((c.score for c in relevant), default=0.0)
-    chosen, left = _pack(
-        [c for c in relevant if c.doc.id not in {p.doc.id for p in policy_chosen}],
-        budget - spent,
-        floor=best * RELEVANCE_FLOOR,
-        fill=int(budget * MIN_FILL),
-    )
-    charter = _charter(mem, agent) if request.charter else ""
-    picked = _Picked(policy_chosen, chosen, left, policy_left)
-    prompt, counts = _render(mem, request, charter, hot_block, picked, cold, wiki)
-    while chosen and counts["policy"] + counts["cold"] + counts["wiki"] > budget:
+def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
+    """Render the spawn prompt for a request (its agent and budget already checked)."""
+    agent = request.agent
+    budget = request.budget if request.budget is not None else ctx.config.spawn.budget_tokens
+    # Hot is read before the sync: a broken hot file is the error the user sees.
+    hot_text, hot_block = _hot_section(ctx, agent)
+    ctx.sync()
+    found = _find(ctx, agent, f"{request.task} {request.why}".strip())
+    seen = _situation(request, hot_text, found)
+    picked = _pick(ctx, request, found, seen, budget)
+    charter = team.charter(ctx, agent) if request.charter else ""
+    prompt, counts = _render(ctx, request, charter, hot_block, picked, seen)
+    while picked.chosen and counts["policy"] + counts["cold"] + counts["wiki"] > budget:
         # Estimates are per entry; the rendered prompt is the truth: drop the weakest entry.
-        left.insert(0, chosen.pop())
-        prompt, counts = _render(mem, request, charter, hot_block, picked, cold, wiki)
-    used = [c.doc for c in [*policy_chosen, *chosen]]
-    mem.mark_used(used)
-    tiers = ["hot"] + (["cold"] if cold else []) + (["wiki"] if wiki else [])
-    left_out = picked.left_out
+        picked.left.insert(0, picked.chosen.pop())
+        prompt, counts = _render(ctx, request, charter, hot_block, picked, seen)
+    used = [h.doc for h in [*picked.policies, *picked.chosen]]
+    use.mark_used(ctx, used)
     return SpawnResult(
         agent=agent,
         situation=seen.name,
         reason=seen.reason,
-        tiers=tiers,
+        tiers=["hot"] + (["cold"] if seen.cold else []) + (["wiki"] if seen.wiki else []),
         prompt=prompt,
         tokens=counts,
-        baseline_tokens=baseline_tokens(mem, agent),
-        sources=[{"tier": d.tier, "id": d.id, "path": d.path} for d in used],
-        left_out=left_out,
+        baseline_tokens=baseline.load_tokens(ctx, agent),
+        sources=[Loaded(d.tier, d.id, d.path) for d in used],
+        left_out=picked.left_out,
     )
+
+
+def _situation(request: SpawnRequest, hot_text: str, found: _Found) -> Situation:
+    """The tiers to load: read from the task with --auto (flags add to it), else the flags."""
+    cold, wiki = request.include_cold, request.include_wiki is not None
+    if not request.auto:
+        return Situation("as requested", "tiers named by flags", cold, wiki)
+    seen = situation(request, hot_text, found)
+    return Situation(seen.name, seen.reason, seen.cold or cold, seen.wiki or wiki)
 
 
 @dataclass
 class _Picked:
     """What packing chose (and left out) for each part of the memory context."""
 
-    policies: list[_Candidate]
-    chosen: list[_Candidate]
-    left: list[_Candidate]
-    policy_left: list[_Candidate]
+    policies: list[Hit]
+    chosen: list[Hit]
+    left: list[Hit]
+    policy_left: list[Hit]
 
     @property
     def left_out(self) -> list[str]:
         """Ids of relevant entries that did not fit, most relevant first."""
-        return [c.doc.id for c in [*self.left, *self.policy_left]]
+        return [h.doc.id for h in [*self.left, *self.policy_left]]
+
+
+def _pick(
+    ctx: Context, request: SpawnRequest, found: _Found, seen: Situation, budget: int
+) -> _Picked:
+    """Pinned policies first, then cold and wiki entries by relevance, within the budget."""
+    agent, counter = request.agent, ctx.tokens
+    policies, policy_left = _pack(counter, _policies(ctx, agent, found), int(budget * POLICY_SHARE))
+    # The <memory> fences of the tiers that appear come out of the budget too.
+    fences = FENCE_TOKENS * (1 + seen.cold + seen.wiki)
+    spent = sum(_cost(counter, h.doc) for h in policies) + fences
+    topics = request.include_wiki or ()
+    relevant = _relevant(ctx, agent, found, seen.cold, topics if seen.wiki else None)
+    if seen.cold and not any(h.doc.tier == "cold" for h in relevant):
+        relevant += _recent_cold(ctx, agent, 3)
+    best = max((h.score for h in relevant), default=0.0)
+    pinned = {h.doc.id for h in policies}
+    chosen, left = _pack(
+        counter,
+        [h for h in relevant if h.doc.id not in pinned],
+        budget - spent,
+        floor=best * RELEVANCE_FLOOR,
+        fill=int(budget * MIN_FILL),
+    )
+    return _Picked(policies, chosen, left, policy_left)
 
 
 def _render(
-    mem: Memory,
+    ctx: Context,
     request: SpawnRequest,
     charter: str,
     hot_block: str,
     picked: _Picked,
-    cold: bool,
-    wiki: bool,
+    seen: Situation,
 ) -> tuple[str, dict[str, int]]:
-    policies, chosen = picked.policies, picked.chosen
-    agent = request.agent
-    sections = {"hot": hot_block, "policy": "", "cold": "", "wiki": ""}
-    if policies:
-        sections["policy"] = _fenced(
-            "policy", 'pinned="true"', [_entry_block(c.doc) for c in policies]
+    sections = _sections(request, hot_block, picked)
+    memory = ["## Memory Context", _DATA_NOTE, "### Hot (current session)\n" + hot_block]
+    if sections["policy"]:
+        memory.append("### Pinned policies\n" + sections["policy"])
+    if seen.cold:
+        memory.append(
+            "### Cold (past sessions, chosen for this task)\n"
+            + (sections["cold"] or "(nothing relevant)")
         )
+    if seen.wiki:
+        memory.append(
+            "### Wiki (team knowledge, chosen for this task)\n"
+            + (sections["wiki"] or "(nothing relevant)")
+        )
+    escalation = _escalation(request.agent, picked.left_out)
+    prompt = "\n\n".join([*_head(request, charter), "\n\n".join(memory), escalation]) + "\n"
+    names = [tier for tier, text in sections.items() if text]
+    counted = ctx.tokens.count_many([sections[n] for n in names] + [prompt])
+    counts = {tier: 0 for tier in sections} | dict(zip(names, counted, strict=False))
+    counts["total"] = counted[-1]
+    return prompt, counts
+
+
+def _sections(request: SpawnRequest, hot_block: str, picked: _Picked) -> dict[str, str]:
+    """The fenced text of each memory section (empty where nothing was chosen)."""
+    sections = {"hot": hot_block, "policy": "", "cold": "", "wiki": ""}
+    if picked.policies:
+        blocks = [_entry_block(h.doc) for h in picked.policies]
+        sections["policy"] = _fenced("policy", 'pinned="true"', blocks)
     for tier in ("cold", "wiki"):
-        docs = [c.doc for c in chosen if c.kind == tier]
+        docs = [h.doc for h in picked.chosen if h.doc.tier == tier]
         if not docs:
             continue
         if request.refs:
@@ -475,48 +439,6 @@ def _render(
             ids = ", ".join(d.id for d in docs)
             sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
         else:
-            sections[tier] = _fenced(
-                tier,
-                f'agent="{agent}"' if tier == "cold" else 'scope="team"',
-                [_entry_block(d) for d in docs],
-            )
-    memory = ["## Memory Context", _DATA_NOTE, "### Hot (current session)\n" + hot_block]
-    if sections["policy"]:
-        memory.append("### Pinned policies\n" + sections["policy"])
-    if cold:
-        memory.append(
-            "### Cold (past sessions, chosen for this task)\n"
-            + (sections["cold"] or "(nothing relevant)")
-        )
-    if wiki:
-        memory.append(
-            "### Wiki (team knowledge, chosen for this task)\n"
-            + (sections["wiki"] or "(nothing relevant)")
-        )
-    escalation = _escalation(agent, picked.left_out)
-    prompt = "\n\n".join([*_head(request, charter), "\n\n".join(memory), escalation]) + "\n"
-    counts = {tier: tokens.count(text) if text else 0 for tier, text in sections.items()}
-    counts["total"] = tokens.count(prompt)
-    return prompt, counts
-
-
-def _charter(mem: Memory, agent: str) -> str:
-    path = mem.layout.squad / "agents" / agent / "charter.md"
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise NotFoundError(
-            f"no readable charter for {agent} at {mem.layout.relative(path)}"
-        ) from None
-
-
-def baseline_tokens(mem: Memory, agent: str) -> int | None:
-    """What a Squad spawn loads today: the agent's history.md plus decisions.md."""
-    files = [mem.layout.squad / "agents" / agent / "history.md", mem.layout.squad / "decisions.md"]
-    texts = []
-    for path in files:
-        if path.is_file():
-            texts.append(path.read_bytes().decode("utf-8", "replace"))
-    if not texts:
-        return None
-    return mem.index.token_counts(["\n".join(texts)])[0]
+            label = f'agent="{request.agent}"' if tier == "cold" else 'scope="team"'
+            sections[tier] = _fenced(tier, label, [_entry_block(d) for d in docs])
+    return sections

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from . import store, validate
+from . import archive, files, hot, store, validate
 from .classify import classify, is_structured
-from .entries import Entry, TierFile, content_id
+from .context import Context
+from .entries import Entry, content_id
 from .errors import NotFoundError
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .results import Page, WikiEntry
 
 # Seed subjects: a page is chosen by the words an entry uses most. Projects differ, so an
 # entry's own tags win, and anything that matches no subject goes to `general`.
@@ -118,16 +116,6 @@ SUBJECTS: dict[str, tuple[str, ...]] = {
 _WORDS = re.compile(r"[a-z][a-z0-9-]+")
 
 
-@dataclass(frozen=True)
-class Page:
-    """A wiki topic and how much it holds."""
-
-    topic: str
-    entries: int
-    active: int
-    bytes: int
-
-
 def topic_of(entry: Entry) -> str:
     """The wiki page an entry belongs on: its first tag, else its strongest subject."""
     for tag in entry.tags:
@@ -145,39 +133,29 @@ def topic_of(entry: Entry) -> str:
     return best
 
 
-def page_path(mem: Memory, topic: str) -> Path:
+def page_path(ctx: Context, topic: str) -> Path:
     """The file of a topic."""
-    return mem.layout.tier_file("wiki", topic)
+    return ctx.layout.tier_file("wiki", topic)
 
 
-def add(mem: Memory, topic: str, entries: list[Entry]) -> None:
+def add(ctx: Context, topic: str, entries: list[Entry]) -> None:
     """Merge entries into a topic page (same id: the newer version is kept)."""
-    path = page_path(mem, topic)
-    with store.locked(mem.layout, path):
-        page = store.load(mem.layout, "wiki", path) or TierFile(
-            f"{topic}: wiki", {"tier": "wiki", "topic": topic}
-        )
+    path = page_path(ctx, topic)
+    with store.update(ctx.layout, "wiki", path, lambda: store.blank("wiki", topic)) as page:
         for entry in entries:
             page.put(entry)
-        store.save(mem.layout, path, page)
 
 
-def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
+def write(ctx: Context, topic: str, text: str, by: str) -> WikiEntry:
     """An agent's explicit request for a wiki entry (allowed for any class and source)."""
-    from . import archive
-    from .hot import title_of
-
-    topic = validate.name(topic, "topic")
-    by = validate.name(by, "agent") if by else "team"
-    mem._require_store()
-    cleaned, kinds = mem._clean(text, "wiki text")
-    store.load(mem.layout, "wiki", page_path(mem, topic))  # a broken page stops us before writing
+    cleaned, kinds = ctx.clean(text, "wiki text")
+    store.load(ctx.layout, "wiki", page_path(ctx, topic))  # a broken page stops us before writing
     first, _, rest = cleaned.strip("\n").partition("\n")
-    title = title_of(first) if first.strip() else topic
+    title = hot.title_of(first) if first.strip() else topic
     body = rest.strip("\n") if first.startswith("#") or rest.strip() else cleaned.strip("\n")
-    stamp = mem.clock.stamp()
+    stamp = ctx.stamp()
     record = archive.new_record(by, stamp, "wiki-request", f"wiki/{topic}.md", topic, cleaned)
-    archive.write(mem.layout, record)
+    archive.write(ctx.layout, record)
     cls = classify(title, body)
     entry = Entry(
         id=content_id("w", topic, cleaned),
@@ -191,33 +169,32 @@ def write(mem: Memory, topic: str, text: str, by: str = "") -> Entry:
         tags=(topic,),
         extra=(("requested", "explicit"),),
     )
-    add(mem, topic, [entry])
-    mem._audit(
-        "wiki-write", [entry.id], ["archive", "wiki"], "explicit request", topic=topic, by=by
-    )
-    mem._audit_redactions(kinds, "wiki")
-    return entry
+    add(ctx, topic, [entry])
+    ctx.audit("wiki-write", [entry.id], ["archive", "wiki"], "explicit request", topic=topic, by=by)
+    ctx.audit_redactions(kinds, "wiki")
+    where = ctx.layout.relative(page_path(ctx, topic))
+    return WikiEntry(entry.id, topic, entry.cls, entry.title, where)
 
 
-def pages(mem: Memory) -> list[Page]:
+def pages(ctx: Context) -> list[Page]:
     """Every topic page with its size."""
     found = []
-    for path in sorted(mem.layout.tier_dir("wiki").glob("*.md")):
-        if store.is_temp(path):
+    for path in sorted(ctx.layout.tier_dir("wiki").glob("*.md")):
+        if files.is_temp(path):
             continue
-        page = store.load(mem.layout, "wiki", path)
+        page = store.load(ctx.layout, "wiki", path)
         if page is not None:
             active = sum(1 for e in page.entries if e.active)
             found.append(Page(path.stem, len(page.entries), active, path.stat().st_size))
     return found
 
 
-def read(mem: Memory, topic: str) -> str:
+def read(ctx: Context, topic: str) -> str:
     """A topic page's markdown."""
     topic = validate.name(topic, "topic")
-    text = store.read_text(mem.layout, page_path(mem, topic))
+    text = files.read_text(ctx.layout, page_path(ctx, topic))
     if text is None:
-        known = ", ".join(p.topic for p in pages(mem)) or "none yet"
+        known = ", ".join(p.topic for p in pages(ctx)) or "none yet"
         raise NotFoundError(f"no wiki page {topic!r} (pages: {known})")
     return text
 
@@ -231,7 +208,7 @@ def _part_number(entry: Entry) -> int:
     return int(number) if number.isdigit() else 1
 
 
-def _pages_of_parents(mem: Memory, entries: list[Entry]) -> dict[str, str]:
+def _pages_of_parents(ctx: Context, entries: list[Entry]) -> dict[str, str]:
     """One page for all parts of a long entry: where a part already is, else its first part's.
 
     A page per part would scatter one decision over several topics by the words of each part.
@@ -241,29 +218,27 @@ def _pages_of_parents(mem: Memory, entries: list[Entry]) -> dict[str, str]:
         parent = _parent(entry)
         if not parent or parent in pages:
             continue
-        placed = [d.path for d in mem.index.parts(parent) if d.tier == "wiki"]
+        placed = [d.path for d in ctx.index.parts(parent) if d.tier == "wiki"]
         pages[parent] = Path(placed[0]).stem if placed else topic_of(entry)
     return pages
 
 
-def promote(mem: Memory, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
+def promote(ctx: Context, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
     """Move (cold file agent, entry) pairs to their topic pages; cold loses them after."""
     by_topic: dict[str, list[Entry]] = {}
-    pages_of_parents = _pages_of_parents(mem, [e for _, e in entries])
+    pages_of_parents = _pages_of_parents(ctx, [e for _, e in entries])
     for _, entry in entries:
         topic = pages_of_parents.get(_parent(entry)) or topic_of(entry)
         tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
         by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
     for topic, items in sorted(by_topic.items()):
-        add(mem, topic, items)
+        add(ctx, topic, items)
     moved: dict[str, set[str]] = {}
     for agent, entry in entries:
         moved.setdefault(agent, set()).add(entry.id)
     for agent, ids in sorted(moved.items()):
-        path = mem.layout.tier_file("cold", agent)
-        with store.locked(mem.layout, path):
-            cold = store.load(mem.layout, "cold", path)
+        path = ctx.layout.tier_file("cold", agent)
+        with store.update_existing(ctx.layout, "cold", path) as cold:
             if cold is not None:
                 cold.remove(ids)
-                store.save(mem.layout, path, cold)
     return {t: [e.id for e in items] for t, items in by_topic.items()}

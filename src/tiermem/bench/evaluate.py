@@ -127,14 +127,13 @@ def evaluate(
     progress: bool = False,
 ) -> Figures:
     """Run every probe: spawn --auto and search --limit 5 against the store; baselines beside."""
-    from ..spawn import SpawnRequest, assemble
-    from ..tokens import count_many
+    from ..tokens import O200K
 
     mem = Memory(store, now=now)
-    baselines = _Baselines(corpus, events, count_many)
+    baselines = _Baselines(corpus, events, O200K.count_many)
     figures = Figures(corpus.name, mode, len(probes))
     for probe in track(probes, f"probes {corpus.name} ({mode})", progress):
-        result = assemble(mem, SpawnRequest(agent=probe.agent, task=probe.query, auto=True))
+        result = mem.spawn(probe.agent, probe.query, auto=True)
         hits = mem.search(probe.query, agent=probe.agent, limit=5)
         squad_text, squad_tokens = baselines.get("squad", probe.agent)
         full_text, full_tokens = baselines.get("full", probe.agent)
@@ -143,7 +142,7 @@ def evaluate(
                 probe=probe,
                 tokens=result.tokens["total"],
                 coverage=coverage(probe.facts, result.prompt),
-                recalled=recalled(probe.facts, [h.doc.text for h in hits]),
+                recalled=recalled(probe.facts, [h.text for h in hits]),
                 situation=result.situation,
                 squad_tokens=squad_tokens,
                 squad_coverage=coverage(probe.facts, squad_text),

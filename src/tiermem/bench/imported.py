@@ -14,7 +14,7 @@ from .corpus import last_date, load_events
 
 def import_snapshot(corpus: Path, out: Path) -> Path:
     """Copy the corpus's `.squad/` to `out` and import it with now = the last commit date."""
-    from ..squad_import import plan, write
+    from ..importer import plan, write
 
     target = out / ".squad"
     if target.exists():
@@ -24,7 +24,7 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
     now = format_time(last_date(load_events(corpus)))
     mem, _ = Memory.init(out, now=now, squad_files=False)
-    write(mem, plan(mem))
+    write(mem.context, plan(mem.context))
     mem.close()
     return out
 
@@ -36,9 +36,9 @@ def rebuild_check(root: Path) -> dict[str, Any]:
     `[REDACTED:...]` markers counts as rebuilt with redactions.
     """
     from .. import archive
+    from ..layout import Layout
     from ..redact import redact
-    from ..squad_import import sources
-    from ..store import Layout
+    from ..squad.sources import sources
 
     layout = Layout(root)
     by_source = {}
@@ -72,8 +72,8 @@ def import_retention(root: Path) -> dict[str, Any]:
     The imported text is every history, decisions and inbox file the import read (its Squad
     session logs are reported apart: they hold little of either).
     """
-    from ..squad_import import sources
-    from ..store import Layout
+    from ..layout import Layout
+    from ..squad.sources import sources
     from .facts import key_facts
     from .quality import tier_text
 

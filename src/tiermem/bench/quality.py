@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import archive, audit, entries, store
+from .. import archive, audit, entries, files, store
 from ..clock import format_time, parse_time
 from ..memory import Memory
 from .corpus import Event
@@ -95,7 +95,7 @@ def tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
     parts = []
     for tier in tiers:
         for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
-            if not store.is_temp(path):
+            if not files.is_temp(path):
                 parts.append(_META.sub("", path.read_text(encoding="utf-8")))
     return "\n".join(parts)
 
@@ -156,7 +156,6 @@ def _policies(mem: Memory) -> tuple[set[str], set[str]]:
 
 def policy_retention(root: Path, now: str, jump_days: int = 400) -> dict[str, Any]:
     """Policies reachable after the replay, and after Scribe runs with the clock jumped."""
-    from ..maintenance import run
 
     before, lost_before = _policies(Memory(root, now=now))
     with tempfile.TemporaryDirectory(prefix="tiermem-jump-") as scratch:
@@ -164,7 +163,7 @@ def policy_retention(root: Path, now: str, jump_days: int = 400) -> dict[str, An
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns("index.sqlite*", ".locks"))
         later = format_time(parse_time(now) + timedelta(days=jump_days))
         jumped = Memory(copy, now=later)
-        run(jumped)
+        jumped.scribe_run()
         after, _ = _policies(jumped)
         jumped.close()
     total = len(before | lost_before)
@@ -180,14 +179,13 @@ def policy_retention(root: Path, now: str, jump_days: int = 400) -> dict[str, An
 
 def scribe_run_seconds(root: Path, now: str) -> float:
     """Time of a full `scribe run` on a copy of the store."""
-    from ..maintenance import run
 
     with tempfile.TemporaryDirectory(prefix="tiermem-run-") as scratch:
         copy = Path(scratch) / "store"
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns("index.sqlite*", ".locks"))
         mem = Memory(copy, now=now)
         started = time.perf_counter()
-        run(mem)
+        mem.scribe_run()
         seconds = time.perf_counter() - started
         mem.close()
     return round(seconds, 3)

@@ -31,7 +31,7 @@ def _apply(mem: Memory, event: Event, inbox: Path, summary: ReplaySummary) -> st
     """Feed one event; return the agent whose session it extends, if any."""
     from dataclasses import replace
 
-    from ..decisions import record_decisions
+    from .. import decisions
     from ..errors import TiermemError
 
     if "\x00" in event.text:
@@ -46,7 +46,7 @@ def _apply(mem: Memory, event: Event, inbox: Path, summary: ReplaySummary) -> st
             mem.hot_add(event.agent, "note", event.text)
             return mem_agent(event.agent)
         if event.kind == "decision" and event.text.strip():
-            record_decisions(mem, event.text, by="team", source=event.path, squad_log=False)
+            decisions.record(mem.context, event.text, by="team", source=event.path)
         elif event.kind == "inbox" and event.text.strip():
             inbox.mkdir(parents=True, exist_ok=True)
             (inbox / Path(event.path).name).write_text(event.text, encoding="utf-8")
@@ -61,8 +61,7 @@ def mem_agent(name: str) -> str:
 
 
 def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
-    from ..decisions import merge_inbox
-    from ..scribe import end_session
+    from ..scribe import inbox as squad_inbox
 
     mem = Memory(out, now=format_time(session.date))
     inbox = out / ".squad" / "decisions" / "inbox"
@@ -72,9 +71,9 @@ def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
         if agent and agent not in agents:
             agents.append(agent)
     for agent in agents:
-        end_session(mem, agent)
+        mem.end_session(agent)
     if inbox.is_dir() and any(inbox.iterdir()):
-        merge_inbox(mem)
+        squad_inbox.merge(mem.context)
     mem.close()
 
 
@@ -84,8 +83,6 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
     Scribe ends every session that wrote, and runs its maintenance once a day (at the day's
     first session end) and once more at the end, with now = the commit date.
     """
-    from ..maintenance import run
-
     started = time.perf_counter()
     events = load_events(corpus)
     ordered = sessions(events)
@@ -100,14 +97,14 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
             # Scribe's maintenance runs once per day of the team's history, as a team that
             # runs `scribe run` daily would: cold stays within its budget as the replay goes.
             daily = Memory(out, now=format_time(session.date))
-            run(daily)
+            daily.scribe_run()
             daily.close()
             maintained = day
     final = Memory(out, now=format_time(last_date(events)))
-    report = run(final)
+    report = final.scribe_run()
     final.sync()
     final.close()
-    summary.run = {k: v for k, v in report.__dict__.items() if k != "promoted"}
+    summary.run = {k: v for k, v in report.to_json().items() if k != "promoted"}
     summary.run["promoted"] = sum(len(v) for v in report.promoted.values())
     summary.seconds = round(time.perf_counter() - started, 2)
     return summary

@@ -28,12 +28,12 @@ from itertools import accumulate, islice, pairwise
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .. import archive, hot, store
+from .. import archive, files, hot
 from ..clock import format_time, parse_time
 from ..entries import Entry, TierFile, content_id, render
 from ..errors import StoreError, UsageError
+from ..layout import Layout
 from ..memory import Memory
-from ..spawn import SpawnRequest, assemble
 
 NOW = "2026-06-30T18:00:00Z"
 HISTORY_DAYS = 240
@@ -630,7 +630,7 @@ def _record(prose: Prose, n: int, total: int) -> archive.Record:
     return archive.new_record(agent, stamp, "session", f"hot/{agent}.md", title, text)
 
 
-def _write_archive(layout: store.Layout, prose: Prose, total: int) -> None:
+def _write_archive(layout: Layout, prose: Prose, total: int) -> None:
     records = (_record(prose, n, total) for n in range(total))
     with ThreadPoolExecutor(ARCHIVE_WRITERS) as pool:
         while batch := list(islice(records, ARCHIVE_BATCH)):
@@ -639,15 +639,15 @@ def _write_archive(layout: store.Layout, prose: Prose, total: int) -> None:
                 raise StoreError("generated archive records collided; the store would be short")
 
 
-def _write_tier(layout: store.Layout, tier: str, name: str, tier_file: TierFile) -> None:
-    store.atomic_write(layout.tier_file(tier, name), render(tier_file))
+def _write_tier(layout: Layout, tier: str, name: str, tier_file: TierFile) -> None:
+    files.atomic_write(layout.tier_file(tier, name), render(tier_file))
 
 
 def generate(root: Path, entries: int, say: Callable[[str], None]) -> Plan:
     """Write a store of `entries` index documents under root (which must be empty)."""
     sizes = plan(entries)
     Memory.init(root, now=NOW)
-    layout = store.Layout(root)
+    layout = Layout(root)
     prose = prose_for(entries)
     owners = (*AGENTS, TEAM)
     for agent in AGENTS:
@@ -715,7 +715,7 @@ def _build(root: Path) -> tuple[float, int]:
         start = time.perf_counter()
         mem.sync()
         seconds = time.perf_counter() - start
-        documents: int = mem.index.db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        documents = sum(row[2] for row in mem.context.index.totals())
     finally:
         mem.close()
     return seconds, documents
@@ -731,8 +731,7 @@ def in_process(root: Path, work: Workload, runs: int) -> dict[str, float]:
         return lambda: hits.append(len(mem.search(query, agent=agent, limit=5)))
 
     def spawn(agent: str, task: str) -> Callable[[], object]:
-        request = SpawnRequest(agent, task, auto=True)
-        return lambda: prompt_tokens.append(assemble(mem, request).tokens["total"])
+        return lambda: prompt_tokens.append(mem.spawn(agent, task, auto=True).tokens["total"])
 
     try:
         sync = [_ms(mem.sync) for _ in range(runs + 1)][1:]
@@ -815,7 +814,7 @@ def whole_commands(root: Path, work: Workload, runs: int) -> dict[str, float]:
 def _footprint(root: Path) -> tuple[int, int]:
     """Markdown files of the store and their bytes."""
     files = size = 0
-    for folder, _, names in os.walk(store.Layout(root).memory):
+    for folder, _, names in os.walk(Layout(root).memory):
         for name in names:
             if name.endswith(".md"):
                 files += 1

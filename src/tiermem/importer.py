@@ -11,31 +11,24 @@ run performs the whole import on a scratch copy, so its table shows where entrie
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from . import archive, squad_parse, store
+from . import archive, audit, bootstrap, decisions, files, store, wiki
 from .classify import classify, is_structured
-from .entries import Entry, TierFile, content_id, split_entry
+from .context import Context
+from .entries import Entry, content_id, split_entry
+from .layout import TEAM, Layout
 from .progress import track, working
-from .summarize import ExtractiveSummarizer, budget_for
+from .results import ImportReport, Totals
+from .scribe import maintenance
+from .scribe.summarize import ExtractiveSummarizer, budget_for
+from .squad import parse as squad_parse
+from .squad.sources import Source, read, sources
+from .stats import tier_totals
 
-if TYPE_CHECKING:
-    from .memory import Memory
-
-BINARY_PROBE_BYTES = 8000
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
-
-
-@dataclass(frozen=True)
-class Source:
-    """One Squad file to import."""
-
-    path: Path
-    rel: str
-    kind: str  # history | decisions | inbox | log
-    agent: str
 
 
 @dataclass
@@ -48,7 +41,7 @@ class Planned:
 
 
 @dataclass
-class ImportReport:
+class Plan:
     """What an import read, planned and wrote."""
 
     files: int = 0
@@ -62,7 +55,7 @@ class ImportReport:
     # After Scribe's pass: the tier each planned entry landed in (absent: archive only), and
     # entries, bytes and tokens per tier. None until the import (or its rehearsal) ran.
     landed: dict[str, str] | None = None
-    after: dict[str, dict[str, int]] = field(default_factory=dict)
+    after: dict[str, Totals] = field(default_factory=dict)
 
     def classes(self) -> dict[str, dict[str, int]]:
         """Entries per class and tier: where they landed (else where they were planned)."""
@@ -74,52 +67,6 @@ class ImportReport:
             row = table.setdefault(item.entry.cls, {})
             row[tier] = row.get(tier, 0) + 1
         return dict(sorted(table.items()))
-
-
-def sources(squad: Path) -> list[Source]:
-    """The Squad files an import reads, in a fixed order."""
-    found: list[Source] = []
-    agents = squad / "agents"
-    if agents.is_dir():
-        for folder in sorted(p for p in agents.iterdir() if p.is_dir()):
-            for path in sorted(folder.glob("history*.md")):
-                found.append(Source(path, "", "history", folder.name.lower()))
-    for pattern in (
-        "decisions.md",
-        "decisions-archive*.md",
-        "decisions/*.md",
-        "decisions/archive/*.md",
-    ):
-        found += [Source(p, "", "decisions", store.TEAM) for p in sorted(squad.glob(pattern))]
-    inbox = sorted(squad.glob("decisions/inbox/*.md"))
-    found += [Source(p, "", "inbox", store.TEAM) for p in inbox]
-    for logs in ("log", "orchestration-log"):
-        found += [Source(p, "", "log", store.TEAM) for p in sorted(squad.glob(f"{logs}/*.md"))]
-    top = squad.parent
-    return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
-
-
-def _read(source: Source, squad: Path) -> tuple[str | None, str]:
-    """A file's text, or None and a reason (with the line) when it cannot be imported."""
-    path = source.path
-    if path.is_symlink():
-        try:
-            path.resolve().relative_to(squad.resolve())
-        except ValueError:
-            return None, f"{source.rel}:1: symbolic link out of .squad/; skipped"
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"{source.rel}:1: unreadable ({exc.strerror}); skipped"
-    if b"\x00" in data[:BINARY_PROBE_BYTES]:
-        # The same rule git uses: a NUL early on means binary; a stray one later is text.
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        return None, f"{source.rel}:{line}: binary data; skipped"
-    try:
-        return data.decode("utf-8"), ""
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return None, f"{source.rel}:{line}: not valid UTF-8; skipped"
 
 
 def _stamp(date: str | None) -> str | None:
@@ -159,11 +106,19 @@ def _short(text: str, target: int) -> str:
 class _Planner:
     """Turns parsed sections into entries."""
 
-    def __init__(self, mem: Memory, report: ImportReport) -> None:
-        self.mem = mem
+    def __init__(self, ctx: Context, report: Plan) -> None:
         self.report = report
-        self.now = mem.clock.stamp()
-        self.target = mem.config.scribe.compression_target
+        self.now = ctx.stamp()
+        self.target = ctx.config.scribe.compression_target
+
+    def source(self, source: Source, text: str, record: archive.Record) -> None:
+        """Plan the entries of one Squad file, by its kind."""
+        if source.kind == "history":
+            self.history(source, text, record)
+        elif source.kind == "log":
+            self.log(source, text, record)
+        else:
+            self.decisions(source, text, record)
 
     def add(self, tier: str, name: str, entry: Entry) -> None:
         self.report.planned.append(Planned(tier, name, entry))
@@ -215,17 +170,15 @@ class _Planner:
         self.add("cold", source.agent, entry)
 
     def decisions(self, source: Source, text: str, record: archive.Record) -> None:
-        from .decisions import decision_entries
-
         parse = squad_parse.parse_inbox if source.kind == "inbox" else squad_parse.parse_decisions
         sections = parse(text, source.path.name) if source.kind == "inbox" else parse(text)  # type: ignore[call-arg]
         for section in sections:
             if section.kind != "decision" or not _body(section).strip():
                 continue
-            for entry in decision_entries(
+            for entry in decisions.decision_entries(
                 section, section.author or "", self.now, "", record.location
             ):
-                self.add("cold", store.TEAM, _dated(entry))
+                self.add("cold", TEAM, _dated(entry))
 
     def log(self, source: Source, text: str, record: archive.Record) -> None:
         for section in squad_parse.parse_log(text, source.path.name):
@@ -236,74 +189,70 @@ class _Planner:
                 "status",
                 title,
                 _short(text, self.target),
-                agent=store.TEAM,
+                agent=TEAM,
                 created=date,
                 used=date,
                 sources=(record.location,),
             )
-            self.add("cold", store.TEAM, entry)
+            self.add("cold", TEAM, entry)
 
 
 def _dated(entry: Entry) -> Entry:
     """An imported decision was last relevant when it was made."""
-    from dataclasses import replace
-
     return replace(entry, used=entry.created)
 
 
-def plan(mem: Memory, progress: bool = False, squad: Path | None = None) -> ImportReport:
+def run(ctx: Context, dry_run: bool = False, progress: bool = False) -> ImportReport:
+    """Import the store's `.squad/` (or rehearse it on a scratch copy); the report says where
+    entries landed after Scribe's pass."""
+    if dry_run:
+        return report(ctx, rehearse(ctx, progress=progress), dry_run=True)
+    planned = plan(ctx, progress=progress)
+    write(ctx, planned, progress=progress)
+    return report(ctx, planned, dry_run=False)
+
+
+def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Plan:
     """Read and archive every source; plan the entries (nothing but the archive is written).
 
     The sources are read from `squad` (default: the store's own `.squad/`).
     """
-    from .redact import redact
-
-    squad = squad or mem.layout.squad
-    report = ImportReport()
-    planner = _Planner(mem, report)
-    found = sources(squad)
-    done = completed_records(mem)
-    for source in track(found, "importing .squad/", progress):
-        text, problem = _read(source, squad)
-        report.files += 1
+    squad = squad or ctx.layout.squad
+    planned = Plan()
+    planner = _Planner(ctx, planned)
+    done = completed_records(ctx)
+    for source in track(sources(squad), "importing .squad/", progress):
+        text, problem = read(source, squad)
+        planned.files += 1
         if text is None:
-            report.skipped.append(problem)
+            planned.skipped.append(problem)
             continue
-        report.before_bytes += len(text.encode("utf-8"))
+        planned.before_bytes += len(text.encode("utf-8"))
         # Squad files are not CLI input: any size, and a stray NUL, are imported as they are.
-        cleaned, kinds = redact(text)
+        cleaned, kinds = ctx.redact(text)
         record = archive.new_record(
-            source.agent, mem.clock.stamp(), "import", source.rel, source.rel, cleaned
+            source.agent, ctx.stamp(), "import", source.rel, source.rel, cleaned
         )
         if record.id in done:
-            report.unchanged += 1
+            planned.unchanged += 1
             continue
-        report.records.append(record.id)
+        planned.records.append(record.id)
         if kinds:
-            mem._audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
-        archive.write(mem.layout, record)  # a no-op when a crashed import archived it
-        report.archived.append(record.location)
-        getattr(
-            planner,
-            "history"
-            if source.kind == "history"
-            else "log"
-            if source.kind == "log"
-            else "decisions",
-        )(source, cleaned, record)
-    return report
+            ctx.audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
+        archive.write(ctx.layout, record)  # a no-op when a crashed import archived it
+        planned.archived.append(record.location)
+        planner.source(source, cleaned, record)
+    return planned
 
 
-def completed_records(mem: Memory) -> set[str]:
+def completed_records(ctx: Context) -> set[str]:
     """Archive records of Squad files whose import finished (named by its audit line).
 
     A file archived by an import that crashed before its audit line is imported again,
     and entries already in a tier are not written twice.
     """
-    from . import audit
-
     done: set[str] = set()
-    for line in audit.read(mem.layout):
+    for line in audit.read(ctx.layout):
         if line.get("action") == "import":
             records = line.get("records", [])
             if isinstance(records, list):
@@ -311,74 +260,57 @@ def completed_records(mem: Memory) -> set[str]:
     return done
 
 
-def _existing_ids(mem: Memory) -> set[str]:
-    from .decisions import promoted_ids
-
-    ids = promoted_ids(mem)
-    for path in sorted(mem.layout.tier_dir("cold").glob("*.md")):
-        if not store.is_temp(path):
-            loaded = store.load(mem.layout, "cold", path)
+def _existing_ids(ctx: Context) -> set[str]:
+    ids = decisions.promoted_ids(ctx)
+    for path in sorted(ctx.layout.tier_dir("cold").glob("*.md")):
+        if not files.is_temp(path):
+            loaded = store.load(ctx.layout, "cold", path)
             if loaded is not None:
                 ids.update(e.id for e in loaded.entries)
     return ids
 
 
-def write(mem: Memory, report: ImportReport, progress: bool = False) -> None:
+def write(ctx: Context, planned: Plan, progress: bool = False) -> None:
     """Write planned entries (one write per tier file), then apply Scribe's rules."""
     with working("applying Scribe's rules and indexing", progress):
-        _write(mem, report)
+        _write(ctx, planned)
 
 
-def _write(mem: Memory, report: ImportReport) -> None:
-    from . import maintenance, wiki
-
-    existing = _existing_ids(mem)
+def _write(ctx: Context, planned: Plan) -> None:
+    existing = _existing_ids(ctx)
     groups: dict[tuple[str, str], list[Entry]] = {}
-    for item in report.planned:
+    for item in planned.planned:
         if item.entry.id not in existing:
             groups.setdefault((item.tier, item.name), []).append(item.entry)
             existing.add(item.entry.id)
     for (tier, name), items in sorted(groups.items()):
         if tier == "wiki":
-            wiki.add(mem, name, items)
+            wiki.add(ctx, name, items)
             continue
-        path = mem.layout.tier_file("cold", name)
-        with store.locked(mem.layout, path):
-            cold = store.load(mem.layout, "cold", path) or TierFile(
-                f"{name}: cold memory", {"tier": "cold", "agent": name}
-            )
+        path = ctx.layout.tier_file("cold", name)
+        new = functools.partial(store.blank, "cold", name)
+        with store.update(ctx.layout, "cold", path, new) as cold:
             for entry in items:
                 cold.put(entry)
-            store.save(mem.layout, path, cold)
-        report.written += len(items)
-    if report.records:
+        planned.written += len(items)
+    if planned.records:
         # Even when a crashed import already wrote every entry, Scribe's pass must still run.
-        maintenance.run(mem, merge_inbox=False)
-        mem._audit(
+        maintenance.run(ctx, merge_inbox=False)
+        ctx.audit(
             "import",
             [],
             ["archive", "cold", "wiki"],
             "Squad memory imported",
-            files=len(report.records),
+            files=len(planned.records),
             entries=sum(len(v) for v in groups.values()),
-            records=report.records,
+            records=planned.records,
         )
-    _record_outcome(mem, report)
+    ctx.sync()
+    planned.landed = {d.id: d.tier for d in ctx.index.docs() if d.tier in ("cold", "wiki")}
+    planned.after = tier_totals(ctx)
 
 
-def _record_outcome(mem: Memory, report: ImportReport) -> None:
-    """Where the planned entries are now, and what each tier holds."""
-    mem.sync()
-    report.landed = {d.id: d.tier for d in mem.index.docs() if d.tier in ("cold", "wiki")}
-    report.after = {}
-    for _, tier, n, b, t in mem.index.totals():
-        slot = report.after.setdefault(tier, {"entries": 0, "bytes": 0, "tokens": 0})
-        slot["entries"] += n
-        slot["bytes"] += b
-        slot["tokens"] += t
-
-
-def rehearse(mem: Memory, progress: bool = False) -> ImportReport:
+def rehearse(ctx: Context, progress: bool = False) -> Plan:
     """A dry run: the whole import into a scratch copy of the store, then thrown away.
 
     Entries are planned into cold and wiki, but Scribe's pass then promotes, supersedes and
@@ -390,76 +322,42 @@ def rehearse(mem: Memory, progress: bool = False) -> ImportReport:
     import shutil
     import tempfile
 
-    from .memory import Memory
-
-    now = mem.clock.stamp() if mem.clock.fixed else None
     with tempfile.TemporaryDirectory(prefix="tiermem-dry-run-") as folder:
         scratch_root = Path(folder)
-        if mem.layout.memory.is_dir():
+        if ctx.layout.memory.is_dir():
             # The index is a cache: rebuilt in the copy rather than copied mid-write.
             shutil.copytree(
-                mem.layout.memory,
-                store.Layout(scratch_root).memory,
+                ctx.layout.memory,
+                Layout(scratch_root).memory,
                 ignore=shutil.ignore_patterns("index.sqlite*", ".locks"),
             )
-        scratch, _ = Memory.init(scratch_root, now=now, squad_files=False)
+        bootstrap.init_store(scratch_root, squad_files=False)
+        scratch = Context(Layout(scratch_root), ctx.clock, tokens=ctx.tokens, ranker=ctx.ranker)
         try:
-            report = plan(scratch, progress=progress, squad=mem.layout.squad)
-            write(scratch, report, progress=progress)
+            planned = plan(scratch, progress=progress, squad=ctx.layout.squad)
+            write(scratch, planned, progress=progress)
         finally:
             scratch.close()
-    report.archived = []
-    report.written = 0
-    return report
+    planned.archived = []
+    planned.written = 0
+    return planned
 
 
-def summary(mem: Memory, report: ImportReport, dry_run: bool) -> dict[str, Any]:
-    """The end-of-import table as data: classes per tier, bytes and tokens before and after."""
-    from .tokens import count_many
-
+def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
+    """What the import did, as the end-of-import tables show it."""
     texts = [
         s.path.read_bytes().decode("utf-8", "replace")
-        for s in sources(mem.layout.squad)
+        for s in sources(ctx.layout.squad)
         if s.path.is_file()
     ]
-    return {
-        "dry_run": dry_run,
-        "files": report.files,
-        "unchanged_files": report.unchanged,
-        "skipped": report.skipped,
-        "entries_written": report.written,
-        "classes": report.classes(),
-        "before": {"bytes": report.before_bytes, "tokens": sum(count_many(texts)) if texts else 0},
-        "after": report.after,
-    }
-
-
-def print_summary(summary: dict[str, Any]) -> None:
-    """Print the end-of-import tables."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    verb = "would import" if summary["dry_run"] else "imported"
-    console.print(
-        f"{verb} {summary['files']} files ({summary['unchanged_files']} unchanged since the "
-        f"last import, {len(summary['skipped'])} skipped)"
+    tokens = sum(ctx.tokens.count_many(texts)) if texts else 0
+    return ImportReport(
+        dry_run=dry_run,
+        files=planned.files,
+        unchanged_files=planned.unchanged,
+        skipped=planned.skipped,
+        entries_written=planned.written,
+        classes=planned.classes(),
+        before=Totals(planned.files, planned.before_bytes, tokens),
+        after=planned.after,
     )
-    table = Table(title="entries per class and tier")
-    tiers = ["cold", "wiki", "archive"]
-    table.add_column("class")
-    for tier in tiers:
-        table.add_column(tier, justify="right")
-    for cls, row in summary["classes"].items():
-        table.add_row(cls, *(str(row.get(t, 0)) for t in tiers))
-    console.print(table)
-    sizes = Table(title="before and after")
-    for column in ("", "entries", "bytes", "tokens"):
-        sizes.add_column(column, justify="right" if column else "left")
-    before = summary["before"]
-    sizes.add_row("Squad files (before)", "", f"{before['bytes']:,}", f"{before['tokens']:,}")
-    for tier, slot in sorted(summary["after"].items()):
-        sizes.add_row(
-            f"{tier} (after)", f"{slot['entries']:,}", f"{slot['bytes']:,}", f"{slot['tokens']:,}"
-        )
-    console.print(sizes)

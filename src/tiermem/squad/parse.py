@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from operator import add
 
-from .squad_dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
+from .dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [
     "Section",

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .facts import fact_surfaces, key_facts
+from ..facts import fact_surfaces, key_facts
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..context import Context
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -228,14 +228,14 @@ class FallbackSummarizer:
             return self._fallback.summarize(text, title=title, budget_bytes=budget_bytes)
 
 
-def summarizer_for(mem: Memory) -> tuple[Summarizer, str]:
+def summarizer_for(ctx: Context) -> tuple[Summarizer, str]:
     """The configured summarizer (redacting its output), and its name."""
-    settings = mem.config.summarizer
+    settings = ctx.config.summarizer
     if settings.kind != "openai":
         return ExtractiveSummarizer(), "extractive"
 
     def fell_back(reason: str) -> None:
-        mem._audit("summarizer-fallback", [], ["cold"], reason, model=settings.model)
+        ctx.audit("summarizer-fallback", [], ["cold"], reason, model=settings.model)
 
     try:
         from .llm import OpenAICompatibleSummarizer
@@ -244,15 +244,15 @@ def summarizer_for(mem: Memory) -> tuple[Summarizer, str]:
     except Exception as exc:
         fell_back(f"{type(exc).__name__}: {str(exc)[:200]}")
         return ExtractiveSummarizer(), "extractive"
-    return _Redacting(FallbackSummarizer(primary, fell_back), mem), primary.name
+    return _Redacting(FallbackSummarizer(primary, fell_back), ctx), primary.name
 
 
 class _Redacting:
     """Model output is a write path too: redact it before it reaches a tier."""
 
-    def __init__(self, inner: FallbackSummarizer, mem: Memory) -> None:
+    def __init__(self, inner: FallbackSummarizer, ctx: Context) -> None:
         self.inner = inner
-        self.mem = mem
+        self.ctx = ctx
 
     @property
     def name(self) -> str:
@@ -262,11 +262,9 @@ class _Redacting:
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
         """The inner summary with credentials redacted (and audited), then cut to budget."""
         from .llm import fit_to_budget
-        from .redact import redact
 
-        cleaned, kinds = redact(self.inner.summarize(text, title=title, budget_bytes=budget_bytes))
+        summary = self.inner.summarize(text, title=title, budget_bytes=budget_bytes)
+        cleaned, kinds = self.ctx.redact(summary)
         if kinds:
-            self.mem._audit(
-                "redact", [], ["cold"], "credential-shaped text in summary", kinds=kinds
-            )
+            self.ctx.audit("redact", [], ["cold"], "credential-shaped text in summary", kinds=kinds)
         return fit_to_budget(cleaned, budget_bytes)

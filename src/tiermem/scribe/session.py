@@ -1,4 +1,4 @@
-"""Scribe, the memory keeper: checkpoints, session ends, and the maintenance run.
+"""Session ends and checkpoints: hot text into dated cold summaries, raw text archived.
 
 Every step runs in the same order: archive the raw text first, then write the derived tier,
 then change the source. Ids are derived from content, so a step that crashed half-way is
@@ -7,78 +7,59 @@ simply done again by the next run, with the same result.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from . import archive, hot, store
-from .classify import classify, is_structured
-from .entries import Entry, TierFile, content_id, render_entry, split_entry
-from .errors import NotFoundError
-from .summarize import budget_for
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .. import archive, decisions, files, hot, store
+from ..classify import classify, is_structured
+from ..context import Context
+from ..entries import Entry, TierFile, content_id, render_entry, split_entry
+from ..layout import TEAM
+from ..results import SessionReport
+from .summarize import budget_for, summarizer_for
 
 _SECTION = re.compile(r"^#{1,4} .*$", re.MULTILINE)
 KNOWLEDGE_MIN_BYTES = 80
 
 
-@dataclass
-class SessionReport:
-    """What ending one agent's session produced."""
-
-    agent: str
-    cold: list[str] = field(default_factory=list)
-    knowledge: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    archived: list[str] = field(default_factory=list)
-    carried: list[str] = field(default_factory=list)
-    raw_bytes: int = 0
-    summary_bytes: int = 0
-    summarizer: str = "extractive"
-
-
 # --- the queue: text that left hot and waits for a summary ----------------------------
 
 
-def _queue_path(mem: Memory, agent: str) -> Path:
-    return mem.layout.tier_file("queue", agent)
+def _queue_path(ctx: Context, agent: str) -> Path:
+    return ctx.layout.tier_file("queue", agent)
 
 
 def queue_entries(
-    mem: Memory, agent: str, entries: Sequence[Entry], session: str
+    ctx: Context, agent: str, entries: Sequence[Entry], session: str
 ) -> archive.Record:
     """Archive entries leaving hot, then queue them for Scribe's next summary."""
     text = "\n".join(render_entry(e) for e in entries)
     record = archive.new_record(
-        agent, mem.clock.stamp(), "hot", f"hot/{agent}.md", entries[0].title, text
+        agent, ctx.stamp(), "hot", f"hot/{agent}.md", entries[0].title, text
     )
-    archive.write(mem.layout, record)
-    path = _queue_path(mem, agent)
-    with store.locked(mem.layout, path):
-        queue = store.load(mem.layout, "queue", path) or TierFile(
-            f"{agent}: waiting for Scribe", {"tier": "queue", "agent": agent, "session": session}
-        )
+    archive.write(ctx.layout, record)
+    path = _queue_path(ctx, agent)
+    new = functools.partial(store.blank, "queue", agent, session=session)
+    with store.update(ctx.layout, "queue", path, new) as queue:
         for entry in entries:
             queue.put(replace(entry, sources=(*entry.sources, record.location)))
-        store.save(mem.layout, path, queue)
-    mem._audit("archive", [e.id for e in entries], ["hot", "archive"], "left hot", record=record.id)
+    ctx.audit("archive", [e.id for e in entries], ["hot", "archive"], "left hot", record=record.id)
     return record
 
 
-def checkpoint(mem: Memory, agent: str) -> list[str]:
+def checkpoint(ctx: Context, agent: str) -> list[str]:
     """Compress everything queued for an agent into cold now (a session that never ends)."""
-    path = _queue_path(mem, agent)
-    with store.locked(mem.layout, path):
-        queue = store.load(mem.layout, "queue", path)
+    path = _queue_path(ctx, agent)
+    with files.locked(ctx.layout, path):
+        queue = store.load(ctx.layout, "queue", path)
         if queue is None or not queue.entries:
             return []
-        report = _compress(mem, agent, list(queue.entries), None, "checkpoint")
+        report = _compress(ctx, agent, list(queue.entries), None, "checkpoint")
         path.unlink()
-    mem._audit(
+    ctx.audit(
         "checkpoint",
         report.cold + report.knowledge,
         ["queue", "cold"],
@@ -91,46 +72,21 @@ def checkpoint(mem: Memory, agent: str) -> list[str]:
     return report.cold
 
 
-def end_session(mem: Memory, agent: str) -> SessionReport:
+def end_session(ctx: Context, agent: str) -> SessionReport:
     """Turn the agent's hot tier (and its queue) into one dated cold entry; reset hot."""
-    from . import validate
-
-    agent = validate.name(agent)
-    mem._require_store()
-    if not mem.known_agent(agent):
-        raise NotFoundError(f"unknown agent {agent!r}")
-    hot_path = mem.layout.tier_file("hot", agent)
-    queue_path = _queue_path(mem, agent)
-    with store.locked(mem.layout, hot_path), store.locked(mem.layout, queue_path):
-        hot_text = store.read_text(mem.layout, hot_path)
-        current = store.load(mem.layout, "hot", hot_path)
-        queue = store.load(mem.layout, "queue", queue_path)
+    hot_path = ctx.layout.tier_file("hot", agent)
+    queue_path = _queue_path(ctx, agent)
+    with files.locked(ctx.layout, hot_path), files.locked(ctx.layout, queue_path):
+        current = store.load(ctx.layout, "hot", hot_path)
+        queue = store.load(ctx.layout, "queue", queue_path)
         if current is None and queue is None:
             return SessionReport(agent)
         if queue is None and current is not None and _untouched(current):
             # Nothing happened since the last session end: ending again records nothing, so
             # `end-session --all` repeated, or re-run after a crash, gives the same store.
             return SessionReport(agent, carried=[e.id for e in current.entries])
-        items = _merge_items(queue, current)
-        _preflight(mem, agent, items)
-        raw_record = None
-        if hot_text and current is not None and current.entries:
-            raw_record = archive.new_record(
-                agent,
-                mem.clock.stamp(),
-                "hot-session",
-                f"hot/{agent}.md",
-                "hot at session end",
-                hot_text,
-            )
-            archive.write(mem.layout, raw_record)
-        report = _compress(mem, agent, items, raw_record, "session")
-        # The queue goes before hot is reset: a re-run after a crash in between then finds
-        # hot as it was, every item of it already summarised, and only resets it.
-        if queue is not None:
-            queue_path.unlink()
-        _reset_hot(mem, agent, hot_path, current, report)
-    mem._audit(
+        report = _end(ctx, agent, current, queue)
+    ctx.audit(
         "end-session",
         report.cold + report.knowledge + report.decisions,
         ["hot", "cold", "archive"],
@@ -143,16 +99,39 @@ def end_session(mem: Memory, agent: str) -> SessionReport:
     return report
 
 
-def _preflight(mem: Memory, agent: str, items: Sequence[Entry]) -> None:
+def _end(
+    ctx: Context, agent: str, current: TierFile | None, queue: TierFile | None
+) -> SessionReport:
+    """Archive the session's raw hot text, compress it into cold, then clear the sources."""
+    hot_path = ctx.layout.tier_file("hot", agent)
+    items = _merge_items(queue, current)
+    _preflight(ctx, agent, items)
+    raw_record = None
+    hot_text = files.read_text(ctx.layout, hot_path)
+    if hot_text and current is not None and current.entries:
+        raw_record = archive.new_record(
+            agent, ctx.stamp(), "hot-session", f"hot/{agent}.md", "hot at session end", hot_text
+        )
+        archive.write(ctx.layout, raw_record)
+    report = _compress(ctx, agent, items, raw_record, "session")
+    # The queue goes before hot is reset: a re-run after a crash in between then finds
+    # hot as it was, every item of it already summarised, and only resets it.
+    if queue is not None:
+        _queue_path(ctx, agent).unlink()
+    _reset_hot(ctx, agent, hot_path, current, report)
+    return report
+
+
+def _preflight(ctx: Context, agent: str, items: Sequence[Entry]) -> None:
     """Read every file a session end will write, so a broken one stops it before any write."""
-    names = [agent] + ([store.TEAM] if any(e.slot == "decision" for e in items) else [])
+    names = [agent] + ([TEAM] if any(e.slot == "decision" for e in items) else [])
     for name in names:
-        store.load(mem.layout, "cold", mem.layout.tier_file("cold", name))
+        store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", name))
 
 
-def _covered(mem: Memory, agent: str) -> dict[str, str]:
+def _covered(ctx: Context, agent: str) -> dict[str, str]:
     """Hot entry id -> the cold summary that already holds it (a re-run after a crash)."""
-    cold = store.load(mem.layout, "cold", mem.layout.tier_file("cold", agent))
+    cold = store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", agent))
     found: dict[str, str] = {}
     for entry in cold.entries if cold else []:
         for item in dict(entry.extra).get("from", "").split(","):
@@ -181,7 +160,7 @@ def _untouched(current: TierFile) -> bool:
 
 
 def _reset_hot(
-    mem: Memory, agent: str, path: Path, current: TierFile | None, report: SessionReport
+    ctx: Context, agent: str, path: Path, current: TierFile | None, report: SessionReport
 ) -> None:
     if current is None:
         return
@@ -189,7 +168,7 @@ def _reset_hot(
     if not blockers:
         path.unlink()
         return
-    stamp = mem.clock.stamp()
+    stamp = ctx.stamp()
     fresh = hot.new_file(agent, hot.session_id(stamp), stamp)
     session = fresh.meta["session"]
     # New ids: the blocker is still open, so the next session's summary says so again.
@@ -202,7 +181,7 @@ def _reset_hot(
         )
         for b in blockers
     ]
-    store.save(mem.layout, path, fresh)
+    store.save(ctx.layout, path, fresh)
     report.carried = [e.id for e in fresh.entries]
 
 
@@ -232,24 +211,24 @@ def _overview(items: Sequence[Entry]) -> list[str]:
 
 
 def _compress(
-    mem: Memory, agent: str, items: list[Entry], raw_record: archive.Record | None, kind: str
+    ctx: Context, agent: str, items: list[Entry], raw_record: archive.Record | None, kind: str
 ) -> SessionReport:
     report = SessionReport(agent)
     if not items:
         return report
-    done = _covered(mem, agent)
-    report.decisions = _decide(mem, agent, items)
+    done = _covered(ctx, agent)
+    report.decisions = _decide(ctx, agent, items)
     if all(e.id in done for e in items):
         report.cold = sorted({done[e.id] for e in items})
         return report
     items = [e for e in items if e.id not in done]
-    stamp = mem.clock.stamp()
+    stamp = ctx.stamp()
     sources = sorted(
         {s for e in items for s in e.sources} | ({raw_record.location} if raw_record else set())
     )
-    entry, report.summarizer = _summary_entry(mem, agent, items, kind, stamp, sources)
-    knowledge = _knowledge(mem, agent, items, stamp, entry.session, sources)
-    _put_cold(mem, agent, [entry, *knowledge])
+    entry, report.summarizer = _summary_entry(ctx, agent, items, kind, stamp, sources)
+    knowledge = _knowledge(ctx, agent, items, stamp, entry.session, sources)
+    _put_cold(ctx, agent, [entry, *knowledge])
     report.archived = sources
     report.cold = [entry.id]
     report.knowledge = [k.id for k in knowledge]
@@ -262,21 +241,19 @@ _NOT_NOTES = ("task", "why", "talking-to", "blocker", "action", "decision")
 
 
 def _summary_entry(
-    mem: Memory, agent: str, items: list[Entry], kind: str, stamp: str, sources: list[str]
+    ctx: Context, agent: str, items: list[Entry], kind: str, stamp: str, sources: list[str]
 ) -> tuple[Entry, str]:
     """One dated cold entry: what the session did, decided, tried and left open."""
-    from .summarize import summarizer_for
-
     notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in _NOT_NOTES)
     head = "\n".join(_overview(items))
     open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
     tail = ("Open: " + "; ".join(open_items)) if open_items else ""
     title = f"{stamp[:10]} {kind}: {_title(items)}"
-    summarizer, _ = summarizer_for(mem)
+    summarizer, _ = summarizer_for(ctx)
     summary = ""
     if notes.strip():
         # The entry as a whole (title and overview included) holds the compression target.
-        budget = budget_for(_raw_session(items), mem.config.scribe.compression_target)
+        budget = budget_for(_raw_session(items), ctx.config.scribe.compression_target)
         room = max(200, budget - len(f"{title}\n{head}\n{tail}".encode()))
         summary = summarizer.summarize(notes, title=_title(items), budget_bytes=room)
     entry = Entry(
@@ -296,18 +273,15 @@ def _summary_entry(
     return entry, summarizer.name
 
 
-def _decide(mem: Memory, agent: str, items: Sequence[Entry]) -> list[str]:
+def _decide(ctx: Context, agent: str, items: Sequence[Entry]) -> list[str]:
     """The session's decisions down the decision path (repeating it records nothing twice)."""
-    from .decisions import record_decisions
-
     ids: list[str] = []
     for decision in (e for e in items if e.slot == "decision"):
-        ids += record_decisions(
-            mem,
+        ids += decisions.record(
+            ctx,
             hot.slot_text(decision),
             by=agent,
             source=f"hot/{agent}.md",
-            squad_log=False,
             session=decision.session,
             trust=decision.trust,
         )
@@ -338,7 +312,7 @@ def _sections(text: str) -> list[tuple[str, str]]:
 
 
 def _knowledge(
-    mem: Memory, agent: str, items: Sequence[Entry], stamp: str, session: str, sources: list[str]
+    ctx: Context, agent: str, items: Sequence[Entry], stamp: str, session: str, sources: list[str]
 ) -> list[Entry]:
     """Structured pieces of the session's notes (decisions, conventions...), kept whole.
 
@@ -368,15 +342,11 @@ def _knowledge(
     return found
 
 
-def _put_cold(mem: Memory, agent: str, new: Sequence[Entry]) -> None:
-    path = mem.layout.tier_file("cold", agent)
-    with store.locked(mem.layout, path):
-        cold = store.load(mem.layout, "cold", path) or TierFile(
-            f"{agent}: cold memory", {"tier": "cold", "agent": agent}
-        )
+def _put_cold(ctx: Context, agent: str, new: Sequence[Entry]) -> None:
+    path = ctx.layout.tier_file("cold", agent)
+    with store.update(ctx.layout, "cold", path, lambda: store.blank("cold", agent)) as cold:
         for entry in new:
             existing = cold.get(entry.id)
             cold.put(
                 entry if existing is None else replace(entry, used=max(entry.used, existing.used))
             )
-        store.save(mem.layout, path, cold)

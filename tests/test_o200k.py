@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken import Encoding
 
-from tiermem import tokens
+from tiermem import o200k
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
@@ -74,13 +74,13 @@ def cache_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def reference(cache_root: Path) -> Encoding:
     """tiktoken's own o200k_base Encoding (tiktoken checks the vocabulary's sha256)."""
-    return tokens._Counter().bulk_encoding()
+    return o200k._Counter().bulk_encoding()
 
 
 @pytest.fixture(scope="module")
-def short(cache_root: Path) -> tokens._ShortCounter:
+def short(cache_root: Path) -> o200k._ShortCounter:
     """The short path, with its table built in the module's cache."""
-    counter = tokens._Counter().short_counter()
+    counter = o200k._Counter().short_counter()
     assert counter is not None
     return counter
 
@@ -92,31 +92,31 @@ def expected(reference: Encoding, text: str) -> int:
 
 @pytest.mark.parametrize("text", SAMPLES.values(), ids=SAMPLES.keys())
 def test_short_path_matches_tiktoken(
-    short: tokens._ShortCounter, reference: Encoding, text: str
+    short: o200k._ShortCounter, reference: Encoding, text: str
 ) -> None:
     assert short.count(text) == expected(reference, text)
 
 
 @pytest.mark.parametrize("text", SAMPLES.values(), ids=SAMPLES.keys())
 def test_bulk_path_matches_tiktoken(reference: Encoding, text: str) -> None:
-    assert tokens._bulk_counts(reference, [text]) == [expected(reference, text)]
+    assert o200k._bulk_counts(reference, [text]) == [expected(reference, text)]
 
 
 def test_public_api_counts_in_order(reference: Encoding) -> None:
     texts = list(SAMPLES.values())
-    assert tokens.count_many(texts) == [expected(reference, text) for text in texts]
-    assert tokens.count(MARKDOWN) == expected(reference, MARKDOWN)
-    assert tokens.count_many([]) == []
+    assert o200k.count_many(texts) == [expected(reference, text) for text in texts]
+    assert o200k.count(MARKDOWN) == expected(reference, MARKDOWN)
+    assert o200k.count_many([]) == []
 
 
 def test_batched_bulk_counts_keep_order(reference: Encoding) -> None:
     texts = list(SAMPLES.values())
-    assert tokens._bulk_counts(reference, texts) == [expected(reference, t) for t in texts]
+    assert o200k._bulk_counts(reference, texts) == [expected(reference, t) for t in texts]
 
 
 @pytest.mark.parametrize("text", ["a\ud800b", "\udfff", "x\ud83d\ude00y", "\ud83d"])
 def test_surrogates_are_repaired_like_tiktoken(
-    short: tokens._ShortCounter, reference: Encoding, text: str
+    short: o200k._ShortCounter, reference: Encoding, text: str
 ) -> None:
     assert short.count(text) == expected(reference, text)
 
@@ -124,7 +124,7 @@ def test_surrogates_are_repaired_like_tiktoken(
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.text(max_size=60))
 def test_random_unicode_matches_tiktoken(
-    short: tokens._ShortCounter, reference: Encoding, text: str
+    short: o200k._ShortCounter, reference: Encoding, text: str
 ) -> None:
     assert short.count(text) == expected(reference, text)
 
@@ -132,12 +132,12 @@ def test_random_unicode_matches_tiktoken(
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.text(alphabet=st.sampled_from(TRICKY) | st.characters(), max_size=80))
 def test_class_boundaries_match_tiktoken(
-    short: tokens._ShortCounter, reference: Encoding, text: str
+    short: o200k._ShortCounter, reference: Encoding, text: str
 ) -> None:
     assert short.count(text) == expected(reference, text)
 
 
-def test_class_runs_match_tiktoken(short: tokens._ShortCounter, reference: Encoding) -> None:
+def test_class_runs_match_tiktoken(short: o200k._ShortCounter, reference: Encoding) -> None:
     # Both ends of every run of same-class code points, plus a sparse sweep between them,
     # each in contexts where its class decides how the text splits.
     starts = list(short.table.starts)
@@ -152,32 +152,32 @@ def test_class_runs_match_tiktoken(short: tokens._ShortCounter, reference: Encod
 # What each shadow character stands for, as a whole general-category pattern: a different
 # probe from the build's overlapping pattern classes, so the two check each other.
 SHADOW_CATEGORIES = {
-    tokens.SHADOW_UPPER: r"[\p{Lu}\p{Lt}]",
-    tokens.SHADOW_LOWER: r"\p{Ll}",
-    tokens.SHADOW_OTHER_LETTER: r"[\p{Lm}\p{Lo}]",
-    tokens.SHADOW_MARK: r"\p{M}",
-    tokens.SHADOW_NUMBER: r"\p{N}",
-    tokens.SHADOW_SPACE: r"\s",
-    tokens.SHADOW_OTHER: r"[^\p{L}\p{M}\p{N}\s]",
-    tokens.SHADOW_LONG_S: r"(?i:s)",
+    o200k.SHADOW_UPPER: r"[\p{Lu}\p{Lt}]",
+    o200k.SHADOW_LOWER: r"\p{Ll}",
+    o200k.SHADOW_OTHER_LETTER: r"[\p{Lm}\p{Lo}]",
+    o200k.SHADOW_MARK: r"\p{M}",
+    o200k.SHADOW_NUMBER: r"\p{N}",
+    o200k.SHADOW_SPACE: r"\s",
+    o200k.SHADOW_OTHER: r"[^\p{L}\p{M}\p{N}\s]",
+    o200k.SHADOW_LONG_S: r"(?i:s)",
 }
 # A long-assigned character of each shadow class, on whose properties every Unicode-aware
 # engine agrees, so that the `regex` module can stand in for tiktoken's engine.
 SHADOW_SAMPLES = str.maketrans(
     {
-        tokens.SHADOW_UPPER: "À",
-        tokens.SHADOW_LOWER: "à",
-        tokens.SHADOW_OTHER_LETTER: "ª",
-        tokens.SHADOW_MARK: "\u0300",
-        tokens.SHADOW_NUMBER: "²",
-        tokens.SHADOW_SPACE: "\xa0",
-        tokens.SHADOW_OTHER: "§",
-        tokens.SHADOW_LONG_S: "ſ",
+        o200k.SHADOW_UPPER: "À",
+        o200k.SHADOW_LOWER: "à",
+        o200k.SHADOW_OTHER_LETTER: "ª",
+        o200k.SHADOW_MARK: "\u0300",
+        o200k.SHADOW_NUMBER: "²",
+        o200k.SHADOW_SPACE: "\xa0",
+        o200k.SHADOW_OTHER: "§",
+        o200k.SHADOW_LONG_S: "ſ",
     }
 )
 
 
-def test_every_code_point_shadows_to_its_category(short: tokens._ShortCounter) -> None:
+def test_every_code_point_shadows_to_its_category(short: o200k._ShortCounter) -> None:
     members: dict[int, list[str]] = {code: [] for code in SHADOW_CATEGORIES}
     starts = list(short.table.starts)
     for start, end in zip(starts, [*starts[1:], 0x110000], strict=True):
@@ -186,7 +186,7 @@ def test_every_code_point_shadows_to_its_category(short: tokens._ShortCounter) -
         members[code].extend(chr(p) for p in range(start, end) if not 0xD800 <= p < 0xE000)
     for code, category in SHADOW_CATEGORIES.items():
         chars = "".join(members[code])
-        assert tokens._engine_matches(category, chars) == chars, hex(code)
+        assert o200k._engine_matches(category, chars) == chars, hex(code)
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +196,7 @@ def tiktoken_split(reference: Encoding) -> regex.Pattern[str]:
 
 
 def shadow_split(
-    short: tokens._ShortCounter, split: regex.Pattern[str], text: str
+    short: o200k._ShortCounter, split: regex.Pattern[str], text: str
 ) -> tuple[list[str], list[str]]:
     """Pieces of a shadowed text per the short path's `re` pattern and per tiktoken's pattern."""
     shadowed = text.translate({ord(c): short.table.shadow(ord(c)) for c in set(text) if c > "\x7f"})
@@ -207,7 +207,7 @@ def shadow_split(
 
 @pytest.mark.parametrize("text", SAMPLES.values(), ids=SAMPLES.keys())
 def test_samples_split_like_tiktoken(
-    short: tokens._ShortCounter, tiktoken_split: regex.Pattern[str], text: str
+    short: o200k._ShortCounter, tiktoken_split: regex.Pattern[str], text: str
 ) -> None:
     ours, theirs = shadow_split(short, tiktoken_split, text)
     assert ours == theirs
@@ -216,7 +216,7 @@ def test_samples_split_like_tiktoken(
 @settings(max_examples=400, deadline=None, database=None)
 @given(st.text(alphabet=st.sampled_from(TRICKY) | st.characters(exclude_categories=["Cs"])))
 def test_shadow_split_matches_tiktoken_pattern(
-    short: tokens._ShortCounter, tiktoken_split: regex.Pattern[str], text: str
+    short: o200k._ShortCounter, tiktoken_split: regex.Pattern[str], text: str
 ) -> None:
     ours, theirs = shadow_split(short, tiktoken_split, text)
     assert ours == theirs
@@ -231,7 +231,7 @@ def corpus_markdown() -> list[Path]:
 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="no shared corpora on this machine")
-def test_real_markdown_matches_tiktoken(short: tokens._ShortCounter, reference: Encoding) -> None:
+def test_real_markdown_matches_tiktoken(short: o200k._ShortCounter, reference: Encoding) -> None:
     files = corpus_markdown()
     assert files
     for path in files:
@@ -241,7 +241,7 @@ def test_real_markdown_matches_tiktoken(short: tokens._ShortCounter, reference: 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="no shared corpora on this machine")
 def test_real_markdown_splits_like_tiktoken(
-    short: tokens._ShortCounter, tiktoken_split: regex.Pattern[str]
+    short: o200k._ShortCounter, tiktoken_split: regex.Pattern[str]
 ) -> None:
     for path in corpus_markdown():
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -250,9 +250,7 @@ def test_real_markdown_splits_like_tiktoken(
 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="no shared corpora on this machine")
-def test_real_session_texts_match_tiktoken(
-    short: tokens._ShortCounter, reference: Encoding
-) -> None:
+def test_real_session_texts_match_tiktoken(short: o200k._ShortCounter, reference: Encoding) -> None:
     for log in sorted(CORPORA.rglob("sessions.jsonl")):
         with log.open(encoding="utf-8") as lines:
             texts = [json.loads(line)["text"] for i, line in enumerate(lines) if i % 50 == 0]
@@ -261,25 +259,25 @@ def test_real_session_texts_match_tiktoken(
 
 def test_bpe_merges_lowest_rank_first() -> None:
     # Merging "cd" (rank 2) before "bc" (rank 0) would end in two tokens, not three.
-    assert tokens.bpe_token_count(b"abcd", {b"bc": 0, b"ab": 1, b"cd": 2}.get) == 3
+    assert o200k.bpe_token_count(b"abcd", {b"bc": 0, b"ab": 1, b"cd": 2}.get) == 3
 
 
 def test_bpe_breaks_rank_ties_leftmost() -> None:
     # Leftmost: ab, then cd -> 2 tokens; rightmost would give a, bc, d -> 3 tokens.
-    assert tokens.bpe_token_count(b"abcd", {b"ab": 0, b"bc": 0, b"cd": 1}.get) == 2
+    assert o200k.bpe_token_count(b"abcd", {b"ab": 0, b"bc": 0, b"cd": 1}.get) == 2
 
 
 def test_bpe_edge_cases() -> None:
-    assert tokens.bpe_token_count(b"", {}.get) == 0
-    assert tokens.bpe_token_count(b"z", {}.get) == 1
-    assert tokens.bpe_token_count(b"aaa", {b"aa": 5}.get) == 2
-    assert tokens.bpe_token_count(b"aaaa", {b"aa": 5, b"aaaa": 6}.get) == 1
+    assert o200k.bpe_token_count(b"", {}.get) == 0
+    assert o200k.bpe_token_count(b"z", {}.get) == 1
+    assert o200k.bpe_token_count(b"aaa", {b"aa": 5}.get) == 2
+    assert o200k.bpe_token_count(b"aaaa", {b"aa": 5, b"aaaa": 6}.get) == 1
 
 
 @pytest.fixture(scope="module")
 def rendered_split() -> regex.Pattern[str]:
     """The pattern tiermem gives tiktoken when no cache file can be written."""
-    return regex.compile(tokens.split_pattern(tokens._UNICODE_CLASSES, tokens._UNICODE_SUFFIX))
+    return regex.compile(o200k.split_pattern(o200k._UNICODE_CLASSES, o200k._UNICODE_SUFFIX))
 
 
 @pytest.mark.parametrize("text", SAMPLES.values(), ids=SAMPLES.keys())
@@ -300,28 +298,28 @@ def test_rendered_pattern_splits_like_tiktoken(
 def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TIERMEM_CACHE_DIR", str(tmp_path / "explicit"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert tokens.cache_dir() == str(tmp_path / "explicit")
+    assert o200k.cache_dir() == str(tmp_path / "explicit")
     monkeypatch.delenv("TIERMEM_CACHE_DIR")
-    assert tokens.cache_dir() == str(tmp_path / "xdg" / "tiermem")
+    assert o200k.cache_dir() == str(tmp_path / "xdg" / "tiermem")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert tokens.cache_dir() == str(tmp_path / "home" / ".cache" / "tiermem")
+    assert o200k.cache_dir() == str(tmp_path / "home" / ".cache" / "tiermem")
 
 
-def test_table_is_cached_atomically(cache_root: Path, short: tokens._ShortCounter) -> None:
-    table = cache_root / tokens._TABLE_NAME
+def test_table_is_cached_atomically(cache_root: Path, short: o200k._ShortCounter) -> None:
+    table = cache_root / o200k._TABLE_NAME
     assert table.is_file()
     assert not list(cache_root.glob("*.tmp"))
-    assert tokens._map_table(str(table)) is not None
+    assert o200k._map_table(str(table)) is not None
 
 
 @pytest.fixture
 def quick_build(
-    monkeypatch: pytest.MonkeyPatch, cache_root: Path, short: tokens._ShortCounter
+    monkeypatch: pytest.MonkeyPatch, cache_root: Path, short: o200k._ShortCounter
 ) -> bytes:
     """Make table builds return the module's table at once; building is tested elsewhere."""
-    table = (cache_root / tokens._TABLE_NAME).read_bytes()
-    monkeypatch.setattr(tokens, "_build_table", lambda: table)
+    table = (cache_root / o200k._TABLE_NAME).read_bytes()
+    monkeypatch.setattr(o200k, "_build_table", lambda: table)
     return table
 
 
@@ -343,10 +341,10 @@ def test_unusable_table_is_rebuilt(
     reference: Encoding,
     damage: Callable[[bytes], bytes],
 ) -> None:
-    damaged = tmp_path / tokens._TABLE_NAME
+    damaged = tmp_path / o200k._TABLE_NAME
     damaged.write_bytes(damage(quick_build))
     monkeypatch.setenv("TIERMEM_CACHE_DIR", str(tmp_path))
-    assert tokens._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
+    assert o200k._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
     assert damaged.read_bytes() == quick_build
 
 
@@ -367,22 +365,22 @@ def test_unwritable_cache_falls_back_to_private_temp_dir(
 ) -> None:
     unwritable_cache(monkeypatch, tmp_path)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert tokens._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
-    fallback = tokens._private_temp_dir(create=False)
+    assert o200k._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
+    fallback = o200k._private_temp_dir(create=False)
     assert fallback is not None
-    assert (Path(fallback) / tokens._TABLE_NAME).is_file()
+    assert (Path(fallback) / o200k._TABLE_NAME).is_file()
     # The next process finds the table there instead of building it again.
-    monkeypatch.setattr(tokens, "_build_table", must_not_build)
-    assert tokens._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
+    monkeypatch.setattr(o200k, "_build_table", must_not_build)
+    assert o200k._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
 
 
 def test_looking_for_cached_files_creates_nothing(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, short: tokens._ShortCounter
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, short: o200k._ShortCounter
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert tokens._tiktoken_cache() is not None
-    assert list(tokens._cached_paths("no-such-file")) == [
-        os.path.join(tokens.cache_dir(), "no-such-file")
+    assert o200k._tiktoken_cache() is not None
+    assert list(o200k._cached_paths("no-such-file")) == [
+        os.path.join(o200k.cache_dir(), "no-such-file")
     ]
     assert not list(tmp_path.iterdir())
 
@@ -391,15 +389,15 @@ def test_nowhere_writable_counts_from_memory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quick_build: bytes, reference: Encoding
 ) -> None:
     unwritable_cache(monkeypatch, tmp_path)
-    monkeypatch.setattr(tokens, "_private_temp_dir", lambda create=True: None)
-    assert tokens._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
-    assert tokens._tiktoken_cache() is None
+    monkeypatch.setattr(o200k, "_private_temp_dir", lambda create=True: None)
+    assert o200k._Counter().short_counts([MARKDOWN]) == [expected(reference, MARKDOWN)]
+    assert o200k._tiktoken_cache() is None
 
 
 def test_bulk_path_without_cache_files_matches(reference: Encoding) -> None:
-    built = tokens._construct_encoding()
+    built = o200k._construct_encoding()
     texts = list(SAMPLES.values())
-    assert tokens._bulk_counts(built, texts) == tokens._bulk_counts(reference, texts)
+    assert o200k._bulk_counts(built, texts) == o200k._bulk_counts(reference, texts)
 
 
 @pytest.mark.parametrize("user_value", [None, "/somewhere/the/user/chose"])
@@ -410,28 +408,28 @@ def test_tiktoken_cache_dir_is_restored(
         monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     else:
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", user_value)
-    folder = tokens._tiktoken_cache()
+    folder = o200k._tiktoken_cache()
     assert folder is not None
-    assert tokens._get_encoding_from(folder) is reference
+    assert o200k._get_encoding_from(folder) is reference
     assert os.environ.get("TIKTOKEN_CACHE_DIR") == user_value
 
 
 def test_tiktoken_cache_file_has_the_name_tiktoken_expects(
     monkeypatch: pytest.MonkeyPatch, cache_root: Path
 ) -> None:
-    folder = tokens._tiktoken_cache()
+    folder = o200k._tiktoken_cache()
     assert folder is not None
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", folder)
     # Served from the cache file and hash-checked: the network is never consulted.
-    data = tiktoken.load.read_file_cached(tokens.O200K_URL, tokens.O200K_SHA256)
-    assert data == (Path(folder) / tokens._tiktoken_cache_name()).read_bytes()
+    data = tiktoken.load.read_file_cached(o200k.O200K_URL, o200k.O200K_SHA256)
+    assert data == (Path(folder) / o200k._tiktoken_cache_name()).read_bytes()
 
 
 def test_short_path_hands_over_to_tiktoken_past_break_even(
     monkeypatch: pytest.MonkeyPatch, reference: Encoding
 ) -> None:
-    monkeypatch.setattr(tokens, "BULK_BREAK_EVEN_CHARS", 100)
-    counter = tokens._Counter()
+    monkeypatch.setattr(o200k, "BULK_BREAK_EVEN_CHARS", 100)
+    counter = o200k._Counter()
     assert counter.count_many(["x" * 60]) == [expected(reference, "x" * 60)]
     assert counter.encoding is None
     assert counter.count_many(["y" * 60]) == [expected(reference, "y" * 60)]
@@ -442,16 +440,16 @@ def test_table_from_another_tiktoken_is_dropped(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     cache_root: Path,
-    short: tokens._ShortCounter,
+    short: o200k._ShortCounter,
     reference: Encoding,
 ) -> None:
-    data = bytearray((cache_root / tokens._TABLE_NAME).read_bytes())
-    version_at = tokens._HEADER_BYTES - tokens._VERSION_BYTES
-    data[version_at : tokens._HEADER_BYTES] = b"0.0.0".ljust(tokens._VERSION_BYTES, b"\0")
-    stale = tmp_path / tokens._TABLE_NAME
+    data = bytearray((cache_root / o200k._TABLE_NAME).read_bytes())
+    version_at = o200k._HEADER_BYTES - o200k._VERSION_BYTES
+    data[version_at : o200k._HEADER_BYTES] = b"0.0.0".ljust(o200k._VERSION_BYTES, b"\0")
+    stale = tmp_path / o200k._TABLE_NAME
     stale.write_bytes(data)
     monkeypatch.setenv("TIERMEM_CACHE_DIR", str(tmp_path))
-    counter = tokens._Counter()
+    counter = o200k._Counter()
     loaded = counter.short_counter()
     assert loaded is not None
     assert loaded.table.engine_version == "0.0.0"
@@ -463,22 +461,22 @@ def test_table_from_another_tiktoken_is_dropped(
 def test_damaged_tiktoken_cache_file_is_replaced_not_downloaded(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    damaged = tmp_path / "tiktoken" / tokens._tiktoken_cache_name()
+    damaged = tmp_path / "tiktoken" / o200k._tiktoken_cache_name()
     damaged.parent.mkdir()
     damaged.write_bytes(b"not the vocabulary")
     monkeypatch.setenv("TIERMEM_CACHE_DIR", str(tmp_path))
-    assert tokens._tiktoken_cache() == str(damaged.parent)
-    assert tokens._holds_vocabulary(str(damaged))
+    assert o200k._tiktoken_cache() == str(damaged.parent)
+    assert o200k._holds_vocabulary(str(damaged))
 
 
 def test_concurrent_cold_builds_agree(tmp_path: Path, reference: Encoding) -> None:
     cache = tmp_path / "shared-cache"
     # Each worker builds the table and materialises tiktoken's cache file at the same time.
     script = (
-        "import os, sys; from tiermem import tokens\n"
-        "folder = tokens._tiktoken_cache()\n"
-        "cached = os.path.join(folder, tokens._tiktoken_cache_name())\n"
-        "print(tokens.count(sys.stdin.read()), tokens._holds_vocabulary(cached))\n"
+        "import os, sys; from tiermem import o200k\n"
+        "folder = o200k._tiktoken_cache()\n"
+        "cached = os.path.join(folder, o200k._tiktoken_cache_name())\n"
+        "print(o200k.count(sys.stdin.read()), o200k._holds_vocabulary(cached))\n"
     )
     env = {**os.environ, "TIERMEM_CACHE_DIR": str(cache)}
     workers = [
@@ -498,6 +496,6 @@ def test_concurrent_cold_builds_agree(tmp_path: Path, reference: Encoding) -> No
     for worker, (out, err) in zip(workers, results, strict=True):
         assert worker.returncode == 0, err
         assert out.split() == [str(want), "True"]
-    assert tokens._map_table(str(cache / tokens._TABLE_NAME)) is not None
+    assert o200k._map_table(str(cache / o200k._TABLE_NAME)) is not None
     leftovers = [p for p in cache.rglob("*") if p.name.endswith(".tmp")]
     assert not leftovers

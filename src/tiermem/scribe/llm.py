@@ -12,12 +12,12 @@ import importlib.util
 import os
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-    from .config import SummarizerConfig
+    from ..config import SummarizerConfig
 
 BYTES_PER_TOKEN = 3
 MIN_MAX_TOKENS = 64

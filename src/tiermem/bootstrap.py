@@ -1,0 +1,70 @@
+"""`tiermem init`: the folders, config and git settings of a new store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import files
+from .config import render_default
+from .errors import UsageError
+from .layout import TIERS, Layout
+
+_GITIGNORE = """\
+# Derived or transient: rebuilt from the markdown tiers at any time.
+index.sqlite
+index.sqlite-*
+.locks/
+.tmp-*
+"""
+
+_GITATTRIBUTES = """\
+# Tier files are lists of entries with stable ids: a union merge keeps both sides'
+# entries, and tiermem folds any entry that ends up twice.
+hot/*.md merge=union
+cold/*.md merge=union
+wiki/*.md merge=union
+queue/*.md merge=union
+audit.jsonl merge=union
+# Archive records are create-only and named by their content: they never conflict.
+archive/** -diff
+"""
+
+_SQUAD_LOG_UNION = "decisions.md merge=union"
+
+
+def init_store(root: Path, squad_files: bool = True) -> list[str]:
+    """Create the memory folders, config and git settings; return what was created.
+
+    `squad_files=False` touches nothing outside `.squad/memory/` (as an import promises).
+    """
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a directory")
+    layout = Layout(root)
+    created: list[str] = []
+    for tier in (*TIERS, "queue"):
+        path = layout.tier_dir(tier)
+        if not path.is_dir():
+            path.mkdir(parents=True)
+            created.append(layout.relative(path) + "/")
+    for path, text in (
+        (layout.config, render_default()),
+        (layout.memory / ".gitignore", _GITIGNORE),
+        (layout.memory / ".gitattributes", _GITATTRIBUTES),
+    ):
+        if not path.exists():
+            files.atomic_write(path, text)
+            created.append(layout.relative(path))
+    if squad_files and _union_for_squad_log(layout):
+        created.append(layout.relative(layout.squad / ".gitattributes"))
+    return created
+
+
+def _union_for_squad_log(layout: Layout) -> bool:
+    """`decision add` appends to .squad/decisions.md: make it merge like Squad's own files."""
+    path = layout.squad / ".gitattributes"
+    current = files.read_text(layout, path) or ""
+    if any(line.split()[:2] == ["decisions.md", "merge=union"] for line in current.splitlines()):
+        return False
+    prefix = current if not current or current.endswith("\n") else current + "\n"
+    files.atomic_write(path, f"{prefix}{_SQUAD_LOG_UNION}\n")
+    return True

@@ -1,0 +1,121 @@
+"""The context every step of tiermem works in: handed in, never reached back for.
+
+A step (a hot write, a session end, a search, a spawn...) gets one `Context`: where the store
+is, what time it is, its settings, its index, how tokens are counted and results ranked, the
+audit trail and redaction. `Memory` builds one per store; tests build one with fakes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from . import audit, validate
+from .clock import Clock
+from .errors import StoreError
+from .layout import Layout
+from .ranking import DEFAULT as DEFAULT_RANKER
+from .ranking import Ranker
+from .tokens import O200K, TokenCounter
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .index import Index, SyncReport
+
+Redactor = Callable[[str], tuple[str, list[str]]]
+
+
+def _redact(text: str) -> tuple[str, list[str]]:
+    from .redact import redact  # its patterns compile on first use, not at start-up
+
+    return redact(text)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+class Context:
+    """Layout, clock, config, index, token counter, ranker, audit and redaction of a store."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        clock: Clock,
+        *,
+        tokens: TokenCounter = O200K,
+        ranker: Ranker = DEFAULT_RANKER,
+        redact: Redactor = _redact,
+        warn: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.layout = layout
+        self.clock = clock
+        self.tokens = tokens
+        self.ranker = ranker
+        self.redact = redact
+        self.warn = warn
+        self._config: Config | None = None
+        self._index: Index | None = None
+
+    @property
+    def config(self) -> Config:
+        """The store's settings, read from config.toml when first needed.
+
+        Reading the file is a parse of TOML; commands that need no setting (`hot show`,
+        `search`) start faster without it.
+        """
+        if self._config is None:
+            from . import config
+
+            self._config = config.load(self.layout.config)
+        return self._config
+
+    @property
+    def index(self) -> Index:
+        """The search index (opened on first use)."""
+        if self._index is None:
+            self.require_store()
+            from .fts import FtsIndex
+
+            self._index = FtsIndex(self.layout, self.tokens)
+        return self._index
+
+    def require_store(self) -> None:
+        """Refuse to go on where there is no store to work in."""
+        if not self.layout.memory.is_dir():
+            raise StoreError(f"no tiermem store in {self.layout.squad}; run `tiermem init`")
+
+    def stamp(self) -> str:
+        """Now, as the ISO-8601 time every record carries."""
+        return self.clock.stamp()
+
+    def sync(self) -> SyncReport:
+        """Bring the index up to date; warn about files that could not be read."""
+        report = self.index.sync()
+        for error in report.errors:
+            self.warn(f"warning: {error} (skipped)")
+        for conflict in report.conflicts:
+            self.warn(f"note: {conflict}")
+        return report
+
+    def audit(
+        self, action: str, ids: list[str], tiers: list[str], reason: str = "", **details: object
+    ) -> None:
+        """One line in the audit trail: what was done to which entries, never the content."""
+        audit.append(self.layout, self.stamp(), action, ids, tiers, reason, **details)
+
+    def clean(self, text: str, what: str) -> tuple[str, list[str]]:
+        """Validate user text and replace credentials in it, before it is written anywhere."""
+        return self.redact(validate.text(text, what))
+
+    def audit_redactions(self, kinds: list[str], where: str) -> None:
+        """After a write: say which kinds of credentials were replaced (never the values)."""
+        if kinds:
+            self.audit("redact", [], [where], "credential-shaped text replaced", kinds=kinds)
+
+    def close(self) -> None:
+        """Release the index."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None

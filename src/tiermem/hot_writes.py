@@ -1,0 +1,174 @@
+"""Writes to the hot tier: the current session, held within its budget on every write.
+
+Whatever a write pushes out of hot (older actions, a replaced task, text over the budget) is
+archived and queued for Scribe before hot is saved, and a hot tier over budget is
+checkpointed into cold at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from . import files, hot, render, store
+from .context import Context
+from .entries import Entry, TierFile
+from .errors import NotFoundError
+from .results import HotEntry, HotView, WriteReport
+from .scribe import session
+
+Change = Callable[[TierFile], list[Entry]]
+
+
+def set_task(ctx: Context, agent: str, values: dict[str, str]) -> WriteReport:
+    """Set the task (and why, and who the agent talks to): each replaces its previous value."""
+    cleaned: dict[str, str] = {}
+    kinds: list[str] = []
+    for slot, value in values.items():
+        cleaned[slot], found = ctx.clean(value, slot)
+        kinds += found
+
+    def change(tier_file: TierFile) -> list[Entry]:
+        replaced = [e for e in tier_file.entries if e.slot in cleaned]
+        tier_file.remove({e.id for e in replaced})
+        session_id = tier_file.meta["session"]
+        stamp = ctx.stamp()
+        added = [hot.make_entry(agent, s, t, stamp, session_id, 0) for s, t in cleaned.items()]
+        tier_file.entries[0:0] = added
+        return replaced
+
+    return _redacted(ctx, _write(ctx, agent, change, "set"), kinds)
+
+
+def add(ctx: Context, agent: str, slot: str, text: str, trust: str = "") -> WriteReport:
+    """Record an action, decision, blocker or note."""
+    cleaned, kinds = ctx.clean(text, slot)
+
+    def change(tier_file: TierFile) -> list[Entry]:
+        n = len(tier_file.entries)
+        entry = hot.make_entry(agent, slot, cleaned, ctx.stamp(), tier_file.meta["session"], n)
+        tier_file.entries.append(replace(entry, trust=trust))
+        return []
+
+    return _redacted(ctx, _write(ctx, agent, change, slot), kinds)
+
+
+def unblock(ctx: Context, agent: str, text: str) -> WriteReport:
+    """Remove the one blocker matched by id or text; the resolution is kept as an action."""
+    needle = text.strip().lower()
+    if not ctx.layout.tier_file("hot", agent).exists():
+        raise NotFoundError(f"agent {agent!r} has no hot tier")
+
+    def change(tier_file: TierFile) -> list[Entry]:
+        blockers = hot.of_slot(tier_file, "blocker")
+        match = [b for b in blockers if b.id == needle or needle in hot.slot_text(b).lower()]
+        if len(match) != 1:
+            found = "no blocker" if not match else f"{len(match)} blockers"
+            raise NotFoundError(f"{found} of {agent} matches {text!r}")
+        tier_file.remove({match[0].id})
+        resolved = "Unblocked: " + hot.slot_text(match[0])
+        n = len(tier_file.entries)
+        session_id = tier_file.meta["session"]
+        tier_file.entries.append(
+            hot.make_entry(agent, "action", resolved, ctx.stamp(), session_id, n)
+        )
+        return []
+
+    return _write(ctx, agent, change, "unblock")
+
+
+def clear(ctx: Context, agent: str) -> WriteReport:
+    """Empty the hot tier; its content is archived and queued for Scribe first."""
+    path = ctx.layout.tier_file("hot", agent)
+    report = WriteReport(agent)
+    if not path.exists():
+        raise NotFoundError(f"agent {agent!r} has no hot tier")
+    with files.locked(ctx.layout, path):
+        tier_file = store.load(ctx.layout, "hot", path)
+        if tier_file is None:
+            raise NotFoundError(f"agent {agent!r} has no hot tier")
+        if tier_file.entries:
+            session_id = tier_file.meta.get("session", "")
+            record = session.queue_entries(ctx, agent, tier_file.entries, session_id)
+            report.archived.append(record.location)
+        path.unlink()
+    ids = [e.id for e in tier_file.entries]
+    ctx.audit("hot-clear", ids, ["hot", "archive"], "cleared by request")
+    report.messages.append(
+        f"hot: {agent} cleared; {len(ids)} item(s) archived and queued for Scribe"
+    )
+    return report
+
+
+def view(ctx: Context, agent: str) -> HotView | None:
+    """The agent's hot tier as loaded into a spawn; None when it has none."""
+    path = ctx.layout.tier_file("hot", agent)
+    tier_file = store.load(ctx.layout, "hot", path)
+    if tier_file is None:
+        return None
+    entries = tuple(
+        HotEntry(e.id, e.slot, e.cls, e.created, e.title, e.body, e.trust)
+        for e in tier_file.entries
+    )
+    markdown = render.hot_markdown(agent, list(tier_file.entries))
+    size = path.stat().st_size
+    return HotView(agent, tier_file.meta.get("session", ""), size, markdown, entries)
+
+
+def _redacted(ctx: Context, report: WriteReport, kinds: list[str]) -> WriteReport:
+    report.redactions = kinds
+    ctx.audit_redactions(kinds, "hot")
+    return report
+
+
+def _fresh(ctx: Context, agent: str) -> TierFile:
+    stamp = ctx.stamp()
+    return hot.new_file(agent, hot.session_id(stamp), stamp)
+
+
+def _with_session(ctx: Context, agent: str, tier_file: TierFile) -> None:
+    """A hand-written hot file gets a session, keeping all it holds."""
+    if not tier_file.meta.get("session"):
+        fresh = _fresh(ctx, agent)
+        tier_file.heading, tier_file.meta = fresh.heading, fresh.meta
+
+
+def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
+    """Apply a change to hot under its lock, keep the budget, archive what moves out."""
+    path = ctx.layout.tier_file("hot", agent)
+    report = WriteReport(agent)
+    rules = ctx.config.hot
+    with store.update(ctx.layout, "hot", path, lambda: _fresh(ctx, agent)) as tier_file:
+        _with_session(ctx, agent, tier_file)
+        before = {e.id for e in tier_file.entries}
+        replaced = change(tier_file)
+        new_ids = [e.id for e in tier_file.entries if e.id not in before]
+        moved = replaced + hot.extra_actions(tier_file, rules.max_actions)
+        tier_file.remove({e.id for e in moved})
+        overflow = hot.fit(tier_file, rules.budget_bytes, set(new_ids))
+        if moved or overflow:
+            session_id = tier_file.meta["session"]
+            record = session.queue_entries(ctx, agent, moved + overflow, session_id)
+            report.archived.append(record.location)
+    report.ids = new_ids
+    report.messages.append(f"hot: {agent} {what} saved ({hot.size(tier_file)} bytes)")
+    if overflow:
+        _checkpointed(ctx, agent, report, overflow)
+    elif moved:
+        report.messages.append(
+            f"{len(moved)} older item(s) left hot; archived in {report.archived[-1]} and "
+            "queued for the session summary"
+        )
+    return report
+
+
+def _checkpointed(ctx: Context, agent: str, report: WriteReport, overflow: list[Entry]) -> None:
+    """Hot overflowed: Scribe compresses what moved out into cold now."""
+    size = sum(len(e.text.encode("utf-8")) for e in overflow)
+    done = session.checkpoint(ctx, agent)
+    report.cold.extend(done)
+    report.messages.append(
+        f"hot budget {ctx.config.hot.budget_bytes} bytes: {size} bytes moved out; raw "
+        f"text archived in {report.archived[-1]}; Scribe checkpointed it to cold "
+        f"({', '.join(done) or 'queued'})"
+    )

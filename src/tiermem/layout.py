@@ -1,0 +1,47 @@
+"""Where a store keeps each thing: the paths under `.squad/memory/`, from one root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import validate
+
+TIERS = ("hot", "cold", "wiki", "archive")
+TEAM = "team"  # the owner of what the whole team shares: decisions, team policies
+
+
+class Layout:
+    """Paths of one store, rooted at the folder that holds `.squad/`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.squad = root / ".squad"
+        self.memory = self.squad / "memory"
+        self.locks = self.memory / ".locks"
+        self.index = self.memory / "index.sqlite"
+        self.audit = self.memory / "audit.jsonl"
+        self.config = self.memory / "config.toml"
+
+    def tier_dir(self, tier: str) -> Path:
+        """Folder of a tier (hot, cold, wiki, archive, queue)."""
+        return self.memory / tier
+
+    def tier_file(self, tier: str, name: str) -> Path:
+        """The markdown file of an agent's hot/cold tier, or of a wiki topic."""
+        what = "topic" if tier == "wiki" else "agent"
+        return self.memory / tier / f"{validate.name(name, what)}.md"
+
+    def inside(self, path: Path) -> bool:
+        """Whether a path resolves to somewhere inside the memory folder."""
+        try:
+            path.resolve().relative_to(self.memory.resolve())
+        except ValueError:
+            return False
+        return True
+
+    def relative(self, path: Path) -> str:
+        """A path as the user sees it, relative to the root."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)

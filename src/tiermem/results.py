@@ -1,0 +1,292 @@
+"""What the API returns: one dataclass per result, with one JSON shape for every caller.
+
+The CLI prints `result.to_json()` for `--format json`; the MCP server answers with the same
+JSON and derives its output schemas from these classes. A field's JSON name is its own,
+except where metadata says otherwise (`cls` is written `class`); a field's `doc` metadata
+is its description for programs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import Field, dataclass, field, fields, is_dataclass
+from typing import Any
+
+JSON_NAME = "json"
+DOC = "doc"
+
+
+def about(text: str, json: str = "") -> dict[str, str]:
+    """A field's metadata: its description (and, for `cls`, the JSON name it is written under)."""
+    return {DOC: text, **({JSON_NAME: json} if json else {})}
+
+
+def json_name(item: Field[Any]) -> str:
+    """The name a field is written under in JSON."""
+    return str(item.metadata.get(JSON_NAME, item.name))
+
+
+def to_json(value: Any) -> Any:
+    """A result (or anything inside one) as plain JSON values."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {json_name(f): to_json(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    return value
+
+
+class Result:
+    """A value the API returns."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape that `--format json` prints and MCP tools answer with."""
+        data: dict[str, Any] = to_json(self)
+        return data
+
+
+# --- hot ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HotEntry(Result):
+    """One entry of a hot tier."""
+
+    id: str
+    slot: str = field(metadata=about("task, why, talking-to, decision, blocker, action or note."))
+    cls: str = field(metadata=about("The entry's class, e.g. decision or status.", json="class"))
+    created: str = ""
+    title: str = ""
+    body: str = ""
+    trust: str = field(default="", metadata=about("'untrusted' for text from tools or the web."))
+
+    @property
+    def text(self) -> str:
+        """Title and body as one text, as the index holds it."""
+        return f"{self.title}\n{self.body}" if self.body else self.title
+
+
+@dataclass(frozen=True)
+class HotView(Result):
+    """An agent's hot tier: the current session."""
+
+    agent: str
+    session: str = field(metadata=about("Session id; empty when the agent has no hot tier yet."))
+    bytes: int = field(metadata=about("Size of the hot file; Scribe keeps it within its budget."))
+    markdown: str = field(metadata=about("The hot tier as it is loaded into a spawn prompt."))
+    entries: tuple[HotEntry, ...] = ()
+
+
+@dataclass
+class WriteReport(Result):
+    """What a write did, in words for the user and ids for programs."""
+
+    agent: str
+    ids: list[str] = field(default_factory=list, metadata=about("Ids of the entries written."))
+    messages: list[str] = field(default_factory=list, metadata=about("What happened, in words."))
+    archived: list[str] = field(
+        default_factory=list, metadata=about("Archive records that older text moved into.")
+    )
+    cold: list[str] = field(
+        default_factory=list, metadata=about("Cold entries Scribe wrote to keep hot within budget.")
+    )
+    redactions: list[str] = field(
+        default_factory=list, metadata=about("Kinds of credential-shaped text replaced.")
+    )
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchHit(Result):
+    """One search result: a whole entry, or a whole section of an archived text."""
+
+    id: str = field(metadata=about("Entry or archive record id; searching an id reads its entry."))
+    tier: str
+    agent: str
+    path: str = field(metadata=about("The file it lives in, relative to the repository."))
+    title: str
+    text: str
+    score: float = field(
+        metadata=about("Relevance; higher is better (0 for an entry read by its id).")
+    )
+    cls: str = field(
+        default="", metadata=about("The entry's class (empty for archived text).", json="class")
+    )
+    created: str = field(
+        default="", metadata=about("When the entry or the archived text was made.")
+    )
+    tokens: int = field(default=0, metadata=about("Tokens of its text (o200k_base)."))
+
+
+@dataclass(frozen=True)
+class Page(Result):
+    """A wiki topic and how much it holds."""
+
+    topic: str
+    entries: int
+    active: int = field(metadata=about("Entries neither superseded nor expired."))
+    bytes: int
+
+
+@dataclass(frozen=True)
+class WikiEntry(Result):
+    """The wiki entry a request produced."""
+
+    id: str
+    topic: str
+    cls: str = field(metadata=about("policy, decision, convention or contract.", json="class"))
+    title: str
+    path: str = field(metadata=about("The page file, relative to the repository."))
+
+
+@dataclass(frozen=True)
+class TierRow(Result):
+    """Entries, bytes and tokens of one agent in one tier."""
+
+    agent: str
+    tier: str
+    entries: int
+    bytes: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Totals(Result):
+    """Entries, bytes and tokens of one tier, all agents together."""
+
+    entries: int
+    bytes: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SquadLoad(Result):
+    """What a Squad spawn of one agent loads today: its history.md and decisions.md."""
+
+    agent: str
+    bytes: int
+    tokens: int
+
+
+@dataclass
+class Stats(Result):
+    """What each agent's memory holds, against what a Squad spawn loads today."""
+
+    tiers: list[TierRow]
+    totals: dict[str, Totals]
+    squad_spawn: list[SquadLoad]
+
+
+# --- Scribe ------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionReport(Result):
+    """What ending one agent's session produced."""
+
+    agent: str
+    cold: list[str] = field(default_factory=list, metadata=about("The dated cold entries written."))
+    knowledge: list[str] = field(
+        default_factory=list, metadata=about("Structured entries (policy, convention...) kept.")
+    )
+    decisions: list[str] = field(default_factory=list, metadata=about("Decisions recorded."))
+    archived: list[str] = field(
+        default_factory=list, metadata=about("Archive records holding the raw session text.")
+    )
+    carried: list[str] = field(
+        default_factory=list, metadata=about("Blockers carried into the next session's hot.")
+    )
+    raw_bytes: int = 0
+    summary_bytes: int = 0
+    summarizer: str = "extractive"
+
+
+@dataclass
+class RunReport(Result):
+    """What a maintenance run did (or, dry, would do)."""
+
+    dry_run: bool
+    checkpoints: list[str] = field(default_factory=list)
+    inbox_merged: list[str] = field(default_factory=list)
+    inbox_skipped: list[str] = field(default_factory=list)
+    superseded: list[tuple[str, str]] = field(default_factory=list)
+    promoted: dict[str, list[str]] = field(default_factory=dict)
+    expired: list[str] = field(default_factory=list)
+    over_budget: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The report in words."""
+        verb = "would " if self.dry_run else ""
+        out = [
+            f"checkpoints: {verb}compress {len(self.checkpoints)} queued agent(s)",
+            f"inbox: {verb}merge {len(self.inbox_merged)} file(s) into .squad/decisions.md",
+            f"supersede: {verb}mark {len(self.superseded)} older entr(ies) superseded",
+            f"promote: {verb}move {sum(len(v) for v in self.promoted.values())} entr(ies) to "
+            f"{len(self.promoted)} wiki page(s)",
+            f"expire: {verb}archive {len(self.expired)} cold entr(ies) unused for the TTL",
+            f"cold budget: {verb}archive {len(self.over_budget)} oldest entr(ies) over budget",
+        ]
+        out += [f"skipped: {s}" for s in self.inbox_skipped]
+        return out
+
+
+# --- spawn -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Loaded(Result):
+    """An entry a spawn loaded."""
+
+    tier: str
+    id: str
+    path: str
+
+
+@dataclass
+class SpawnResult(Result):
+    """The rendered prompt and what went into it."""
+
+    agent: str
+    situation: str = field(metadata=about("Why these tiers: the situation the task was read as."))
+    reason: str
+    tiers: list[str]
+    prompt: str = field(metadata=about("The prompt to start the agent with."))
+    tokens: dict[str, int] = field(metadata=about("Tokens per section and in total."))
+    baseline_tokens: int | None = field(
+        metadata=about(
+            "Tokens of the agent's history.md plus decisions.md: what a Squad spawn loads today."
+        )
+    )
+    sources: list[Loaded] = field(
+        default_factory=list, metadata=about("Entries loaded: tier, id and path.")
+    )
+    left_out: list[str] = field(
+        default_factory=list, metadata=about("Relevant entries that did not fit the budget.")
+    )
+
+
+# --- import ------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportReport(Result):
+    """What an import read and wrote, and what each tier holds after Scribe's pass."""
+
+    dry_run: bool
+    files: int = field(metadata=about("Squad files read."))
+    unchanged_files: int = field(metadata=about("Files whose exact content was imported before."))
+    skipped: list[str] = field(
+        metadata=about("Files that could not be read, with the line and why.")
+    )
+    entries_written: int
+    classes: dict[str, dict[str, int]] = field(
+        metadata=about("Entries per class and the tier they landed in.")
+    )
+    before: Totals = field(
+        metadata=about("The Squad files read: bytes and tokens (entries: files).")
+    )
+    after: dict[str, Totals] = field(
+        metadata=about("Entries, bytes and tokens per tier after the import.")
+    )

@@ -1,0 +1,1 @@
+"""Scribe, the memory keeper: session ends, checkpoints, summaries and maintenance."""

@@ -1,0 +1,45 @@
+"""Scribe merges Squad's decision inbox: each file into decisions.md and the team's tier,
+then out of the inbox once it is in both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import decisions, files
+from ..context import Context
+from ..squad import decision_log, inbox, parse
+
+
+@dataclass
+class InboxReport:
+    """What merging the inbox did."""
+
+    merged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    recorded: list[str] = field(default_factory=list)
+
+
+def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
+    """Merge the inbox into decisions.md and the team's tier, then remove what was merged."""
+    found, skipped = inbox.read(ctx)
+    report = InboxReport(skipped=skipped)
+    if not found:
+        return report
+    target = decision_log.path(ctx)
+    with files.locked(ctx.layout, target):
+        current = target.read_text(encoding="utf-8") if target.exists() else decision_log.EMPTY_LOG
+        merged_text, report.merged = parse.merge_inbox(current, found, ctx.stamp()[:10])
+        if dry_run:
+            return report
+        if merged_text != current:
+            files.atomic_write(target, merged_text)
+    texts = dict(found)
+    for name in report.merged:
+        source = f".squad/decisions/inbox/{name}"
+        by = name.split("-", 1)[0]
+        report.recorded += decisions.record(ctx, texts[name], by=by, source=source, inbox_file=name)
+        inbox.remove(ctx, name)
+    ctx.audit(
+        "inbox-merge", report.recorded, ["cold"], "Squad decision inbox merged", files=report.merged
+    )
+    return report

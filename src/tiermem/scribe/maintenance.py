@@ -1,0 +1,162 @@
+"""Scribe's maintenance run: finish checkpoints, merge the inbox, supersede, promote, expire."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import archive, files, store, wiki
+from ..classify import is_structured
+from ..clock import parse_time
+from ..context import Context
+from ..entries import Entry, TierFile, render_entry
+from ..results import RunReport
+from . import inbox, supersede
+from .session import checkpoint
+
+
+def age_of(entry: Entry, now_stamp: str) -> float:
+    """Days since the entry was last used (or created)."""
+    last = entry.used or entry.created or now_stamp
+    return (parse_time(now_stamp) - parse_time(last)).total_seconds() / 86400
+
+
+# --- maintenance ----------------------------------------------------------------------
+
+
+def _cold_files(ctx: Context) -> list[tuple[str, TierFile]]:
+    found = []
+    for path in sorted(ctx.layout.tier_dir("cold").glob("*.md")):
+        if not files.is_temp(path):
+            loaded = store.load(ctx.layout, "cold", path)
+            if loaded is not None:
+                found.append((path.stem, loaded))
+    return found
+
+
+def _recurring(colds: list[tuple[str, TierFile]]) -> dict[frozenset[str], int]:
+    sessions: dict[frozenset[str], set[str]] = {}
+    for _, cold in colds:
+        for entry in cold.entries:
+            if entry.trust:
+                continue  # untrusted text is no evidence that a subject recurs
+            key = supersede.subject(entry.title)
+            if key is not None:
+                sessions.setdefault(key, set()).add(entry.session or entry.created[:10])
+    return {k: len(v) for k, v in sessions.items()}
+
+
+def _mark_superseded(colds: list[tuple[str, TierFile]], forward: dict[str, str]) -> None:
+    for _, cold in colds:
+        cold.entries = [
+            replace(e, status="superseded", superseded_by=forward[e.id]) if e.id in forward else e
+            for e in cold.entries
+        ]
+
+
+def _promotable(
+    ctx: Context, colds: list[tuple[str, TierFile]], now: str
+) -> list[tuple[str, Entry]]:
+    recurring = _recurring(colds)
+    chosen = []
+    rules = ctx.config.scribe
+    for agent, cold in colds:
+        for entry in cold.entries:
+            if not (is_structured(entry.cls) and entry.active and not entry.trust):
+                continue
+            age = (parse_time(now) - parse_time(entry.created or now)).total_seconds() / 86400
+            key = supersede.subject(entry.title)
+            seen = recurring.get(key, 0) if key is not None else 0
+            if age >= rules.promote_after_days or seen >= rules.promote_min_sessions:
+                chosen.append((agent, entry))
+    return chosen
+
+
+def _to_leave(
+    ctx: Context, colds: list[tuple[str, TierFile]], now: str, skip: set[str]
+) -> tuple[list[tuple[str, Entry]], list[tuple[str, Entry]]]:
+    """(expired, over budget) cold entries; policies never leave.
+
+    The budget bounds an agent's session summaries. Structured entries (decisions,
+    conventions, contracts) do not count against it: they are on their way to the wiki,
+    which takes them once they are stable.
+    """
+    ttl = ctx.config.cold.ttl_days
+    expired, over = [], []
+    for agent, cold in colds:
+        keep = [e for e in cold.entries if e.id not in skip]
+        for entry in keep:
+            if entry.cls != "policy" and age_of(entry, now) > ttl:
+                expired.append((agent, entry))
+        gone = {e.id for a, e in expired if a == agent}
+        summaries = [e for e in keep if e.id not in gone and not is_structured(e.cls)]
+        size = sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
+        for entry in sorted(summaries, key=lambda e: (e.used or e.created, e.id)):
+            if size <= ctx.config.cold.budget_bytes:
+                break
+            size -= len(render_entry(entry).encode("utf-8")) + 1
+            over.append((agent, entry))
+    return expired, over
+
+
+def _archive_out(ctx: Context, leaving: list[tuple[str, Entry]], why: str) -> None:
+    by_agent: dict[str, list[Entry]] = {}
+    for agent, entry in leaving:
+        by_agent.setdefault(agent, []).append(entry)
+    for agent, items in sorted(by_agent.items()):
+        for entry in items:
+            record = archive.new_record(
+                agent, ctx.stamp(), why, f"cold/{agent}.md", entry.title, render_entry(entry)
+            )
+            archive.write(ctx.layout, record)
+        path = ctx.layout.tier_file("cold", agent)
+        with store.update_existing(ctx.layout, "cold", path) as cold:
+            if cold is not None:
+                cold.remove({e.id for e in items})
+        ctx.audit(why, [e.id for e in items], ["cold", "archive"], f"{why}: left cold", agent=agent)
+
+
+def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunReport:
+    """All maintenance: finish checkpoints, merge the inbox, supersede, promote, expire."""
+    report = RunReport(dry_run)
+    queued = sorted(
+        p.stem for p in ctx.layout.tier_dir("queue").glob("*.md") if not files.is_temp(p)
+    )
+    report.checkpoints = queued
+    if merge_inbox:
+        merged = inbox.merge(ctx, dry_run=dry_run)
+        report.inbox_merged, report.inbox_skipped = merged.merged, merged.skipped
+    if not dry_run:
+        for agent in queued:
+            checkpoint(ctx, agent)
+    pairs = supersede.pairs(ctx)
+    report.superseded = [(old.id, new.id) for old, new in pairs]
+    if not dry_run:
+        supersede.apply(ctx, pairs)
+    colds = _cold_files(ctx)
+    if dry_run:
+        # Nothing was written: see the cold files as the supersede step would leave them.
+        _mark_superseded(colds, {old.id: new.id for old, new in pairs})
+    _age(ctx, colds, report)
+    return report
+
+
+def _age(ctx: Context, colds: list[tuple[str, TierFile]], report: RunReport) -> None:
+    """Promote what is stable, then archive what expired or is over the cold budget."""
+    now = ctx.stamp()
+    promotable = _promotable(ctx, colds, now)
+    promoted_ids = {e.id for _, e in promotable}
+    expired, over = _to_leave(ctx, colds, now, promoted_ids)
+    # Structured entries pushed out by the budget reach the wiki instead of the archive.
+    rescued = [(a, e) for a, e in over if is_structured(e.cls) and e.active and not e.trust]
+    rescued_ids = {e.id for _, e in rescued}
+    over = [(a, e) for a, e in over if e.id not in rescued_ids]
+    report.expired = [e.id for _, e in expired]
+    report.over_budget = [e.id for _, e in over]
+    if report.dry_run:
+        report.promoted = {"(dry run)": sorted(promoted_ids | rescued_ids)}
+        return
+    report.promoted = wiki.promote(ctx, promotable + rescued)
+    if report.promoted:
+        ctx.audit("promote", sorted(promoted_ids), ["cold", "wiki"], "stable structured entries")
+    _archive_out(ctx, expired, "expire")
+    _archive_out(ctx, over, "cold-budget")

@@ -1,0 +1,128 @@
+"""Search: BM25 over every tier and the archive, each result a whole entry, each text once.
+
+A match in one part of a long entry returns the whole entry, and a match in a chunk of an
+archived text returns its whole section. One text kept in several places (a decision
+repeated by a union merge, or kept both in the archive and as an entry) shows once, from
+the tier that holds it in its most finished form.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from . import use
+from .context import Context
+from .index import Doc, Hit
+from .layout import TEAM
+
+# What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
+# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789#4`).
+_ENTRY_ID = re.compile(r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?")
+_FINISHED = ("wiki", "cold", "hot", "archive")
+_MARKS = str.maketrans("", "", "#>*-")
+# Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
+# file, the entry's bare title): what repeats is the body under them. A body shorter than this
+# ("Done.") is too common to say that two texts are one.
+_REPEAT_BODY_CHARS = 40
+
+
+def search(ctx: Context, query: str, agent: str | None, tier: str | None, limit: int) -> list[Hit]:
+    """The best `limit` results; using a cold or wiki entry refreshes it.
+
+    With an agent, the search covers that agent's memory, the team's (the decisions and
+    policies every agent works under) and the whole wiki, ranked for that agent. A query of
+    nothing but entry ids reads those entries.
+    """
+    ctx.sync()
+    owners = None if agent is None else sorted({agent, TEAM})
+    tiers = [tier] if tier else None
+    if ids := entry_ids(query):
+        docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
+        return _used(ctx, _whole_entries(ctx, _once([Hit(d, 0.0) for d in docs]), limit))
+    pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
+    while True:
+        found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
+        hits, used = _whole_entries(ctx, _once(ctx.ranker.rank(found, agent)), limit)
+        if len(hits) == limit or len(found) < pool:
+            return _used(ctx, (hits, used))
+        pool *= 4  # so many repeats that the pool ran short: look further
+
+
+def entry_ids(query: str) -> list[str]:
+    """The ids a query names when it is nothing but ids (separated by spaces or commas)."""
+    words = query.replace(",", " ").split()
+    if words and all(_ENTRY_ID.fullmatch(w) for w in words):
+        return list(dict.fromkeys(words))
+    return []
+
+
+def _used(ctx: Context, found: tuple[list[Hit], list[Doc]]) -> list[Hit]:
+    hits, used = found
+    use.mark_used(ctx, used)
+    return hits
+
+
+def _whole_entries(ctx: Context, found: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
+    """The first `limit` entries among the hits, parts joined into their entry."""
+    hits: list[Hit] = []
+    used: list[Doc] = []
+    wholes: set[str] = set()
+    for hit in found:
+        if len(hits) == limit:
+            break
+        doc = hit.doc
+        if not doc.parent:
+            hits.append(hit)
+            used.append(doc)
+        elif doc.parent not in wholes:
+            wholes.add(doc.parent)
+            parts = ctx.index.parts(doc.parent)
+            hits.append(replace(hit, doc=_joined(parts)))
+            used.extend(parts)
+    return hits, used
+
+
+def _once(found: list[Hit]) -> list[Hit]:
+    """Each entry and each text once, in rank order.
+
+    One entry can sit in two tiers for a while (promoted in one clone, used in another,
+    before Scribe runs after a merge), and one text in several places: each shows once, at
+    the rank of its best match, from the tier that holds it in its most finished form.
+    """
+    groups: dict[str, list[Hit]] = {}
+    first_of_id: dict[str, str] = {}
+    for hit in found:
+        key = first_of_id.setdefault(hit.doc.id, _repeat_key(hit.doc.text))
+        groups.setdefault(key, []).append(hit)
+    return [_most_finished(group) for group in groups.values()]
+
+
+def _most_finished(group: list[Hit]) -> Hit:
+    if len(group) == 1:
+        return group[0]
+    return replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
+
+
+def _repeat_key(text: str) -> str:
+    """What two copies of one text share: the gist of the body under the heading line."""
+    body = _gist(text.partition("\n")[2])
+    return body if len(body) >= _REPEAT_BODY_CHARS else _gist(text)
+
+
+def _gist(text: str) -> str:
+    """A text without markdown marks and spacing, to recognise repeats."""
+    return " ".join(text.translate(_MARKS).split()).lower()
+
+
+def _joined(parts: list[Doc]) -> Doc:
+    """One document for an entry stored in parts, or a section of an archived text stored in
+    chunks: the first one's heading, every text."""
+    glue = "" if parts[0].tier == "archive" else "\n\n"  # archive chunks are contiguous text
+    return replace(
+        parts[0],
+        id=parts[0].parent,
+        text=glue.join(p.text for p in parts),
+        tokens=sum(p.tokens for p in parts),
+        parent="",
+    )

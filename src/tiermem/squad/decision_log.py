@@ -1,0 +1,38 @@
+"""Squad's decision log, `.squad/decisions.md`: decisions recorded through tiermem go there too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import files
+from ..context import Context
+from . import parse
+
+EMPTY_LOG = "# Decisions\n"
+
+
+def path(ctx: Context) -> Path:
+    """Where Squad keeps its decision log."""
+    return ctx.layout.squad / "decisions.md"
+
+
+def check(ctx: Context) -> None:
+    """Read the log as a write would, so a broken one stops the write before it starts."""
+    if path(ctx).exists():
+        files.read_text(ctx.layout, path(ctx))
+
+
+def append(ctx: Context, text: str, by: str) -> None:
+    """Add a decision to the log as Squad's inbox merge would (a repeat adds nothing)."""
+    target = path(ctx)
+    day = ctx.stamp()[:10]
+    with files.locked(ctx.layout, target):
+        current = target.read_text(encoding="utf-8") if target.exists() else EMPTY_LOG
+        name = f"{by or 'tiermem'}-decision.md"
+        if not any(s.kind == "decision" for s in parse.parse_decisions(text)):
+            # Plain text: its first line is the title of Squad's canonical dated block.
+            first, _, rest = text.strip("\n").partition("\n")
+            text = parse.render_decision(day, first.lstrip("# "), rest)
+        merged, _ = parse.merge_inbox(current, [(name, text)], day)
+        if merged != current:
+            files.atomic_write(target, merged)

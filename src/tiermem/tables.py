@@ -1,0 +1,63 @@
+"""Tables for people: the CLI's text output of `stats` and `import squad`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .results import ImportReport, Stats, Totals
+
+_NUMBERS = ("entries", "bytes", "tokens")
+
+
+def _counts(totals: Totals) -> tuple[str, str, str]:
+    return f"{totals.entries:,}", f"{totals.bytes:,}", f"{totals.tokens:,}"
+
+
+def stats(report: Stats) -> None:
+    """Memory per agent and tier, then what a Squad spawn loads today."""
+    console = Console()
+    table = Table(title="tiermem: memory per agent and tier")
+    for column in ("agent", "tier", *_NUMBERS):
+        table.add_column(column, justify="right" if column in _NUMBERS else "left")
+    for row in report.tiers:
+        table.add_row(
+            escape(row.agent), row.tier, f"{row.entries:,}", f"{row.bytes:,}", f"{row.tokens:,}"
+        )
+    for tier, totals in sorted(report.totals.items()):
+        table.add_row("[b]all[/b]", tier, *_counts(totals))
+    console.print(table)
+    if report.squad_spawn:
+        squad = Table(title="what a Squad spawn loads today (history.md + decisions.md)")
+        for column in ("agent", "bytes", "tokens"):
+            squad.add_column(column, justify="right" if column != "agent" else "left")
+        for load in report.squad_spawn:
+            squad.add_row(escape(load.agent), f"{load.bytes:,}", f"{load.tokens:,}")
+        console.print(squad)
+
+
+def imported(report: ImportReport) -> None:
+    """The end-of-import tables: entries per class and tier, sizes before and after."""
+    console = Console()
+    verb = "would import" if report.dry_run else "imported"
+    console.print(
+        f"{verb} {report.files} files ({report.unchanged_files} unchanged since the "
+        f"last import, {len(report.skipped)} skipped)"
+    )
+    table = Table(title="entries per class and tier")
+    tiers = ["cold", "wiki", "archive"]
+    table.add_column("class")
+    for tier in tiers:
+        table.add_column(tier, justify="right")
+    for cls, row in report.classes.items():
+        table.add_row(cls, *(str(row.get(t, 0)) for t in tiers))
+    console.print(table)
+    sizes = Table(title="before and after")
+    for column in ("", *_NUMBERS):
+        sizes.add_column(column, justify="right" if column else "left")
+    before = report.before
+    sizes.add_row("Squad files (before)", "", f"{before.bytes:,}", f"{before.tokens:,}")
+    for tier, totals in sorted(report.after.items()):
+        sizes.add_row(f"{tier} (after)", *_counts(totals))
+    console.print(sizes)
