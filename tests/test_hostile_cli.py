@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import hostile
@@ -198,6 +198,10 @@ def test_bad_arguments_fail_in_one_line_and_write_nothing(
 
 @PROPERTY
 @given(argv=COMMANDS, stdin=STDIN, damages=DAMAGES)
+# Found by this property, only sometimes: a hot file that is a link to nothing made every read
+# crash while the index fingerprinted the tier folders.
+@example(argv=["search", "login"], stdin=b"", damages=[("hot/flight.md", "symlink-dangling")])
+@example(argv=["stats"], stdin=b"", damages=[("cold/eecom.md", "symlink-dangling")])
 def test_damaged_store_never_crashes_and_is_never_overwritten(
     template: Path, argv: list[str], stdin: bytes, damages: list[tuple[str, str | bytes]]
 ) -> None:

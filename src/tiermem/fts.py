@@ -196,6 +196,16 @@ def _listing(folder: Path) -> list[os.DirEntry[str]]:
         return []
 
 
+def _stamp_of(item: os.DirEntry[str]) -> str:
+    """Size and mtime of a listed file or folder, the link itself for a link (never followed:
+    a link to nothing must not fail every read), empty when it vanished since the listing."""
+    try:
+        st = item.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
 def _sha(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
@@ -275,10 +285,9 @@ class FtsIndex:
         for tier in ("hot", "cold", "wiki"):
             for item in _listing(self.layout.tier_dir(tier)):
                 if item.name.endswith(".md") and not item.name.startswith(files.TEMP_PREFIX):
-                    st = item.stat()
-                    parts.append(f"{tier}/{item.name}:{st.st_size}:{st.st_mtime_ns}")
+                    parts.append(f"{tier}/{item.name}:{_stamp_of(item)}")
         for item in self._archive_folders():
-            parts.append(f"{item.name}/:{item.stat().st_mtime_ns}")
+            parts.append(f"{item.name}/:{_stamp_of(item)}")
         return _sha("\n".join(sorted(parts)))
 
     @contextlib.contextmanager
@@ -327,9 +336,13 @@ class FtsIndex:
         for path in sorted(folder.glob("*.md")):
             if files.is_temp(path):
                 continue
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue  # gone since the listing, or a link to nothing: nothing to index
             rel = self.layout.relative(path)
             on_disk.add(rel)
-            changed = self._sync_file(path, rel, rel_dir, tier, report)
+            changed = self._sync_file(path, st, rel, rel_dir, tier, report)
             if changed is not None:
                 pending.append(changed)
         # Token counts for every changed file at once: one pass of the counter, not one per file.
@@ -352,14 +365,10 @@ class FtsIndex:
                 report.removed.append(rel)
 
     def _sync_file(
-        self, path: Path, rel: str, rel_dir: str, tier: str, report: SyncReport
+        self, path: Path, st: os.stat_result, rel: str, rel_dir: str, tier: str, report: SyncReport
     ) -> _Pending | None:
         """The documents of a file whose content changed since it was indexed, else None."""
         report.scanned += 1
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            return None
         row = self.db.execute(
             "SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)
         ).fetchone()
