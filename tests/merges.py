@@ -1,6 +1,6 @@
 """Clones of one repository merged with git: the repository, the merge, and what it left.
 
-tests/test_git_merge.py merges scripted sessions; scripts/stress.py (`merge`) merges random
+tests/test_git_merge.py merges scripted sessions; tests/stress.py (`merge`) merges random
 ones, round after round, with these same helpers.
 """
 

@@ -9,17 +9,8 @@ from typing import Any
 import pytest
 
 from tiermem import archive, store
-from tiermem.bench.speed import (
-    GROWTH_FIGURES,
-    ROWS,
-    TARGETS,
-    Prose,
-    StoreReport,
-    generate,
-    growth,
-    percentile,
-    plan,
-)
+from tiermem.bench.generated import Prose, generate, plan
+from tiermem.bench.speed import GROWTH_FIGURES, ROWS, TARGETS, StoreReport, growth, percentile
 from tiermem.cli import main
 from tiermem.errors import UsageError
 from tiermem.layout import Layout

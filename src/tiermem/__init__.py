@@ -1,6 +1,7 @@
 """tiermem: tiered memory for AI agent teams.
 
-`Memory(root)` is the whole API: the CLI and the MCP server are thin layers over it.
+`Memory(root)` is the whole API: the CLI and the MCP server are thin layers over it. The
+result types its methods return are exported here too.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -8,15 +9,64 @@ from typing import TYPE_CHECKING, Any
 from .errors import NotFoundError, ParseError, StoreError, TiermemError, UsageError
 
 if TYPE_CHECKING:
+    from .archive import Record
     from .memory import Memory
+    from .results import (
+        HotEntry,
+        HotView,
+        ImportReport,
+        Loaded,
+        Page,
+        RunReport,
+        SearchHit,
+        SessionReport,
+        SpawnResult,
+        SquadLoad,
+        Stats,
+        TierRow,
+        Totals,
+        WikiEntry,
+        WriteReport,
+    )
+    from .spawn import SpawnRequest
 
-__all__ = ["Memory", "NotFoundError", "ParseError", "StoreError", "TiermemError", "UsageError"]
+__all__ = [
+    "HotEntry",
+    "HotView",
+    "ImportReport",
+    "Loaded",
+    "Memory",
+    "NotFoundError",
+    "Page",
+    "ParseError",
+    "Record",
+    "RunReport",
+    "SearchHit",
+    "SessionReport",
+    "SpawnRequest",
+    "SpawnResult",
+    "SquadLoad",
+    "Stats",
+    "StoreError",
+    "TierRow",
+    "TiermemError",
+    "Totals",
+    "UsageError",
+    "WikiEntry",
+    "WriteReport",
+]
+
+# Where each lazily exported name lives: `tiermem --help` starts without the store code.
+_LAZY = {
+    "Memory": "memory",
+    "Record": "archive",
+    "SpawnRequest": "spawn",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # `Memory` is imported on first use, so `tiermem --help` starts without the store code.
-    if name == "Memory":
-        from .memory import Memory
+    if name in __all__ and name not in globals():
+        from importlib import import_module
 
-        return Memory
+        return getattr(import_module(f".{_LAZY.get(name, 'results')}", __name__), name)
     raise AttributeError(f"module 'tiermem' has no attribute {name!r}")

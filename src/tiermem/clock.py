@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from .errors import UsageError
 
@@ -57,8 +57,3 @@ class Clock:
     def stamp(self) -> str:
         """The current time as an ISO-8601 string."""
         return format_time(self.now())
-
-
-def age_days(then: str, now: datetime) -> float:
-    """Days between an ISO time and now (negative when then is in the future)."""
-    return (now - parse_time(then)) / timedelta(days=1)

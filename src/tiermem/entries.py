@@ -347,11 +347,6 @@ def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], l
         tier_file.conflicts.append(Conflict(entry.id, (first_line, line), reason, lost))
 
 
-def with_used(entry: Entry, stamp: str) -> Entry:
-    """The entry with its last-use time moved forward (never back)."""
-    return entry if entry.used >= stamp else replace(entry, used=stamp)
-
-
 _PART_HEADING = re.compile(r"^#{1,6} +(.*)$", re.MULTILINE)
 
 

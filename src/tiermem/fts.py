@@ -233,16 +233,19 @@ class FtsIndex:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         version = None
+        # Stored token counts are those of the counter that made them: another counter (a
+        # test's fake) gets an index of its own counts.
+        wanted = f"{SCHEMA_VERSION}/{type(self.counter).__name__}"
         with contextlib.suppress(sqlite3.DatabaseError):
             row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             version = row[0] if row else None
-        if version != SCHEMA_VERSION:
+        if version != wanted:
             db.close()
             self._drop_files()
             db = sqlite3.connect(self.layout.index, timeout=60, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
-            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (wanted,))
         return db
 
     def _drop_files(self) -> None:

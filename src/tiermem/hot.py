@@ -5,8 +5,6 @@ These are pure functions over a parsed hot file; `Memory` holds the locks and wr
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .entries import Entry, TierFile, content_id, render
 
 SLOTS = ("task", "why", "talking-to", "decision", "blocker", "action", "note")
@@ -108,9 +106,3 @@ def fit(hot: TierFile, budget: int, protect: set[str]) -> list[Entry]:
             hot.remove({entry.id})
             evicted.append(entry)
     return evicted
-
-
-def pointer(entry: Entry, record_location: str) -> Entry:
-    """A short stand-in for text that moved out of hot, naming where it went."""
-    note = f"(moved out of hot to stay within budget; raw text in {record_location})"
-    return replace(entry, body=note, id=content_id("h", entry.id, "pointer"))

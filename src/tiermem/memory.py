@@ -147,10 +147,6 @@ class Memory:
             raise NotFoundError(f"unknown agent {agent!r} (no memory for it under {where})")
         return HotView(agent, "", 0, render.hot_markdown(agent, []), ())
 
-    def known_agent(self, agent: str) -> bool:
-        """Whether the agent has memory in any tier, or a Squad agent folder."""
-        return agents.known(self.context, validate.name(agent))
-
     def agents(self) -> list[str]:
         """Every agent with memory in hot, cold or the archive."""
         return agents.with_memory(self.context)

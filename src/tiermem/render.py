@@ -36,8 +36,3 @@ def hot_markdown(agent: str, entries: list[Entry]) -> str:
     other = [e for e in entries if e.slot not in LABELS]
     lines.extend(f"- {e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other)
     return "\n".join(lines) if lines else f"(no hot memory for {agent})"
-
-
-def entry_markdown(entry: Entry) -> str:
-    """One cold or wiki entry as a titled block."""
-    return f"### {entry.title}\n{entry.body}".rstrip()

@@ -55,11 +55,3 @@ def decode(data: bytes, what: str = "input", limit: int = MAX_INPUT_BYTES) -> st
     except UnicodeDecodeError as exc:
         raise UsageError(f"{what} is not valid UTF-8 (byte {exc.start})") from None
     return text(decoded, what, limit)
-
-
-def one_line(value: str, what: str) -> str:
-    """Collapse a title-like value onto one line."""
-    collapsed = " ".join(text(value, what).split())
-    if len(collapsed) > 500:
-        raise UsageError(f"{what} is longer than 500 characters")
-    return collapsed

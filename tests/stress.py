@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Stress tiermem: contention, kill -9 crashes, git merges, hostile input, secret canaries.
 
-    python scripts/stress.py                         # every phase, full counts
-    python scripts/stress.py concurrency --procs 16 --ops 40
-    python scripts/stress.py crash --crash-trials 200
-    python scripts/stress.py merge --merges 20 [--merge-driver]
-    python scripts/stress.py hostile --hostile 2000
-    python scripts/stress.py canaries
+    python tests/stress.py                         # every phase, full counts
+    python tests/stress.py concurrency --procs 16 --ops 40
+    python tests/stress.py crash --crash-trials 200
+    python tests/stress.py merge --merges 20 [--merge-driver]
+    python tests/stress.py hostile --hostile 2000
+    python tests/stress.py canaries
 
 Phases:
   concurrency  N real processes mix hot writes, `decision add`, session ends, wiki requests,
@@ -56,8 +56,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-# The stress script runs the suite's own scenarios at full counts: they live in tests/.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# The stress run is the suite's own scenarios at full counts: they live beside it.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import canary_paths
 import crashes

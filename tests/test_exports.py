@@ -1,0 +1,33 @@
+"""The package's public surface: every result type the API returns is exported, and only those."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import is_dataclass
+
+import tiermem
+from tiermem.memory import Memory
+
+
+def test_all_is_sorted_and_every_name_resolves() -> None:
+    assert tiermem.__all__ == sorted(tiermem.__all__)
+    for name in tiermem.__all__:
+        assert getattr(tiermem, name).__name__ == name
+
+
+def _returned_types(hint: object) -> set[type]:
+    if isinstance(hint, type):
+        return {hint}
+    return {t for arg in typing.get_args(hint) for t in _returned_types(arg)}
+
+
+def test_every_result_type_memory_returns_is_exported() -> None:
+    returned: set[type] = set()
+    for name, method in inspect.getmembers(Memory, inspect.isfunction):
+        if not name.startswith("_"):
+            returned |= _returned_types(typing.get_type_hints(method).get("return"))
+    results = {t for t in returned if is_dataclass(t)}
+    assert results  # the walk found the result classes
+    for result in results:
+        assert getattr(tiermem, result.__name__) is result, result
