@@ -1,7 +1,7 @@
 """Every write path a canary can take into memory, and where a leak would show.
 
 tests/test_canaries.py sends every canary of tests/canaries.py down each path and checks
-it; scripts/stress.py (`canaries`) runs every path on a fresh store and counts the leaks.
+it; tests/stress.py (`canaries`) runs every path on a fresh store and counts the leaks.
 """
 
 from __future__ import annotations

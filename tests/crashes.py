@@ -1,6 +1,6 @@
 """Crashes: the stores an operation is killed in, the kill itself, and what must hold after.
 
-tests/test_crash.py kills each operation a few times; scripts/stress.py (`crash`) does the
+tests/test_crash.py kills each operation a few times; tests/stress.py (`crash`) does the
 same hundreds of times, with these very scenarios and checks.
 """
 

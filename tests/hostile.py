@@ -1,6 +1,6 @@
 """Hostile input for the command line: the raw material, the store it hits, and its damage.
 
-tests/test_hostile_cli.py draws from these lists with hypothesis; scripts/stress.py
+tests/test_hostile_cli.py draws from these lists with hypothesis; tests/stress.py
 (`hostile`) draws thousands of inputs from the same lists at random.
 """
 

@@ -1,5 +1,5 @@
 """A model served on the loopback interface: what every fake Chat Completions endpoint of
-the tests (and of scripts/stress.py) does the same way.
+the tests (and of tests/stress.py) does the same way.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the reliability tests and scripts/stress.py both use: the CLI in process, child
+"""What the reliability tests and tests/stress.py both use: the CLI in process, child
 processes on this checkout, and the files of a store read back.
 """
 

@@ -6,7 +6,7 @@ writes (a real HTTP server on the loopback interface). The text then travels on 
 Scribe (session end, checkpoint, promotion, expiry) and the search index. Afterwards no
 secret may appear in any byte of any file under `.squad/memory` (tiers, archive, audit,
 index.sqlite and its WAL), and audit.jsonl must hold a `redact` line naming the kinds.
-The write paths are in tests/canary_paths.py, which scripts/stress.py (`canaries`) also runs.
+The write paths are in tests/canary_paths.py, which tests/stress.py (`canaries`) also runs.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ Two kinds of test:
   turn; after a re-run the store must be exactly what an uninterrupted run leaves (or what
   two uninterrupted runs leave, for a crash after the last change).
 
-The scenarios and checks are in tests/crashes.py: the `crash` phase of scripts/stress.py
+The scenarios and checks are in tests/crashes.py: the `crash` phase of tests/stress.py
 runs them hundreds of times. The last test runs the mixed-operation contention phase of
-scripts/stress.py on a small scale (tests/test_concurrency.py covers hot writes alone).
+tests/stress.py on a small scale (tests/test_concurrency.py covers hot writes alone).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_mixed_operations_from_many_processes_lose_nothing(tmp_path: Path) -> No
     proc = subprocess.run(
         [
             sys.executable,
-            str(ROOT / "scripts" / "stress.py"),
+            str(ROOT / "tests" / "stress.py"),
             "concurrency",
             "--procs",
             "6",

@@ -6,7 +6,7 @@ Both clones run sessions for the same and for different agents, record decisions
 wiki entries, run Scribe and search (which refreshes last-use times), and commit. Merging
 one into the other, in either direction, must succeed without conflict markers, leave a
 store that loads, show no entry id twice, lose nothing, and pick the same version of an
-entry both clones changed. The git helpers are in tests/merges.py, which scripts/stress.py
+entry both clones changed. The git helpers are in tests/merges.py, which tests/stress.py
 (`merge`) also uses.
 """
 

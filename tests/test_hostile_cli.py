@@ -13,7 +13,7 @@ The CLI runs in process (`tiermem.cli.main`) so hundreds of commands fit in seco
 known bug has its own strict xfail test below; the property tests leave out only the inputs
 that trigger one (a year before 1000 in --now, a folder where a tier file should be, a
 failure on a damaged store writing first), so they keep guarding everything else. The raw
-inputs and damage are in tests/hostile.py, which scripts/stress.py (`hostile`) also uses.
+inputs and damage are in tests/hostile.py, which tests/stress.py (`hostile`) also uses.
 """
 
 from __future__ import annotations
