@@ -1,0 +1,1 @@
+"""Squad integration: wiring tiermem into a team that uses Squad's `.squad/` layout."""
