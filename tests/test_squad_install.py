@@ -269,6 +269,19 @@ def test_a_folder_name_tiermem_cannot_use_is_skipped(team: Path, run_cli: RunCli
     assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
 
 
+def test_a_linked_vscode_folder_is_left_alone(team: Path, run_cli: RunCli, tmp_path: Path) -> None:
+    shared = tmp_path / "shared-vscode"
+    shared.mkdir()
+    (team / ".vscode").rmdir()
+    (team / ".vscode").symlink_to(shared, target_is_directory=True)
+    code, out, _ = run_cli("squad", "install", "--root", str(team))
+    assert code == 0
+    assert states(out)[".vscode/mcp.json"] == "skipped"
+    assert ".vscode is a symbolic link" in out
+    assert run_cli("squad", "install", "--uninstall", "--root", str(team))[0] == 0
+    assert list(shared.iterdir()) == []
+
+
 def test_memory_sections_round_trip() -> None:
     block = texts.agent_memory_block("ada", scribe=False)
     for charter in ("# Ada\n", "# Ada", "", "# Ada\n\n\n", "# Ada\r\n"):
@@ -416,4 +429,3 @@ def test_a_folder_without_a_squad_team_is_refused(tmp_path: Path, run_cli: RunCl
     assert one_line_error(code, out, err)
     assert "no Squad team" in err
     assert list(tmp_path.iterdir()) == []
-

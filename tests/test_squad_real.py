@@ -270,11 +270,7 @@ def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, s
 def _installed_only(tree: dict[str, bytes | None]) -> set[str]:
     """Paths that exist only because of the install (the store, the record, the skill)."""
     store_parts = tuple(f".squad/memory/{n}" for n in (*install.STORE_DIRS, *install.STORE_FILES))
-    return {
-        p
-        for p in tree
-        if p.startswith((*store_parts, install.MANIFEST, ".squad/skills"))
-    }
+    return {p for p in tree if p.startswith((*store_parts, install.MANIFEST, ".squad/skills"))}
 
 
 def _charters(tree: dict[str, bytes | None]) -> set[str]:
@@ -396,4 +392,3 @@ def test_a_team_on_a_git_state_backend_is_refused(
         assert done.stderr.count("\n") == 1
         assert f"Squad state backend '{backend}'" in done.stderr
     assert snapshot(repo) == before
-

@@ -650,7 +650,10 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record]:
     record = Record.load(repo)
     record.coordinator = coordinator or old.coordinator
     steps = [plan_store(repo, record), plan_mcp(repo, MCP_JSON, record)]
-    if repo.is_dir(".vscode"):
+    if _is_link(repo, ".vscode"):
+        note = ".vscode is a symbolic link; register tiermem there by hand (docs/mcp.md)"
+        steps.append(Step(VSCODE_MCP, "tiermem MCP server", "skipped", note=note))
+    elif repo.is_dir(".vscode"):
         steps.append(plan_mcp(repo, VSCODE_MCP, record))
     steps += [plan_charter(repo, folder, rel, record) for folder, rel in charters(repo)]
     steps += [plan_skill(repo, rel, record) for rel in skill_targets(repo)]
@@ -661,6 +664,11 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record]:
     after = record.render()
     steps.append(_install_step(MANIFEST, "install record", manifest, after, bool(manifest), old))
     return steps, record
+
+
+def _is_link(repo: Repo, rel: str) -> bool:
+    """Whether `rel` (directly under the root) is a symbolic link, which is left alone."""
+    return (repo.root / rel).is_symlink()
 
 
 def check(root: str | Path | None, coordinator: bool = False) -> Report:
@@ -699,7 +707,7 @@ def uninstall(root: str | Path | None) -> Report:
     repo = open_repo(root)
     record = Record.load(repo)
     steps = [unplan_mcp(repo, MCP_JSON, record)]
-    if repo.read(VSCODE_MCP) is not None:
+    if not _is_link(repo, ".vscode") and repo.read(VSCODE_MCP) is not None:
         steps.append(unplan_mcp(repo, VSCODE_MCP, record))
     steps += [unplan_charter(repo, rel) for _, rel in charters(repo)]
     steps += [unplan_skill(repo, rel, record) for rel in SKILLS]
