@@ -379,6 +379,16 @@ def test_state_kept_off_the_working_tree_is_refused(
     assert snapshot(team) == before
 
 
+def test_uninstall_works_after_a_move_to_another_backend(team: Path, run_cli: RunCli) -> None:
+    before = snapshot(team)
+    run_cli("squad", "install", "--coordinator", "--root", str(team))
+    config = team / ".squad/config.json"
+    config.write_text('{"version": 1, "stateBackend": "orphan"}', encoding="utf-8")
+    assert run_cli("squad", "install", "--uninstall", "--root", str(team))[0] == 0
+    config.write_bytes(before[".squad/config.json"] or b"")
+    assert snapshot(team) == before
+
+
 @pytest.mark.parametrize("backend", ["local", "worktree"])
 def test_the_local_backend_by_any_name_is_fine(team: Path, run_cli: RunCli, backend: str) -> None:
     config = {"version": 1, "stateBackend": backend}
