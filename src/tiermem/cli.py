@@ -290,13 +290,33 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _memory_for_import(args: argparse.Namespace) -> Memory:
-    from .memory import Memory, discover_root
+    from .layout import discover_root
+    from .memory import Memory
 
     root = discover_root(getattr(args, "root", None))
     if not args.dry_run:
         # Idempotent: finishes a broken init; and an import writes only under .squad/memory.
         Memory.init(root, now=getattr(args, "now", None), squad_files=False)
     return Memory(root, now=getattr(args, "now", None))
+
+
+def cmd_squad(args: argparse.Namespace) -> int:
+    from .squad import install
+
+    root = getattr(args, "root", None)
+    if args.uninstall:
+        if args.coordinator:
+            raise _usage("--coordinator goes with an install or a --check, not with --uninstall")
+        report = install.uninstall(root)
+    elif args.check:
+        report = install.check(root, coordinator=args.coordinator)
+    else:
+        report = install.install(root, args.coordinator)
+    if args.format == "json":
+        _print_json({"action": report.action, "steps": [s.as_json() for s in report.steps]})
+    else:
+        _say(report.lines())
+    return report.exit_code
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -545,6 +565,53 @@ def _import_parsers(sub: Any) -> None:
     _format(squad)
 
 
+_SQUAD_INSTALL_EPILOG = """\
+writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists): a `tiermem` server beside
+  Squad's own; .squad/memory/: the tiermem store; every .squad/agents/*/charter.md: a marked
+  memory section (Scribe's tells it to end sessions and run maintenance);
+  .squad/skills/ and .github/skills/tiered-memory/SKILL.md: the runtime skill in place of
+  Squad's design-only one; with --coordinator, .squad/templates/spawn-reference.md: the
+  tiermem spawn step in place of the lines that load a whole history.md and decisions.md.
+What it replaced is kept in .squad/memory/tiermem-install.json for --uninstall. A second
+install changes nothing. No path is read or written through a symbolic link.
+exit status: 0 done; 1 (--check) something is missing, outdated or undone (`squad upgrade`
+rewrites .squad/templates/); 2 bad input or a refused repository (a link, a state backend
+other than local), and nothing was written.
+"""
+
+
+def _squad_parsers(sub: Any) -> None:
+    squad = _add(sub, "squad", cmd_squad, _HELP["squad"])
+    verbs = squad.add_subparsers(
+        dest="squad_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
+    install = _add(
+        verbs,
+        "install",
+        cmd_squad,
+        "wire tiermem into this Squad team: MCP server, charters, skill, spawn step",
+        epilog=_SQUAD_INSTALL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    install.add_argument(
+        "--coordinator",
+        action="store_true",
+        help="also replace the full-history lines of Squad's spawn template with tiermem's step",
+    )
+    mode = install.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="report what is installed, missing or undone (exit 1 if anything is); write nothing",
+    )
+    mode.add_argument(
+        "--uninstall",
+        action="store_true",
+        help="take out everything the install put in; Squad's files come back as Squad wrote them",
+    )
+    _format(install)
+
+
 def _search_parser(sub: Any) -> None:
     search = _add(sub, "search", cmd_search, _HELP["search"])
     search.add_argument(
@@ -608,6 +675,7 @@ _HELP = {
     "wiki": "the team wiki: durable knowledge by topic",
     "spawn": "render the prompt for spawning an agent on a task",
     "import": "import existing team memory",
+    "squad": "wire tiermem into a Squad team (install, check, uninstall)",
     "serve": "serve memory to agents over MCP (stdio)",
     "bench": "benchmarks: replay a team, evaluate probes, measure speed",
 }
@@ -625,6 +693,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "wiki": _wiki_parsers,
     "spawn": _spawn_parser,
     "import": _import_parsers,
+    "squad": _squad_parsers,
     "serve": _serve_parser,
     "bench": _bench_parsers,
 }

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from . import validate
+from .errors import StoreError
 
 TIERS = ("hot", "cold", "wiki", "archive")
 TEAM = "team"  # the owner of what the whole team shares: decisions, team policies
+ENV_ROOT = "TIERMEM_ROOT"
 
 
 class Layout:
@@ -45,3 +48,18 @@ class Layout:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
+    """The folder holding `.squad/`: --root, TIERMEM_ROOT, else the nearest ancestor."""
+    given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
+    if given is not None:
+        root = Path(given).expanduser()
+        if not root.is_dir():
+            raise StoreError(f"root {root} is not a directory")
+        return root.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".squad").is_dir():
+            return folder
+    raise StoreError(f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root")

@@ -6,7 +6,6 @@ Each method is a door to one step: it checks its arguments, hands the step the s
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,8 @@ from . import agents, archive, bootstrap, hot_writes, render, validate
 from .clock import Clock
 from .config import Config
 from .context import Context
-from .errors import NotFoundError, StoreError, UsageError
-from .layout import TIERS, Layout
+from .errors import NotFoundError, UsageError
+from .layout import TIERS, Layout, discover_root
 from .ranking import Ranker
 from .results import (
     HotView,
@@ -32,26 +31,10 @@ from .results import (
 )
 from .tokens import O200K, TokenCounter
 
-ENV_ROOT = "TIERMEM_ROOT"
 SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
 MAX_SEARCH_LIMIT = 10_000
 UNTRUSTED = frozenset({"tool", "web"})
-
-
-def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
-    """The folder holding `.squad/`: --root, TIERMEM_ROOT, else the nearest ancestor."""
-    given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
-    if given is not None:
-        root = Path(given).expanduser()
-        if not root.is_dir():
-            raise StoreError(f"root {root} is not a directory")
-        return root.resolve()
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".squad").is_dir():
-            return folder
-    raise StoreError(f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root")
 
 
 class Memory:

@@ -1,0 +1,394 @@
+"""`tiermem squad install` against the real Squad: squad-cli 0.10.0 and squad-sdk 0.13.1 on Node 22.
+
+`.ci/install-squad` puts Node 22 and those packages in `.ci-node/` (or TIERMEM_SQUAD_PREFIX);
+without them these tests skip, except under CI, where they fail. No model is involved: every
+Squad command used here (init, doctor, nap, upgrade, memory write) works on files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import TextContent
+
+from tiermem import store
+from tiermem.memory import Memory
+from tiermem.squad import install, texts
+
+REPO = Path(__file__).resolve().parents[1]
+PREFIX = Path(os.environ.get("TIERMEM_SQUAD_PREFIX") or REPO / ".ci-node")
+BIN = PREFIX / "node_modules" / ".bin"
+PACKAGES = PREFIX / "node_modules" / "@bradygaster"
+VERSIONS = {"node": "v22.", "squad-cli": "0.10.0", "squad-sdk": "0.13.1"}
+TOOLS = {
+    "hot_show",
+    "hot_set",
+    "hot_add",
+    "hot_unblock",
+    "search",
+    "read_entry",
+    "read_tier",
+    "wiki_list",
+    "wiki_read",
+    "wiki_write",
+    "spawn",
+    "end_session",
+}
+DECISION = {
+    "title": "Use Postgres for the event store",
+    "author": "flight",
+    "content": "We use Postgres 16 for the event store. Why: JSONB and logical replication.",
+}
+
+
+def _missing() -> str:
+    """Why the real Squad cannot run here ('' when it can)."""
+    for tool in ("node", "squad"):
+        if not (BIN / tool).exists():
+            return f"{BIN / tool} is missing: run .ci/install-squad (or set TIERMEM_SQUAD_PREFIX)"
+    return ""
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment Squad and tiermem run in: Node 22 and this Python's scripts first."""
+    reason = _missing()
+    if reason and os.environ.get("CI"):
+        pytest.fail(f"CI must run the real-Squad tests: {reason}")
+    if reason:
+        pytest.skip(reason)
+    home = tmp_path_factory.mktemp("home")
+    scripts = Path(sys.executable).parent
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TIERMEM_")}
+    environment.update(
+        PATH=os.pathsep.join([str(BIN), str(scripts), os.environ.get("PATH", "")]),
+        HOME=str(home),
+        NO_COLOR="1",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+        TIERMEM_CACHE_DIR=os.environ["TIERMEM_CACHE_DIR"],
+    )
+    found = {
+        "node": run(["node", "--version"], home, environment).strip(),
+        "squad-cli": _package_version("squad-cli"),
+        "squad-sdk": _package_version("squad-sdk"),
+    }
+    assert run(["squad", "--version"], home, environment).strip() == VERSIONS["squad-cli"]
+    assert all(found[k].startswith(v) for k, v in VERSIONS.items()), found
+    return environment
+
+
+def _package_version(name: str) -> str:
+    data = json.loads((PACKAGES / name / "package.json").read_text(encoding="utf-8"))
+    return str(data["version"])
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str], expect: int = 0) -> str:
+    """Run a command; return its stdout, failing with its output on another exit status."""
+    command = [shutil.which(args[0], path=env["PATH"]) or args[0], *args[1:]]
+    done = subprocess.run(
+        command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120
+    )
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == expect, f"{args}: exit {done.returncode}\n{out}\n{err}"
+    return out
+
+
+def squad(repo: Path, env: dict[str, str], *args: str) -> str:
+    return run(["squad", *args], repo, env)
+
+
+def tiermem(repo: Path, env: dict[str, str], *args: str, expect: int = 0) -> str:
+    return run([sys.executable, "-m", "tiermem", *args], repo, env, expect)
+
+
+def squad_team(tmp_path: Path, env: dict[str, str], *init: str) -> Path:
+    """A git repository where `squad init` has just run."""
+    repo = tmp_path / "team"
+    repo.mkdir(parents=True)
+    run(["git", "init", "-q"], repo, env)
+    run(["git", "commit", "-q", "--allow-empty", "-m", "start"], repo, env)
+    squad(repo, env, "init", *init)
+    return repo
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every file's bytes and every folder (None) outside .git, links not followed."""
+    found: dict[str, bytes | None] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not (Path(folder) == root and d == ".git")]
+        for name in dirs:
+            found[Path(folder, name).relative_to(root).as_posix()] = None
+        for name in files:
+            path = Path(folder, name)
+            found[path.relative_to(root).as_posix()] = path.read_bytes()
+    return found
+
+
+def doctor_summary(repo: Path, env: dict[str, str]) -> str:
+    """`squad doctor`'s Summary line (the command exits 0 whatever it finds)."""
+    lines = [ln for ln in squad(repo, env, "doctor").splitlines() if ln.startswith("Summary:")]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def check(repo: Path, env: dict[str, str], expect: int) -> dict[str, dict[str, str]]:
+    out = tiermem(repo, env, "squad", "install", "--check", "--format", "json", expect=expect)
+    return {step["path"]: step for step in json.loads(out)["steps"]}
+
+
+# --- install, doctor, second install, uninstall ---------------------------------------------
+
+
+def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, str]) -> None:
+    repo = squad_team(tmp_path, env)
+    (repo / ".vscode").mkdir()
+    squads = snapshot(repo)
+    out = tiermem(repo, env, "squad", "install", "--coordinator")
+    assert out.splitlines()[-1] == "installed: 10 change(s)"
+    installed = snapshot(repo)
+    assert ", 0 failed," in doctor_summary(repo, env)
+    assert tiermem(repo, env, "squad", "install").splitlines()[-1].endswith("nothing to change")
+    assert snapshot(repo) == installed
+    assert set(s["state"] for s in check(repo, env, 0).values()) == {"installed"}
+
+    spawn = (repo / install.SPAWN_TEMPLATE).read_text(encoding="utf-8")
+    assert "  " + texts.SPAWN_BEGIN + "\n  MEMORY: {paste here the prompt" in spawn
+    assert "Read `agents/{name}/history.md` with `squad_state_read`" not in spawn
+    charters = sorted(repo.glob(".squad/agents/*/charter.md"))
+    assert [c.parent.name for c in charters] == ["Rai", "ralph", "scribe"]
+    for charter in charters:
+        text = charter.read_text(encoding="utf-8")
+        assert text.count(texts.MEMORY_BEGIN) == 1 and text.endswith(texts.MEMORY_END + "\n")
+    assert "`tiermem hot show rai`" in charters[0].read_text(encoding="utf-8")
+    assert "tiermem scribe end-session --all" in charters[2].read_text(encoding="utf-8")
+    for rel in install.SKILLS:
+        assert (repo / rel).read_text(encoding="utf-8") == texts.SKILL
+
+    tiermem(repo, env, "squad", "install", "--uninstall")
+    assert snapshot(repo) == squads
+    assert ", 0 failed," in doctor_summary(repo, env)
+
+
+# --- the registered server ------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _serve(entry: dict[str, Any], cwd: Path, env: dict[str, str]) -> set[str]:
+    """Start the server as a client would from its config entry; list tools, write hot."""
+    command = shutil.which(str(entry["command"]), path=env["PATH"])
+    assert command is not None
+    args = [str(a).replace("${workspaceFolder}", str(cwd)) for a in entry["args"]]
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool(
+            "hot_add", {"agent": "scribe", "kind": "note", "text": "served from the team"}
+        )
+        block = result.content[0]
+        assert not result.is_error, block.text if isinstance(block, TextContent) else block
+    return names
+
+
+@pytest.mark.anyio
+async def test_the_registered_server_serves_this_team(tmp_path: Path, env: dict[str, str]) -> None:
+    repo = squad_team(tmp_path, env)
+    (repo / ".vscode").mkdir()
+    tiermem(repo, env, "squad", "install")
+    mcp = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))
+    assert list(mcp["mcpServers"]) == ["squad_state", "tiermem"]
+    vscode = json.loads((repo / ".vscode/mcp.json").read_text(encoding="utf-8"))
+    # Copilot CLI starts servers in the folder it runs in: the team's, or one below it.
+    below = repo / "src" / "deep"
+    below.mkdir(parents=True)
+    assert await _serve(mcp["mcpServers"]["tiermem"], below, env) == TOOLS
+    assert await _serve(vscode["servers"]["tiermem"], repo, env) == TOOLS
+    hot = (repo / ".squad/memory/hot/scribe.md").read_text(encoding="utf-8")
+    assert hot.count("served from the team") == 2
+
+
+# --- squad nap, squad upgrade, and what --check sees ------------------------------------------
+
+
+def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, str]) -> None:
+    repo = squad_team(tmp_path, env)
+    squads = snapshot(repo)
+    tiermem(repo, env, "squad", "install", "--coordinator")
+    write_decision(repo, env)
+    squad(repo, env, "nap")  # merges the inbox into decisions.md; touches nothing installed
+    assert not list((repo / ".squad/decisions/inbox").iterdir())
+    assert set(s["state"] for s in check(repo, env, 0).values()) == {"installed"}
+
+    squad(repo, env, "upgrade")
+    upgraded = snapshot(repo)
+    undone = {p: s for p, s in check(repo, env, 1).items() if s["state"] != "installed"}
+    assert undone == {
+        install.SPAWN_TEMPLATE: {
+            "path": install.SPAWN_TEMPLATE,
+            "what": "spawn step",
+            "state": "undone",
+            "note": "`squad upgrade` rewrites .squad/templates/",
+        }
+    }
+    assert upgraded == snapshot(repo)  # a check writes nothing
+    out = tiermem(repo, env, "squad", "install")
+    assert f"restored  {install.SPAWN_TEMPLATE}: spawn step" in out
+    assert ", 0 failed," in doctor_summary(repo, env)
+
+    tiermem(repo, env, "squad", "install", "--uninstall")
+    after = snapshot(repo)
+    # What the install touched is back as Squad wrote it: upgrade's own spawn template,
+    # init's charters, skill and .mcp.json; nothing of tiermem is left.
+    cli_template = PACKAGES / "squad-cli" / "templates" / "spawn-reference.md"
+    assert after[install.SPAWN_TEMPLATE] == cli_template.read_bytes()
+    for rel in (".mcp.json", install.SKILLS[1], *_charters(squads)):
+        assert after[rel] == squads[rel], rel
+    assert {p for p in after if p.startswith((".squad/skills", ".squad/memory/hot"))} == set()
+    assert install.MANIFEST not in after
+    # Everything else is exactly what nap and upgrade made of the team.
+    kept = set(upgraded) - _installed_only(upgraded)
+    assert set(after) == kept
+    others = kept - _touched(squads)
+    assert {p: after[p] for p in others} == {p: upgraded[p] for p in others}
+
+
+def _installed_only(tree: dict[str, bytes | None]) -> set[str]:
+    """Paths that exist only because of the install (the store, the record, the skill)."""
+    store_parts = tuple(f".squad/memory/{n}" for n in (*install.STORE_DIRS, *install.STORE_FILES))
+    return {p for p in tree if p.startswith((*store_parts, install.MANIFEST, ".squad/skills"))}
+
+
+def _charters(tree: dict[str, bytes | None]) -> set[str]:
+    return {p for p in tree if p.startswith(".squad/agents/") and p.endswith("/charter.md")}
+
+
+def _touched(squads: dict[str, bytes | None]) -> set[str]:
+    return {".mcp.json", install.SPAWN_TEMPLATE, *install.SKILLS, *_charters(squads)}
+
+
+# --- a governed decision --------------------------------------------------------------------
+
+
+def write_decision(repo: Path, env: dict[str, str]) -> str:
+    """`squad memory write --class DECISION`: the inbox file it made (front matter + body)."""
+    out = squad(
+        repo,
+        env,
+        "memory",
+        "write",
+        "--class",
+        "DECISION",
+        "--title",
+        DECISION["title"],
+        "--author",
+        DECISION["author"],
+        "--content",
+        DECISION["content"],
+    )
+    written = json.loads(out)
+    assert written["stored"] and written["classification"]["destination"] == "decision-inbox"
+    return str(written["path"])
+
+
+def decision_entries(repo: Path) -> list[tuple[str, str, str, str]]:
+    """(title, by, created date, body) of each tiermem entry holding the decision's text."""
+    mem = Memory(repo)
+    found = []
+    for tier in ("cold", "wiki"):
+        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
+            tier_file = store.load(mem.layout, tier, path)
+            for entry in tier_file.entries if tier_file else []:
+                if "Postgres 16" in entry.body:
+                    by = dict(entry.extra).get("by", "")
+                    found.append((entry.title, by, entry.created[:10], entry.body.strip()))
+    return found
+
+
+def later(env: dict[str, str], days: int) -> dict[str, str]:
+    """tiermem's clock some days after Squad's, so that a date says whose clock it came from."""
+    when = datetime.now(UTC) + timedelta(days=days)
+    return {**env, "TIERMEM_NOW": when.strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def test_a_governed_decision_arrives_in_tiermem_once(tmp_path: Path, env: dict[str, str]) -> None:
+    repo = squad_team(tmp_path, env)
+    tiermem(repo, env, "squad", "install")
+    write_decision(repo, env)
+    assert "inbox: merge 1 file(s)" in tiermem(repo, env, "scribe", "run")
+    assert not list((repo / ".squad/decisions/inbox").iterdir())
+    decisions = (repo / ".squad/decisions.md").read_text(encoding="utf-8")
+    assert decisions.count(DECISION["content"]) == 1
+    assert len(decision_entries(repo)) == 1
+    # An import afterwards reads decisions.md, where the decision now is, and folds it.
+    tiermem(repo, env, "import", "squad")
+    assert len(decision_entries(repo)) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="squad_parse does not read the YAML front matter of Squad 0.10's governed decisions "
+    "(title, author, createdAt): in an inbox file the title comes from the file name and the "
+    "front matter stays in the body; where `squad nap` appended the file to decisions.md, the "
+    "block is read as part of the section before it",
+)
+def test_a_governed_decision_keeps_squads_title_author_and_date(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    arrived: dict[str, list[tuple[str, str, str, str]]] = {}
+    created = ""
+    for path, steps in {
+        "tiermem scribe run": [("tiermem", "scribe", "run")],
+        "squad nap, then tiermem import squad": [("squad", "nap"), ("tiermem", "import", "squad")],
+    }.items():
+        repo = squad_team(tmp_path / path.split(",")[0].replace(" ", "-"), env)
+        tiermem(repo, env, "squad", "install")
+        inbox_file = (repo / write_decision(repo, env)).read_text(encoding="utf-8")
+        created = inbox_file.split("createdAt: ", 1)[1][:10]
+        for step in steps:
+            if step[0] == "squad":
+                squad(repo, env, *step[1:])
+            else:
+                tiermem(repo, later(env, days=3), *step[1:])
+        arrived[path] = decision_entries(repo)
+    wanted = [(DECISION["title"], DECISION["author"], created, DECISION["content"])]
+    assert arrived == {path: wanted for path in arrived}
+
+
+# --- state kept off the working tree ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["orphan", "two-layer"])
+def test_a_team_on_a_git_state_backend_is_refused(
+    tmp_path: Path, env: dict[str, str], backend: str
+) -> None:
+    repo = squad_team(tmp_path, env, "--state-backend", backend)
+    before = snapshot(repo)
+    for args in ((), ("--check",)):
+        done = subprocess.run(
+            [sys.executable, "-m", "tiermem", "squad", "install", *args],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr.count("\n") == 1
+        assert f"Squad state backend '{backend}'" in done.stderr
+    assert snapshot(repo) == before
