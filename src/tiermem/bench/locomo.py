@@ -156,7 +156,7 @@ def agent_name(name: str) -> str:
     import re
 
     slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
-    return (slug or "speaker")[:64]
+    return (slug or "agent")[:64]
 
 
 def _notes(turns: Sequence[Turn], design: Design, date: str) -> list[tuple[str, str]]:
@@ -318,7 +318,7 @@ def stages(conversation: Conversation, store: Path) -> dict[str, float]:
 
 def run_conversation(conversation: Conversation, out: Path, design: Design) -> ConversationRun:
     """Ingest and evaluate one conversation (a worker's whole job)."""
-    store = out / conversation.sample_id
+    store = out / conversation.folder
     turns = sum(len(s.turns) for s in conversation.sessions)
     _log(f"{conversation.sample_id}: {len(conversation.sessions)} sessions, {turns} turns")
     ingest_seconds = ingest(conversation, store, design)
@@ -566,11 +566,19 @@ def _bars(ax: Any, x: list[int], series: list[tuple[str, Any]], groups: list[Any
         ax.bar([i + offset for i in x], [value(f) for _, f in groups], width, label=label)
 
 
-def main(path: Path, out: Path, design: Design, workers: int | None = None) -> dict[str, Any]:
-    """Load, run every conversation and summarise (what `tiermem bench locomo` does)."""
+def main(
+    path: Path,
+    out: Path,
+    design: Design,
+    workers: int | None = None,
+    conversations: Sequence[Conversation] | None = None,
+) -> dict[str, Any]:
+    """Run every conversation of a LoCoMo file and summarise; results also written to `out`
+    (results.json, and answers.jsonl: per question, the evidence turns found where)."""
     from .locomo_data import load
 
-    conversations = load(path)
+    if conversations is None:
+        conversations = load(path)
     started = time.perf_counter()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     runs = run(conversations, out, design, workers or min(cpus, len(conversations)))
@@ -611,6 +619,7 @@ def design_of(args: argparse.Namespace) -> Design:
 def command(args: argparse.Namespace) -> int:
     """`tiermem bench locomo FILE`."""
     from ..errors import UsageError
+    from .locomo_data import load
 
     path = Path(args.file).expanduser()
     if not path.is_file():
@@ -618,17 +627,19 @@ def command(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be 1 or more")
     design = design_of(args)
+    conversations = load(path)
     out = (
         Path(args.out).expanduser().resolve()
         if args.out
         else Path(tempfile.mkdtemp(prefix="tiermem-locomo-"))
     )
-    if out.exists() and any(out.iterdir()) and not (out / "results.json").is_file():
-        raise UsageError(f"{out} holds other files; give an empty or new folder")
-    for child in out.iterdir() if out.exists() else []:
-        if child.is_dir():
-            shutil.rmtree(child)
-    data = main(path, out, design, args.workers)
+    if out.is_dir() and any(out.iterdir()) and not (out / "results.json").is_file():
+        raise UsageError(
+            f"{out} holds other files: give a new or empty folder, or an earlier --out"
+        )
+    for conversation in conversations:  # an earlier run's stores are replaced, never mixed
+        shutil.rmtree(out / conversation.folder, ignore_errors=True)
+    data = main(path, out, design, args.workers, conversations)
     if args.chart and not chart(data, Path(args.chart)):
         print("chart skipped: install the plot extra to draw it", file=sys.stderr)
     if args.format == "json":

@@ -77,6 +77,11 @@ class Conversation:
     no_evidence: int  # questions of categories 1-4 left with no evidence turn
 
     @property
+    def folder(self) -> str:
+        """The name of the conversation's store folder: its id, made safe as a file name."""
+        return re.sub(r"[^A-Za-z0-9_-]+", "-", self.sample_id).strip("-") or "conversation"
+
+    @property
     def turns(self) -> dict[str, Turn]:
         """Every turn by its dia_id."""
         return {t.dia_id: t for s in self.sessions for t in s.turns}
@@ -99,9 +104,15 @@ def load(path: Path) -> list[Conversation]:
     if not isinstance(data, list) or not data:
         raise UsageError(f"{path} is not a LoCoMo file (expected a list of conversations)")
     try:
-        return [_conversation(item, n) for n, item in enumerate(data)]
-    except (KeyError, TypeError, AttributeError) as exc:
+        conversations = [_conversation(item, n) for n, item in enumerate(data)]
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise UsageError(f"{path} is not a LoCoMo file: missing or malformed {exc}") from None
+    folders = [c.folder for c in conversations]
+    if len(set(folders)) < len(folders):
+        raise UsageError(f"{path}: two conversations have the same sample_id")
+    if not all(c.sessions for c in conversations):
+        raise UsageError(f"{path}: a conversation has no session")
+    return conversations
 
 
 def _conversation(item: dict[str, Any], n: int) -> Conversation:
