@@ -174,7 +174,18 @@ def test_the_command_reports_recall_coverage_and_baseline(
     answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 5 and all(a["search"]["10"] == a["evidence"] for a in answers)
     assert json.loads((out / "results.json").read_text())["overall"] == overall
-    assert (out / "conv-a" / ".squad" / "memory" / "archive").is_dir()
+    archived = "".join(
+        p.read_text() for p in (out / "conv-a" / ".squad" / "memory" / "archive").rglob("*.md")
+    )
+    # Five turns per note, each opened by the session's date, one agent for the conversation.
+    assert "(3 May 2023) Ada: I flew a zeppelin over Lisbon yesterday!\nBo: A zeppelin?" in archived
+    assert data["design"] == {
+        "agents": "conversation",
+        "turns_per_note": 5,
+        "dated": True,
+        "budget": None,
+        "settings": [],
+    }
 
 
 def test_text_output_and_designs(fixture: Path, tmp_path: Path, run_cli: RunCli) -> None:

@@ -537,7 +537,9 @@ def _bench_parsers(sub: Any) -> None:
     locomo.add_argument("--format", choices=("text", "json"), default="text")
     locomo.add_argument("--agents", choices=("conversation", "speaker"), default="conversation")
     locomo.add_argument("--turns-per-note", type=int, default=5, metavar="N")
-    locomo.add_argument("--dated", action="store_true", help="the session date opens each note")
+    locomo.add_argument(
+        "--dated", action=argparse.BooleanOptionalAction, default=True, help="date in each note"
+    )
     locomo.add_argument("--budget", type=int, metavar="TOKENS", help="spawn budget")
     locomo.add_argument(
         "--config", action="append", default=[], metavar="KEY=VALUE", help="store setting"

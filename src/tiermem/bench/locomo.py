@@ -1,12 +1,13 @@
 """`tiermem bench locomo`: LoCoMo conversations lived through tiermem, then questioned.
 
 Each conversation becomes its own store, written through tiermem's own write path session by
-session at the session's date: every turn is a note of the conversation's agent, Scribe ends
-the session and runs its maintenance, as a team that runs `scribe end-session` and
-`scribe run` after each working session would. Then every question of categories 1-4 goes
-through `search` and `spawn --auto`, and the turns its answer key names as evidence are
-looked for in what came back. A plain BM25 over chunks of 5 turns runs beside it, on the same
-questions, in the same run (`locomo_data.ChunkIndex`).
+session with `now` = the session's date: its turns are the notes of the conversation's agent
+(`Design`), then Scribe ends the session and runs its maintenance, as a team that runs
+`scribe end-session` and `scribe run` after each working session would. Then every question
+of categories 1-4 goes through `search` and `spawn --auto` (`now` = the last session's date),
+and the turns the answer key names as evidence are looked for, by their text, in what came
+back. A plain BM25 over chunks of 5 turns runs beside it, on the same questions, in the same
+run (`locomo_data.ChunkIndex`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -93,20 +95,24 @@ PUBLISHED: tuple[dict[str, Any], ...] = (
 class Design:
     """How conversations become memory and how questions are asked: the harness's choices.
 
-    agents: `conversation` (one agent keeps the whole conversation; it searches and spawns
-    for every question) or `speaker` (each speaker's turns are that speaker's notes; search
-    covers the whole store, spawn goes to the speaker the question names first).
-    turns_per_note: consecutive turns of a session written as one note (1: a note per turn;
-    2: per exchange).
-    dated: the session's date opens every note.
+    agents: `conversation` (one agent keeps the whole conversation, as a team's assistant
+    would; it searches and spawns for every question) or `speaker` (each speaker's turns are
+    that speaker's notes; search covers the whole store, spawn goes to the speaker the
+    question names first).
+    turns_per_note: consecutive turns of a session written as one note, `Speaker: text` a
+    line each (5 by default: the unit of the BM25 baseline, so that the two differ only in
+    what the memory does with it; with `speaker`, a note is its first speaker's).
+    dated: the session's date opens every note. On by default: an archived note shows no
+    date of its own, and a question asking when needs one.
     budget: the spawn budget in tokens (None: the store's configured default).
+    settings: config.toml overrides written into every new store.
     """
 
     agents: str = "conversation"
-    turns_per_note: int = 1
-    dated: bool = False
+    turns_per_note: int = 5
+    dated: bool = True
     budget: int | None = None
-    settings: tuple[tuple[str, str], ...] = ()  # config.toml overrides: ("cold.ttl_days", "400")
+    settings: tuple[tuple[str, str], ...] = ()  # ("cold.ttl_days", "400"), ...
 
 
 @dataclass
@@ -153,8 +159,6 @@ def _log(text: str) -> None:
 
 def agent_name(name: str) -> str:
     """A speaker or conversation name as a tiermem agent name."""
-    import re
-
     slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
     return (slug or "agent")[:64]
 
