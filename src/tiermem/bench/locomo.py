@@ -533,7 +533,7 @@ def chart(data: dict[str, Any], path: Path) -> bool:
     ]
     labels = [g for g, _ in groups]
     x = list(range(len(groups)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4))
     series = [
         ("tiermem search R@5", lambda f: f["search"]["recall_at_5"]),
         ("tiermem search R@10", lambda f: f["search"]["recall_at_10"]),
@@ -554,7 +554,7 @@ def chart(data: dict[str, Any], path: Path) -> bool:
     for ax in (left, right):
         ax.set_xticks(x, labels, fontsize=8)
         ax.set_ylim(0, 1)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
     left.axhline(0.85, color="grey", linestyle="--", linewidth=0.8)
     right.axhline(0.8, color="grey", linestyle="--", linewidth=0.8)
     fig.tight_layout()
