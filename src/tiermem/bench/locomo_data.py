@@ -20,8 +20,9 @@ from ..errors import UsageError
 from ..record import dataclass
 
 # Categories 1-4 are answerable from the conversation; 5 is adversarial (no answer in it) and
-# is left out of recall figures, as is usual. The file gives numbers only; these names are
-# the ones the benchmark's own evaluation code and later work use for them.
+# is left out of recall figures, as is usual. The file gives numbers only; these names are the
+# ones in common use (the benchmark's evaluation code prints categories in the order 4, 1, 2,
+# 3, 5, the order of the paper's tables: single-hop, multi-hop, temporal, open-domain).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # Evidence is written "D3:12"; a few items hold several ids in one string ("D8:6; D9:17",
 # "D9:1 D4:4") or a stray colon ("D:11:26"): every id in the string counts.
