@@ -25,11 +25,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import format_time
 from ..record import asdict, dataclass, field
 from .locomo_data import CATEGORIES, ChunkIndex, Conversation, Question, Turn, found, normal
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 DEPTHS = (5, 10)
 # What-if figures pack retrieved text into the room a spawn has for memory when its whole
@@ -239,7 +242,7 @@ def _packed(texts: Iterable[tuple[str, int]], budget: int) -> str:
     return "\n\n".join(taken)
 
 
-def _live_text(mem: Any) -> str:
+def _live_text(mem: Memory) -> str:
     """All the text a spawn can load: active cold and wiki entries."""
     mem.sync()
     docs = [d for tier in ("cold", "wiki") for d in mem.index.docs(tier=tier) if not d.status]
@@ -255,7 +258,7 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
     mem = Memory(store, now=now)
     baseline = ChunkIndex(conversation)
     chunk_tokens = dict(zip(baseline.texts, count_many(baseline.texts), strict=True))
-    live = normal(_live_text(mem))  # what questions refresh is used again, not rewritten
+    live = normal(_live_text(mem))  # questions refresh entries' last use, never their text
     turns = conversation.turns
     answers = []
     deepest = max(DEPTHS)
