@@ -517,6 +517,21 @@ def _bench_parsers(sub: Any) -> None:
         help="where stores and results.json go (default: bench-out)",
     )
     every.add_argument("--limit", type=int, metavar="N", help="only the first N probes per corpus")
+    locomo = add(verbs, "locomo", run, "search recall and spawn coverage on LoCoMo conversations")
+    locomo.add_argument("file", metavar="FILE", help="a LoCoMo JSON file (e.g. locomo10.json)")
+    locomo.add_argument("--out", metavar="DIR", help="stores and results (default: a temp dir)")
+    locomo.add_argument("--format", choices=("text", "json"), default="text")
+    locomo.add_argument("--agents", choices=("conversation", "speaker"), default="conversation")
+    locomo.add_argument("--turns-per-note", type=int, default=5, metavar="N")
+    locomo.add_argument(
+        "--dated", action=argparse.BooleanOptionalAction, default=True, help="date in each note"
+    )
+    locomo.add_argument("--budget", type=int, metavar="TOKENS", help="spawn budget")
+    locomo.add_argument(
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="store setting"
+    )
+    locomo.add_argument("--workers", type=int, metavar="N", help="processes (default: cpus)")
+    locomo.add_argument("--chart", metavar="PNG", help="draw the figures (plot extra)")
     speed = add(verbs, "speed", run, "latency and throughput on generated stores")
     speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
     speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")

@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
         return _probes(args)
     if args.bench_action == "all":
         return _all(args)
+    if args.bench_action == "locomo":
+        from .locomo import command
+
+        return command(args)
     from .speed import run_speed
 
     return run_speed(args)
