@@ -24,11 +24,11 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..clock import format_time
-from ..record import asdict, dataclass, field
 from .locomo_data import CATEGORIES, ChunkIndex, Conversation, Question, Turn, found, normal
 
 if TYPE_CHECKING:
@@ -245,19 +245,21 @@ def _packed(texts: Iterable[tuple[str, int]], budget: int) -> str:
 def _live_text(mem: Memory) -> str:
     """All the text a spawn can load: active cold and wiki entries."""
     mem.sync()
-    docs = [d for tier in ("cold", "wiki") for d in mem.index.docs(tier=tier) if not d.status]
+    docs = [
+        d for tier in ("cold", "wiki") for d in mem.context.index.docs(tier=tier) if not d.status
+    ]
     return "\n\n".join(d.text for d in docs)
 
 
 def evaluate(conversation: Conversation, store: Path, design: Design) -> list[Answer]:
     """Ask every question through search and spawn --auto; the baseline beside."""
     from ..memory import Memory
-    from ..tokens import count_many
+    from ..tokens import O200K
 
     now = format_time(conversation.sessions[-1].date)
     mem = Memory(store, now=now)
     baseline = ChunkIndex(conversation)
-    chunk_tokens = dict(zip(baseline.texts, count_many(baseline.texts), strict=True))
+    chunk_tokens = dict(zip(baseline.texts, O200K.count_many(baseline.texts), strict=True))
     live = normal(_live_text(mem))  # questions refresh entries' last use, never their text
     turns = conversation.turns
     answers = []
@@ -266,12 +268,12 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
         evidence = [normal(turns[i].text) for i in question.evidence]
         agent = _spawn_agent(conversation, question, design)
         searcher = None if design.agents == "speaker" else agent
-        hits = [h.doc.text for h in mem.search(question.text, agent=searcher, limit=deepest)]
+        hits = [h.text for h in mem.search(question.text, agent=searcher, limit=deepest)]
         chunks = baseline.search(question.text, PACK_DEPTH)
         result = mem.spawn(agent, question.text, auto=True, budget=design.budget)
         many = mem.search(question.text, agent=searcher, limit=PACK_DEPTH)
         joined = {str(k): ("\n\n".join(hits[:k]), "\n\n".join(chunks[:k])) for k in DEPTHS}
-        sizes = count_many([text for pair in joined.values() for text in pair])
+        sizes = O200K.count_many([text for pair in joined.values() for text in pair])
         answers.append(
             Answer(
                 conversation=conversation.sample_id,
@@ -288,7 +290,7 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
                 agent=agent,
                 reachable=sum(1 for text in evidence if text in live),
                 search_packed=found(
-                    evidence, _packed(((h.doc.text, h.doc.tokens) for h in many), PACK_TOKENS)
+                    evidence, _packed(((h.text, h.tokens) for h in many), PACK_TOKENS)
                 ),
                 bm25_packed=found(
                     evidence, _packed(((c, chunk_tokens[c]) for c in chunks), PACK_TOKENS)

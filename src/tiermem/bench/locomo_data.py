@@ -12,12 +12,12 @@ import json
 import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..record import dataclass
 
 # Categories 1-4 are answerable from the conversation; 5 is adversarial (no answer in it) and
 # is left out of recall figures, as is usual. The file gives numbers only; these names are the
