@@ -39,7 +39,7 @@ def _sha256(raw: bytes) -> str:
 _META_LINE = re.compile(r"^<!-- tiermem[ -][^\n]*-->\n?", re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Record(Result):
     """One archived raw text and where it came from."""
 
@@ -55,7 +55,7 @@ class Record(Result):
     location: str = field(init=False, metadata=about("How derived entries cite this record."))
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "location", f"archive/{self.agent}/{self.id}.md")
+        self.location = f"archive/{self.agent}/{self.id}.md"
 
 
 def new_record(agent: str, created: str, kind: str, source: str, title: str, text: str) -> Record:

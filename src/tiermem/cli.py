@@ -6,7 +6,6 @@ Imports stay inside the handlers so that `tiermem hot show` starts in tens of mi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -80,6 +79,8 @@ def _read_text(value: str, what: str) -> str:
 
 
 def _print_json(data: object) -> None:
+    import json  # only JSON output needs it: text commands start without it
+
     print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
 
 

@@ -11,17 +11,16 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import audit, validate
+from . import validate
 from .clock import Clock
 from .errors import StoreError
 from .layout import Layout
-from .ranking import DEFAULT as DEFAULT_RANKER
-from .ranking import Ranker
 from .tokens import O200K, TokenCounter
 
 if TYPE_CHECKING:
     from .config import Config
     from .index import Index, SyncReport
+    from .ranking import Ranker
 
 Redactor = Callable[[str], tuple[str, list[str]]]
 
@@ -45,14 +44,14 @@ class Context:
         clock: Clock,
         *,
         tokens: TokenCounter = O200K,
-        ranker: Ranker = DEFAULT_RANKER,
+        ranker: Ranker | None = None,
         redact: Redactor = _redact,
         warn: Callable[[str], None] = _stderr,
     ) -> None:
         self.layout = layout
         self.clock = clock
         self.tokens = tokens
-        self.ranker = ranker
+        self._ranker = ranker
         self.redact = redact
         self.warn = warn
         self._config: Config | None = None
@@ -70,6 +69,15 @@ class Context:
 
             self._config = config.load(self.layout.config)
         return self._config
+
+    @property
+    def ranker(self) -> Ranker:
+        """The order results are offered in (the default is loaded when first needed)."""
+        if self._ranker is None:
+            from .ranking import DEFAULT
+
+            self._ranker = DEFAULT
+        return self._ranker
 
     @property
     def index(self) -> Index:
@@ -103,6 +111,8 @@ class Context:
         self, action: str, ids: list[str], tiers: list[str], reason: str = "", **details: object
     ) -> None:
         """One line in the audit trail: what was done to which entries, never the content."""
+        from . import audit  # writes only: reads start without the JSON encoder
+
         audit.append(self.layout, self.stamp(), action, ids, tiers, reason, **details)
 
     def clean(self, text: str, what: str) -> tuple[str, list[str]]:

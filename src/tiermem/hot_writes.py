@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from . import files, hot, render, store
+from . import files, hot, store
 from .context import Context
 from .entries import Entry, TierFile
 from .errors import NotFoundError
-from .results import HotEntry, HotView, WriteReport
+from .results import WriteReport
 from .scribe import session
 
 Change = Callable[[TierFile], list[Entry]]
@@ -98,21 +98,6 @@ def clear(ctx: Context, agent: str) -> WriteReport:
         f"hot: {agent} cleared; {len(ids)} item(s) archived and queued for Scribe"
     )
     return report
-
-
-def view(ctx: Context, agent: str) -> HotView | None:
-    """The agent's hot tier as loaded into a spawn; None when it has none."""
-    path = ctx.layout.tier_file("hot", agent)
-    tier_file = store.load(ctx.layout, "hot", path)
-    if tier_file is None:
-        return None
-    entries = tuple(
-        HotEntry(e.id, e.slot, e.cls, e.created, e.title, e.body, e.trust)
-        for e in tier_file.entries
-    )
-    markdown = render.hot_markdown(agent, list(tier_file.entries))
-    size = path.stat().st_size
-    return HotView(agent, tier_file.meta.get("session", ""), size, markdown, entries)
 
 
 def _redacted(ctx: Context, report: WriteReport, kinds: list[str]) -> WriteReport:

@@ -1,22 +1,22 @@
 """`Memory`: the one API that the CLI, the MCP server and Python callers use.
 
 Each method is a door to one step: it checks its arguments, hands the step the store's
-`Context`, and returns the step's result. The rules live in the steps.
+`Context`, and returns the step's result. The rules live in the steps. A door imports its
+step when it is called: a command loads only what it runs (`tiermem hot show` never loads
+Scribe or the Squad parsers), which keeps every command's start-up short.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import agents, archive, bootstrap, hot_writes, render, validate
+from . import agents, render, validate
 from .clock import Clock
-from .config import Config
 from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
-from .ranking import Ranker
 from .results import (
     HotView,
     ImportReport,
@@ -30,6 +30,11 @@ from .results import (
     WriteReport,
 )
 from .tokens import O200K, TokenCounter
+
+if TYPE_CHECKING:
+    from .archive import Record
+    from .config import Config
+    from .ranking import Ranker
 
 SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
@@ -50,8 +55,7 @@ class Memory:
         ranker: Ranker | None = None,
     ) -> None:
         self.root = discover_root(root) if must_exist or root is None else Path(root).resolve()
-        extra: dict[str, Any] = {"ranker": ranker} if ranker is not None else {}
-        self.context = Context(Layout(self.root), Clock(now), tokens=tokens, **extra)
+        self.context = Context(Layout(self.root), Clock(now), tokens=tokens, ranker=ranker)
 
     @property
     def layout(self) -> Layout:
@@ -72,7 +76,9 @@ class Memory:
         `squad_files=False` touches nothing outside `.squad/memory/` (as an import promises).
         """
         folder = Path(root).expanduser().resolve()
-        created = bootstrap.init_store(folder, squad_files=squad_files)
+        from .bootstrap import init_store
+
+        created = init_store(folder, squad_files=squad_files)
         return cls(folder, now=now), created
 
     def close(self) -> None:
@@ -93,7 +99,9 @@ class Memory:
         agent = validate.name(agent)
         values = {"task": task, "why": why, "talking-to": talking_to}
         given = {slot: validate.text(v, slot) for slot, v in values.items() if v is not None}
-        return hot_writes.set_task(self._ready(), agent, given)
+        from .hot_writes import set_task
+
+        return set_task(self._ready(), agent, given)
 
     def hot_add(self, agent: str, slot: str, text: str, source: str = "agent") -> WriteReport:
         """Record an action, decision, blocker or note in the agent's hot tier.
@@ -107,22 +115,28 @@ class Memory:
         if source not in SOURCES:
             raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
         trust = "untrusted" if source in UNTRUSTED else ""
-        return hot_writes.add(self._ready(), agent, slot, text, trust)
+        from .hot_writes import add
+
+        return add(self._ready(), agent, slot, text, trust)
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
         agent = validate.name(agent)
-        return hot_writes.unblock(self.context, agent, validate.text(text, "blocker"))
+        from .hot_writes import unblock
+
+        return unblock(self.context, agent, validate.text(text, "blocker"))
 
     def hot_clear(self, agent: str) -> WriteReport:
         """Empty the hot tier; its content is archived and queued for Scribe first."""
-        return hot_writes.clear(self.context, validate.name(agent))
+        from .hot_writes import clear
+
+        return clear(self.context, validate.name(agent))
 
     def hot_view(self, agent: str) -> HotView:
         """The agent's hot tier; NotFoundError for an agent with no memory at all."""
         agent = validate.name(agent)
         ctx = self._ready()
-        view = hot_writes.view(ctx, agent)
+        view = render.hot_view(ctx, agent)
         if view is not None:
             return view
         if not agents.known(ctx, agent):
@@ -171,8 +185,10 @@ class Memory:
             for h in hits
         ]
 
-    def read_archive(self, agent: str, record_id: str) -> archive.Record:
+    def read_archive(self, agent: str, record_id: str) -> Record:
         """One archive record."""
+        from . import archive
+
         agent = validate.name(agent)
         base = record_id.split("#")[0]
         if not archive.RECORD_ID.fullmatch(base):

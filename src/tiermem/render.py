@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from . import store
+from .context import Context
 from .entries import Entry
 from .hot import LABELS, SINGLE_SLOTS, slot_text
+from .results import HotEntry, HotView
 
 _LIST_SLOTS = (
     ("decision", "Decisions so far"),
@@ -36,3 +39,18 @@ def hot_markdown(agent: str, entries: list[Entry]) -> str:
     other = [e for e in entries if e.slot not in LABELS]
     lines.extend(f"- {e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other)
     return "\n".join(lines) if lines else f"(no hot memory for {agent})"
+
+
+def hot_view(ctx: Context, agent: str) -> HotView | None:
+    """The agent's hot tier as loaded into a spawn; None when it has none."""
+    path = ctx.layout.tier_file("hot", agent)
+    tier_file = store.load(ctx.layout, "hot", path)
+    if tier_file is None:
+        return None
+    entries = tuple(
+        HotEntry(e.id, e.slot, e.cls, e.created, e.title, e.body, e.trust)
+        for e in tier_file.entries
+    )
+    markdown = hot_markdown(agent, list(tier_file.entries))
+    size = path.stat().st_size
+    return HotView(agent, tier_file.meta.get("session", ""), size, markdown, entries)

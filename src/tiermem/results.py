@@ -48,7 +48,7 @@ class Result:
 # --- hot ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class HotEntry(Result):
     """One entry of a hot tier."""
 
@@ -66,7 +66,7 @@ class HotEntry(Result):
         return f"{self.title}\n{self.body}" if self.body else self.title
 
 
-@dataclass(frozen=True)
+@dataclass
 class HotView(Result):
     """An agent's hot tier: the current session."""
 
@@ -98,7 +98,7 @@ class WriteReport(Result):
 # --- reading -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class SearchHit(Result):
     """One search result: a whole entry, or a whole section of an archived text."""
 
@@ -120,7 +120,7 @@ class SearchHit(Result):
     tokens: int = field(default=0, metadata=about("Tokens of its text (o200k_base)."))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Page(Result):
     """A wiki topic and how much it holds."""
 
@@ -130,7 +130,7 @@ class Page(Result):
     bytes: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class WikiEntry(Result):
     """The wiki entry a request produced."""
 
@@ -141,7 +141,7 @@ class WikiEntry(Result):
     path: str = field(metadata=about("The page file, relative to the repository."))
 
 
-@dataclass(frozen=True)
+@dataclass
 class TierRow(Result):
     """Entries, bytes and tokens of one agent in one tier."""
 
@@ -152,7 +152,7 @@ class TierRow(Result):
     tokens: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class Totals(Result):
     """Entries, bytes and tokens of one tier, all agents together."""
 
@@ -161,7 +161,7 @@ class Totals(Result):
     tokens: int
 
 
-@dataclass(frozen=True)
+@dataclass
 class SquadLoad(Result):
     """What a Squad spawn of one agent loads today: its history.md and decisions.md."""
 
@@ -235,7 +235,7 @@ class RunReport(Result):
 # --- spawn -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class Loaded(Result):
     """An entry a spawn loaded."""
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import agents, hot_writes, render, tokens, use
+from . import agents, render, tokens, use
 from .context import Context
 from .index import Doc, Hit, Scope
 from .layout import TEAM
@@ -303,7 +303,7 @@ def _head(request: SpawnRequest, charter: str) -> list[str]:
 
 def _hot_section(ctx: Context, agent: str) -> tuple[str, str]:
     """The hot tier's text (empty when there is none) and its fenced block for the prompt."""
-    view = hot_writes.view(ctx, agent)
+    view = render.hot_view(ctx, agent)
     if view is None and not agents.known(ctx, agent):
         return "", f"(no hot memory for {agent})"
     entries = view.entries if view is not None else ()

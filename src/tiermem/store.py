@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from . import archive, entries, files
+from . import entries, files
 from .errors import ParseError
 from .layout import TEAM, Layout
 
@@ -31,6 +31,9 @@ def save(layout: Layout, path: Path, tier_file: entries.TierFile) -> None:
         raise ParseError(path, 1, "is a symbolic link; tiermem does not write through links")
     lost = [c.lost for c in tier_file.conflicts if c.lost is not None]
     if lost:
+        # Only a file merged by git holds lost versions: reads need not load the archive.
+        from . import archive
+
         archive.keep_lost(layout, layout.relative(path), lost)
         tier_file.conflicts = [c for c in tier_file.conflicts if c.lost is None]
     files.atomic_write(path, entries.render(tier_file))
