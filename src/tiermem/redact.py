@@ -29,8 +29,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-
-from .record import dataclass
+from dataclasses import dataclass
 
 __all__ = ["KINDS", "redact"]
 
