@@ -263,7 +263,9 @@ def _is_stand_in(value: str) -> bool:
     """Tell whether a value is a placeholder or a reference to where the secret lives."""
     if _is_placeholder(value) or _CODE_REF.match(value) is not None:
         return True
-    return _is_path(value) or _REGEX_LITERAL.match(value) is not None
+    # a pattern in a config is short; the test backtracks on long values, so they skip it
+    regex = len(value) <= 256 and _REGEX_LITERAL.match(value) is not None
+    return regex or _is_path(value)
 
 
 def _has_digit(value: str) -> bool:
@@ -547,9 +549,11 @@ def _judge_webhook(c: _Candidate) -> str | None:
 _PEM_NAME = r"[A-Z0-9 ]{0,40}(?:PRIVATE|SECRET) KEY(?: BLOCK)?"
 _NEWLINE = r"(?:\r?\n|\\r?\\n)"
 _PEM = (
-    # PEM has five dashes on each side; SSH2 (RFC 4716) four and a space
+    # PEM has five dashes on each side; SSH2 (RFC 4716) four and a space. The body may not
+    # cross another block's dashes, so a BEGIN without an END costs no more than its body.
     rf"----(?:-BEGIN{_PEM_NAME}-----| BEGIN{_PEM_NAME} ----)"
-    rf"(?:(?:[A-Za-z0-9+/=\s:,.()\"-]|\\[nr])*?----(?:-END{_PEM_NAME}-----| END{_PEM_NAME} ----)"
+    rf"(?:(?:[A-Za-z0-9+/=\s:,.()\"]|-(?!---)|\\[nr])*?"
+    rf"----(?:-END{_PEM_NAME}-----| END{_PEM_NAME} ----)"
     # a key cut off before its END line still loses its header lines and its base64 body
     r"|(?:(?:\s|\\[nr])*[A-Za-z-]+:[ \t]*[^\n\\]+)*(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})+)"
 )
@@ -857,6 +861,7 @@ def _prefixed_tokens() -> _PrefixedTokens:
 # ---------------------------------------------------------------- secrets named by a word nearby
 
 _NEAR_REACH = 32  # how many characters after a credential word a secret may start
+_NEAR_LONGEST = 512  # the window's length beyond that; a longer run is measured in full
 # A run of base64 or token characters; `=` only as padding, since `a=b` is an assignment.
 _NEAR_RUN = _Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}")
 # What says a random run is a digest or an image rather than a secret: a label before it
@@ -886,11 +891,12 @@ def _names_credential(c: _Candidate) -> bool:
     return _CREDENTIAL_WORDS.search(word) is not None
 
 
-def _whole_word(text: str, start: int, end: int) -> str:
-    """Return the word a span lies in."""
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+def _whole_word(text: str, start: int, end: int, reach: int = 64) -> str:
+    """Return the word a span lies in, up to `reach` characters on either side."""
+    floor, ceiling = max(0, start - reach), min(len(text), end + reach)
+    while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_-"):
         start -= 1
-    while end < len(text) and (text[end].isalnum() or text[end] in "_-"):
+    while end < ceiling and (text[end].isalnum() or text[end] in "_-"):
         end += 1
     return text[start:end]
 
@@ -900,13 +906,15 @@ def _secret_nearby(c: _Candidate, kind: str) -> _Span | None:
     if not _names_credential(c):
         return None
     raw, key_end = c.text, c.match.end("key")
-    line_end = raw.find("\n", key_end)
-    limit = len(raw) if line_end < 0 else line_end
-    for run in _NEAR_RUN.finditer(raw, key_end, limit):
+    # Runs are looked for in a bounded window, then measured in full where one starts.
+    window = key_end + _NEAR_REACH + _NEAR_LONGEST
+    line_end = raw.find("\n", key_end, window)
+    for run in _NEAR_RUN.finditer(raw, key_end, window if line_end < 0 else line_end):
         if run.start() - key_end > _NEAR_REACH:
             break
-        if _looks_generated(run.group()) and not _disowned(raw, run):
-            return run.start(), run.end(), kind
+        whole = _NEAR_RUN.match(raw, run.start())
+        if whole is not None and _looks_generated(whole.group()) and not _disowned(raw, whole):
+            return whole.start(), whole.end(), kind
     return None
 
 
@@ -916,7 +924,8 @@ def _disowned(raw: str, run: re.Match[str]) -> bool:
         return True
     before = raw[max(0, run.start() - 256) : run.start()]
     chunk = before.rsplit(None, 1)[-1] if before.strip() else ""
-    return _LABEL_BEFORE.search(before) is not None or _URL_IN_CHUNK.search(chunk) is not None
+    labelled = _LABEL_BEFORE.search(before[-16:]) is not None  # no label is longer
+    return labelled or _URL_IN_CHUNK.search(chunk) is not None
 
 
 # ---------------------------------------------------------------- rules built on one regex
@@ -1069,11 +1078,12 @@ _PASSWORD_KINDS = ("password", "connection-string")
 
 # The clients that take a password as a short flag, and which letter.
 _PASSWORD_CLI = _Lazy(
-    r"(?m)(?:^|[\s;|&(`])(?:sudo[ \t]+)?(?:\S*/)?(?P<cli>sshpass|mysql\w*|mariadb\w*|mongo\w*"
+    r"(?<![^\s;|&(`])(?:sudo[ \t]+)?(?:\S*/)?(?P<cli>sshpass|mysql\w*|mariadb\w*|mongo\w*"
     r"|redis-cli|sqlcmd|bcp|ldap\w+|zip|7za?|unrar"
-    r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login)"
-    r"(?=[ \t])[^\n;|&]*\Z"
+    r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login)(?=[ \t])"
 )
+_COMMAND_SEPARATORS = "\n;|&`("
+_COMMAND_REACH = 256  # how far back from a flag its command is looked for
 _CLI_FLAG_LETTERS = (
     ("sshpass", "p"), ("mysql", "p"), ("mariadb", "p"), ("mongo", "p"), ("redis-cli", "a"),
     ("sqlcmd", "P"), ("bcp", "P"), ("ldap", "w"), ("zip", "P"), ("7z", "p"), ("unrar", "p"),
@@ -1085,17 +1095,28 @@ _CLI_GLUED_ONLY = ("mysql", "mariadb")
 
 def _judge_cli_password(c: _Candidate) -> str | None:
     """Name the value of a short password flag, when the command is one that takes it."""
-    line_start = c.text.rfind("\n", 0, c.match.start()) + 1
-    command = _PASSWORD_CLI.search(c.text, line_start, c.match.start())
-    if command is None:
+    cli, flag = _command_before(c.text, c.match.start()), c.match.group("flag")
+    if cli is None:
         return None
-    cli, flag = command.group("cli"), c.match.group("flag")
     if not any(cli.endswith(name) or cli.startswith(name) for name, f in _CLI_FLAG_LETTERS
                if f == flag):  # fmt: skip
         return None
     if c.gap is not None and cli.startswith(_CLI_GLUED_ONLY):
         return "password" if _strict_password(c) else None
     return None if len(c.value) < 3 or _is_stand_in(c.value) else "password"
+
+
+def _command_before(text: str, flag: int) -> str | None:
+    """Return the password-taking client whose command the flag belongs to, if any.
+
+    The command is looked for only since the last separator (`;`, `|`, `&&`, a new line), so
+    that a flag is never credited to another command, and never further back than a line's
+    worth of text, so that a long text without separators costs no more than a short one.
+    """
+    floor = max(0, flag - _COMMAND_REACH)
+    start = max(floor, *(text.rfind(sep, floor, flag) + 1 for sep in _COMMAND_SEPARATORS))
+    found = _PASSWORD_CLI.search(text, start, flag)
+    return found.group("cli") if found is not None else None
 
 
 def _rules() -> tuple[_Rule, ...]:
