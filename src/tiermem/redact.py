@@ -15,8 +15,9 @@ Credentials are recognised by families of shapes, not by a list of known samples
   Kubernetes secrets);
 - assignments: a key whose name says secret (password, passwd, pwd, passphrase, secret,
   token, api/access/private/client key, auth, credential, ...) in any notation (`KEY=value`,
-  `key: value`, JSON, YAML, TOML, INI, XML, `--password x`, `.netrc`, `requirepass x`,
-  SQL `IDENTIFIED BY 'x'`), `user:password@` in URLs and `;Password=...;` strings;
+  `key: value`, JSON, YAML, TOML, INI, XML, `define('KEY', 'x')`, `--password x`, `.netrc`,
+  `requirepass x`, SQL `IDENTIFIED BY 'x'`, "the password is x"), `user:password@` in URLs
+  and `;Password=...;` strings;
 - command lines: the password flags of the clients that take one (`sshpass -p`, `mysql -p`,
   `redis-cli -a`, `docker login -p`, `sqlcmd -P`, `ldapsearch -w`, ...) and `curl -u`;
 - HTTP: `Authorization: Basic/Bearer/Token/SSWS` and bearer tokens anywhere;
@@ -31,9 +32,9 @@ Placeholder policy. A value is left alone when it is plainly not a credential:
 - template or environment syntax: `${DB_PASSWORD}`, `$PASSWORD`, `%(pw)s`, `<your-password>`,
   `{{ secrets.TOKEN }}`, `#{pw}`, `[...]`, a YAML tag such as `!vault`;
 - a code reference: `process.env.TOKEN`, `os.environ[...]`, `getenv(...)`, `db_password`,
-  `dbPassword`, `DB_PASSWORD`, a URL, or a file path (`/run/secrets/db`, `./key.pem`,
-  `C:\\keys`); a value that starts with `/` but has no path's make-up (`/Tr0ub4dor&3x`,
-  one segment in mixed case) is a secret;
+  `dbPassword`, `DB_PASSWORD`, a URL, a regular expression (`/ghp_[A-Za-z0-9]{36}/`), or a
+  file path (`/run/secrets/db`, `./key.pem`, `C:\\keys`); a value that starts with `/` but
+  has no path's make-up (`/Tr0ub4dor&3x`, one segment in mixed case) is a secret;
 - a mask or a truncation: `***`, `xxx`, `....`, `sk-...`;
 - a stand-in word: the field's own name (`password=password`), a type name
   (`password: string`), `example`, `dummy`, `test`, `your_api_key_here`, `null`, `true`, ...
@@ -48,7 +49,8 @@ bare space (`password x`) counts only as a flag, a `.netrc` line, a server setti
 a quoted value.
 
 Speed. `redact` runs on every write, so each family is one scan that starts with a literal
-(which the regex engine skips to quickly), and the Python judges run only where it stops.
+(which the regex engine skips to quickly), and the Python judges run only where it stops;
+every search around such a stop has a bounded window, so hostile text costs linear time.
 Patterns are compiled on first use, not at import.
 """
 
@@ -1095,15 +1097,20 @@ _CLI_GLUED_ONLY = ("mysql", "mariadb")
 
 def _judge_cli_password(c: _Candidate) -> str | None:
     """Name the value of a short password flag, when the command is one that takes it."""
-    cli, flag = _command_before(c.text, c.match.start()), c.match.group("flag")
-    if cli is None:
-        return None
-    if not any(cli.endswith(name) or cli.startswith(name) for name, f in _CLI_FLAG_LETTERS
-               if f == flag):  # fmt: skip
+    cli = _command_before(c.text, c.match.start())
+    if cli is None or not _takes_password_flag(cli, c.match.group("flag")):
         return None
     if c.gap is not None and cli.startswith(_CLI_GLUED_ONLY):
         return "password" if _strict_password(c) else None
     return None if len(c.value) < 3 or _is_stand_in(c.value) else "password"
+
+
+def _takes_password_flag(cli: str, flag: str) -> bool:
+    """Tell whether the client reads its password from this short flag (`mysqldump -p`)."""
+    return any(
+        letter == flag and (cli.startswith(name) or cli.endswith(name))
+        for name, letter in _CLI_FLAG_LETTERS
+    )
 
 
 def _command_before(text: str, flag: int) -> str | None:
@@ -1225,7 +1232,7 @@ def _assignment_rules() -> tuple[_Rule, ...]:
             nearby="generic-secret",
         ),
         _keyed(
-            ("basic-auth", "generic-secret"),
+            ("basic-auth", "generic-secret", "password"),
             rf"(?P<key>auth)(?:{_SEP}|{_GAP}){_VALUE}",
             judge=_judge_auth,
         ),
