@@ -105,6 +105,19 @@ _SECRET = {
     tag: "F4ke-" + tag + "-" + "s3cr3t" * 2 for tag in ["django", "api", "client", "query", "jwt"]
 }
 _MAPBOX = "sk." + _b64url('{"u":"fake-user","a":"fake"}') + "." + "FaKe0_-x" * 3
+# Shapes an independent attack run once saw pass every write path.
+_OKTA = "00" + "FaKe0_-x" * 5
+_SQUARE = "EAAA" + "FaKe0_-x" * 7 + "FaKe"
+_PUTTY = "\n".join([
+    "PuTTY-User-Key-File-3: ssh-ed25519", "Encryption: none", "Comment: fake-key",
+    "Public-Lines: 2", "AAAAC3NzaC1lZDI1NTE5AAAAI" + "FAKE" * 5, "FAKE" * 4,
+    "Private-Lines: 1", "AAAAIF" + "FAKE" * 10, "Private-MAC: " + "fa4e" * 16,
+])  # fmt: skip
+_KUBE_KEY = _b64(_pem("RSA " + _PRIV, "MIIEpA" + "FAKE" * 14))
+_DOCKER_AUTH = _b64("fakeuser:" + "FakeDocker" + "9")
+_DISCORD_RUN = "MTIzNDU2Nzg5MDEyMzQ1Njc4" + ".GFaKe1." + "FaKe1_-x" * 4
+_SSHPASS = "Fak3" + "Sshpass-7"
+_SLASHED = "/Fak3" + "&Slash8"
 _POSTMAN = "PMAK-" + "0fa4e0fa4e0f" * 2 + "-" + "0fa4e" * 6 + "0fa4"
 
 CANARIES: list[tuple[str, str, str]] = [
@@ -233,4 +246,17 @@ CANARIES: list[tuple[str, str, str]] = [
         f"curl 'https://api.example.com/items?token={_SECRET['query']}'",
     ),
     ("generic-secret", _SECRET["jwt"], f"JWT_SECRET='{_SECRET['jwt']}'"),
+    # shapes once missed
+    ("okta-token", _OKTA, f'curl -H "Authorization: SSWS {_OKTA}" https://fake.okta.com/api/v1'),
+    ("square-token", _SQUARE, f"square access token {_SQUARE}"),
+    ("private-key", _PUTTY, f"fake.ppk:\n{_PUTTY}"),
+    ("private-key", _KUBE_KEY, f"    client-key-data: {_KUBE_KEY}"),
+    (
+        "basic-auth",
+        _DOCKER_AUTH,
+        f'{{"auths": {{"registry.example": {{"auth": "{_DOCKER_AUTH}"}}}}}}',
+    ),
+    ("discord-token", _DISCORD_RUN, f'client.run("{_DISCORD_RUN}")'),
+    ("password", _SSHPASS, f"sshpass -p '{_SSHPASS}' ssh deploy@10.0.0.12"),
+    ("password", _SLASHED, f"password={_SLASHED}"),
 ]
