@@ -418,6 +418,8 @@ def test_policies_never_expire(mem: Memory) -> None:
             assert reachable[policy].active
             assert reachable[policy].cls == "policy"
     prompt = at(mem, later(800)).spawn("bo", "write the release notes").prompt
+    assert "Zod" not in prompt  # pinned where it bears on the task, not everywhere
+    prompt = at(mem, later(800)).spawn("bo", "validate the release API input").prompt
     assert "Always use Zod for validating API input." in prompt
 
 

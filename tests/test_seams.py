@@ -38,12 +38,11 @@ def test_a_spawn_counts_with_the_counter_it_is_handed(tmp_path: Path) -> None:
     words = _team(tmp_path / "words", tokens=WordCounter())
     exact = _team(tmp_path / "o200k")
     task = "Fix the glyph atlas packing"
-    counted = words.spawn("ada", task, include_cold=True, budget=400)
-    assert counted.tokens["total"] == len(counted.prompt.split())
-    memory = counted.tokens["policy"] + counted.tokens["cold"] + counted.tokens["wiki"]
-    assert 0 < memory <= 400
+    counted = words.spawn("ada", task, include_cold=True, budget=1000)
+    assert counted.tokens["total"] == len(counted.prompt.split()) <= 1000
+    assert counted.tokens["cold"] > 0
     # The same store and task under the real counter load the same entries.
-    real = exact.spawn("ada", task, include_cold=True, budget=400)
+    real = exact.spawn("ada", task, include_cold=True, budget=1000)
     assert [s.id for s in counted.sources] == [s.id for s in real.sources]
     assert real.tokens["total"] != counted.tokens["total"]
 

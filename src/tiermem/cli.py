@@ -263,6 +263,7 @@ def cmd_spawn(args: argparse.Namespace) -> int:
         criteria=tuple(args.criteria or ()),
         include_cold=args.include_cold,
         include_wiki=None if args.include_wiki is None else tuple(args.include_wiki),
+        include_archive=args.include_archive,
         auto=args.auto,
         budget=args.budget,
         charter=args.charter,
@@ -450,13 +451,18 @@ def _spawn_parser(sub: Any) -> None:
         help="add relevant wiki entries (of the named topics, if any)",
     )
     p.add_argument(
+        "--include-archive",
+        action="store_true",
+        help="add relevant archived text (raw text kept when it was summarised or aged out)",
+    )
+    p.add_argument(
         "--auto", action="store_true", help="choose tiers from the task and memory, and say why"
     )
     p.add_argument(
         "--budget",
         type=int,
         metavar="TOKENS",
-        help="tokens for policies + cold + wiki (default from config: 2000)",
+        help="tokens of the whole prompt, frame and hot included (default from config: 2000)",
     )
     p.add_argument("--charter", action="store_true", help="include the agent's Squad charter")
     mode = p.add_mutually_exclusive_group()

@@ -63,7 +63,7 @@ _COMMENTS = {
     "scribe.promote_after_days": "A structured entry this old (and not superseded) is stable.",
     "scribe.promote_min_sessions": "...or one whose subject recurs in this many sessions.",
     "spawn": "The spawn assembler.",
-    "spawn.budget_tokens": "Tokens for pinned policies + cold + wiki together (hot is whole).",
+    "spawn.budget_tokens": "Tokens of the whole spawn prompt: task, hot, memory and the rest.",
     "summarizer": "Session summaries: 'extractive' (default, no model) or 'openai'.",
     "summarizer.kind": "'extractive' or 'openai' (needs the openai extra).",
     "summarizer.base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1",

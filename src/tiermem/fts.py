@@ -166,15 +166,23 @@ def _scope(
     return _rowid_filter(*_conditions(owners, tiers, active_only, paths, whole_wiki))
 
 
+def _scope_conditions(scope: Scope) -> tuple[list[str], list[object]]:
+    conditions, args = _conditions(scope.agents, scope.tiers, scope.active_only, [])
+    if scope.status:
+        conditions.append("status=?")
+        args.append(scope.status)
+    return conditions, args
+
+
 def _scope_condition(scope: Scope) -> tuple[str, list[object]]:
     """The condition on `docs` rows of a scope, with its arguments."""
-    conditions, args = _conditions(scope.agents, scope.tiers, scope.active_only, [])
+    conditions, args = _scope_conditions(scope)
     return " AND ".join(conditions) or "1", args
 
 
 def _scope_filter(scope: Scope) -> tuple[str, list[object]]:
     """An FTS5 query's filter to the documents of a scope, with its arguments."""
-    return _rowid_filter(*_conditions(scope.agents, scope.tiers, scope.active_only, []))
+    return _rowid_filter(*_scope_conditions(scope))
 
 
 def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:

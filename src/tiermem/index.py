@@ -53,6 +53,7 @@ class Scope:
     tiers: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     active_only: bool = False
+    status: str = ""  # only documents of this status (e.g. "superseded"), when given
 
 
 @dataclass

@@ -362,12 +362,16 @@ class MemoryTools:
                 "empty list; omit for none."
             ),
         ] = None,
+        include_archive: Annotated[
+            bool,
+            Field(description="Add relevant archived text (raw text kept when it was summarised)."),
+        ] = False,
         auto: Annotated[
             bool, Field(description="Choose the tiers from the task and memory, and say why.")
         ] = False,
         budget: Annotated[
             int | None,
-            Field(description="Tokens for policies, cold and wiki (default from config)."),
+            Field(description="Tokens of the whole prompt (default from config: 2000)."),
         ] = None,
     ) -> Annotated[CallToolResult, SpawnOut]:
         """Render the prompt that starts an agent on a task, with only the memory it needs."""
@@ -380,6 +384,7 @@ class MemoryTools:
                 criteria=tuple(criteria or ()),
                 include_cold=include_cold,
                 include_wiki=None if include_wiki is None else tuple(include_wiki),
+                include_archive=include_archive,
                 auto=auto,
                 budget=budget,
             )

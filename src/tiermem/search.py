@@ -39,11 +39,11 @@ def search(ctx: Context, query: str, agent: str | None, tier: str | None, limit:
     tiers = [tier] if tier else None
     if ids := entry_ids(query):
         docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
-        return _used(ctx, _whole_entries(ctx, _once([Hit(d, 0.0) for d in docs]), limit))
+        return _used(ctx, _whole_entries(ctx, once([Hit(d, 0.0) for d in docs]), limit))
     pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
     while True:
         found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
-        hits, used = _whole_entries(ctx, _once(ctx.ranker.rank(found, agent)), limit)
+        hits, used = _whole_entries(ctx, once(ctx.ranker.rank(found, agent)), limit)
         if len(hits) == limit or len(found) < pool:
             return _used(ctx, (hits, used))
         pool *= 4  # so many repeats that the pool ran short: look further
@@ -83,7 +83,7 @@ def _whole_entries(ctx: Context, found: list[Hit], limit: int) -> tuple[list[Hit
     return hits, used
 
 
-def _once(found: list[Hit]) -> list[Hit]:
+def once(found: list[Hit]) -> list[Hit]:
     """Each entry and each text once, in rank order.
 
     One entry can sit in two tiers for a while (promoted in one clone, used in another,
@@ -106,11 +106,11 @@ def _most_finished(group: list[Hit]) -> Hit:
 
 def _repeat_key(text: str) -> str:
     """What two copies of one text share: the gist of the body under the heading line."""
-    body = _gist(text.partition("\n")[2])
-    return body if len(body) >= _REPEAT_BODY_CHARS else _gist(text)
+    body = gist(text.partition("\n")[2])
+    return body if len(body) >= _REPEAT_BODY_CHARS else gist(text)
 
 
-def _gist(text: str) -> str:
+def gist(text: str) -> str:
     """A text without markdown marks and spacing, to recognise repeats."""
     return " ".join(text.translate(_MARKS).split()).lower()
 
