@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import files
+from . import files, markdown
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value
 from .errors import ParseError
 from .layout import Layout
@@ -23,8 +23,6 @@ _HEADER = "<!-- tiermem-archive "
 # longer than the target, so a decision keeps its `### Why` and a history each entry whole.
 CHUNK_TARGET_CHARS = 4000
 CHUNK_MAX_CHARS = 6000
-_HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
-_FENCE = re.compile(r"[ ]{0,3}(```|~~~)")
 RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
 # Header values: anything but letters, digits and a few path characters is percent-encoded.
 _HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9/:.\-_@#]")
@@ -162,77 +160,59 @@ def chunks(text: str) -> list[Chunk]:
     A chunk starts at every heading of level 1 to 3 (so a query matches the subsection that
     is about it, and word statistics stay those of short texts). A section is a heading with
     everything under it up to CHUNK_TARGET_CHARS: a longer one is split at the shallowest
-    heading inside it, and a stretch without headings is cut at blank lines. A search that
-    matches a chunk returns its whole section. Metadata comments of archived entries are
-    left out: they are noise to a reader.
+    heading inside it, and a stretch without headings is cut at blank lines (never inside
+    fenced code). A search that matches a chunk returns its whole section. Metadata comments
+    of archived entries are left out: they are noise to a reader.
     """
     text = _META_LINE.sub("", text)
-    headings = _headings(text)
+    shape = _Shape(text)
     found: list[Chunk] = []
-    for n, (title, start, end) in enumerate(_sections(text, 0, len(text), headings, "")):
-        cuts = [h.start for h in headings if start < h.start < end and h.level <= 3]
+    for n, (title, start, end) in enumerate(shape.sections(0, len(text), "")):
+        cuts = [h.start for h in shape.headings if start < h.start < end and h.level <= 3]
         for a, b in zip([start, *cuts], [*cuts, end], strict=True):
-            for c, d in _cut(text, a, b):
+            for c, d in shape.cut(a, b):
                 if text[c:d].strip():
-                    found.append(Chunk(_own_title(text, c) or title, text[c:d], n))
+                    found.append(Chunk(shape.own_title(c) or title, text[c:d], n))
     return found
 
 
-@dataclass(frozen=True)
-class _Heading:
-    start: int
-    level: int
-    title: str
+class _Shape:
+    """A record's headings and code blocks, read once, and the cuts they allow."""
 
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.headings = markdown.titles(text)
+        self.titles = {h.start: h.title[:200] for h in self.headings}
+        self.code = markdown.code_spans(text)
 
-def _headings(text: str) -> list[_Heading]:
-    """Markdown headings outside code fences, with their offsets."""
-    found: list[_Heading] = []
-    fence = ""
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        if m := _FENCE.match(line):
-            fence = "" if fence == m.group(1) else (fence or m.group(1))
-        elif not fence and (m := _HEADING.match(line)):
-            found.append(_Heading(offset, len(m.group(1)), _title_of(m)))
-        offset += len(line)
-    return found
+    def own_title(self, start: int) -> str:
+        """The title of the heading that starts at `start` (empty when none does)."""
+        return self.titles.get(start, "")
 
+    def sections(self, start: int, end: int, title: str) -> list[tuple[str, int, int]]:
+        """(title, start, end) of each section, "section — subsection" where one was split."""
+        inner = [h for h in self.headings if start < h.start < end]
+        if end - start <= CHUNK_TARGET_CHARS or not inner:
+            title = title or self.own_title(start)
+            return [(title, a, b) for a, b in self.cut(start, end)]
+        level = min(h.level for h in inner)
+        cuts = [h for h in inner if h.level == level]
+        spans = self.sections(start, cuts[0].start, title or self.own_title(start))
+        for n, cut in enumerate(cuts):
+            stop = cuts[n + 1].start if n + 1 < len(cuts) else end
+            sub = f"{title} — {cut.title}" if title else cut.title
+            spans += self.sections(cut.start, stop, sub[:200])
+        return spans
 
-def _sections(
-    text: str, start: int, end: int, headings: list[_Heading], title: str
-) -> list[tuple[str, int, int]]:
-    """(title, start, end) of each section, "section — subsection" where one was split."""
-    inner = [h for h in headings if start < h.start < end]
-    if end - start <= CHUNK_TARGET_CHARS or not inner:
-        title = title or _own_title(text, start)
-        return [(title, a, b) for a, b in _cut(text, start, end)]
-    level = min(h.level for h in inner)
-    cuts = [h for h in inner if h.level == level]
-    spans = _sections(text, start, cuts[0].start, headings, title or _own_title(text, start))
-    for n, cut in enumerate(cuts):
-        stop = cuts[n + 1].start if n + 1 < len(cuts) else end
-        sub = f"{title} — {cut.title}" if title else cut.title
-        spans += _sections(text, cut.start, stop, headings, sub[:200])
-    return spans
-
-
-def _own_title(text: str, start: int) -> str:
-    m = _HEADING.match(text, start)
-    return _title_of(m)[:200] if m else ""
-
-
-def _title_of(heading: re.Match[str]) -> str:
-    """A heading's text without its closing marks (`## Title ##`)."""
-    return heading.group(2).strip().strip("#").strip()
-
-
-def _cut(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """A span in parts of at most CHUNK_MAX_CHARS, ended at blank lines where there are."""
-    spans = []
-    while end - start > CHUNK_MAX_CHARS:
-        at = text.rfind("\n\n", start + CHUNK_MAX_CHARS // 2, start + CHUNK_MAX_CHARS)
-        at = at + 2 if at > 0 else start + CHUNK_MAX_CHARS
-        spans.append((start, at))
-        start = at
-    return [*spans, (start, end)]
+    def cut(self, start: int, end: int) -> list[tuple[int, int]]:
+        """A span in parts of at most CHUNK_MAX_CHARS, ended at blank lines where there are
+        and never inside fenced code (a code block longer than that stays whole)."""
+        spans = []
+        while end - start > CHUNK_MAX_CHARS:
+            low, high = start + CHUNK_MAX_CHARS // 2, start + CHUNK_MAX_CHARS
+            at = min(markdown.cut_at(self.text, self.code, low, high), end)
+            if at >= end:
+                break
+            spans.append((start, at))
+            start = at
+        return [*spans, (start, end)]

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from . import markdown
 from .errors import ParseError
 
 CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
@@ -347,43 +348,48 @@ def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], l
         tier_file.conflicts.append(Conflict(entry.id, (first_line, line), reason, lost))
 
 
-_PART_HEADING = re.compile(r"^#{1,6} +(.*)$", re.MULTILINE)
-
-
 def split_long(body: str, limit: int) -> list[tuple[str, str]]:
     """(subtitle, text) parts of a body, each within `limit` bytes when it can be.
 
-    Parts break at headings first, then at blank lines, then at line ends, so no text is
-    lost and each part still reads as a whole; small neighbours are joined again.
+    Parts break at headings first, then at blank lines, then at line ends, and never inside
+    fenced code (a code block longer than the limit stays whole in one part), so no text is
+    lost, each part still reads as a whole, and none opens a fence it does not close; small
+    neighbours are joined again.
     """
     if len(body.encode("utf-8")) <= limit:
         return [("", body)]
-    blocks: list[tuple[str, str]] = []
-    starts = [m.start() for m in _PART_HEADING.finditer(body)]
+    starts = [t.start for t in markdown.titles(body)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
+    blocks: list[tuple[str, str]] = []
     for i, start in enumerate(starts):
         block = body[start : starts[i + 1] if i + 1 < len(starts) else len(body)]
-        heading = _PART_HEADING.match(block)
-        blocks += [(heading.group(1).strip() if heading else "", p) for p in _pieces(block, limit)]
+        first = block.partition("\n")[0]
+        subtitle = markdown.heading_text(first) if markdown.ATX.match(first) else ""
+        blocks += [(subtitle, piece) for piece in _pieces(block, limit)]
     return _join_parts(blocks, limit)
 
 
 def _pieces(block: str, limit: int) -> list[str]:
-    if len(block.encode("utf-8")) <= limit:
-        return [block]
-    for separator in ("\n\n", "\n"):
-        chunks = block.split(separator)
-        if len(chunks) > 1:
-            out: list[str] = []
-            for n, chunk in enumerate(chunks):
-                # Each chunk is shorter than the block, so this recursion ends.
-                sub = _pieces(chunk, limit) if len(chunk.encode("utf-8")) > limit else [chunk]
-                sub[-1] += separator if n + 1 < len(chunks) else ""
-                out += sub
-            return out
-    raw = block.encode("utf-8")
-    return [raw[i : i + limit].decode("utf-8", "ignore") for i in range(0, len(raw), limit)]
+    """A block in pieces of at most `limit` bytes, cut where `markdown.cut_at` allows."""
+    code = markdown.code_spans(block)
+    pieces: list[str] = []
+    start = 0
+    while len(block[start:].encode("utf-8")) > limit:
+        at = markdown.cut_at(block, code, start, _reach(block, start, limit))
+        if not start < at < len(block):
+            break
+        pieces.append(block[start:at])
+        start = at
+    return [*pieces, block[start:]]
+
+
+def _reach(text: str, start: int, limit: int) -> int:
+    """The furthest offset whose text from `start` is within `limit` UTF-8 bytes."""
+    end = min(len(text), start + limit)
+    while end > start and len(text[start:end].encode("utf-8")) > limit:
+        end -= max(1, (len(text[start:end].encode("utf-8")) - limit) // 4)
+    return end
 
 
 def _join_parts(blocks: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:

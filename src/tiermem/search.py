@@ -39,11 +39,11 @@ def search(ctx: Context, query: str, agent: str | None, tier: str | None, limit:
     tiers = [tier] if tier else None
     if ids := entry_ids(query):
         docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
-        return _used(ctx, _whole_entries(ctx, once([Hit(d, 0.0) for d in docs]), limit))
+        return _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
     pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
     while True:
         found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
-        hits, used = _whole_entries(ctx, once(ctx.ranker.rank(found, agent)), limit)
+        hits, used = _results(ctx, ctx.ranker.rank(found, agent), limit)
         if len(hits) == limit or len(found) < pool:
             return _used(ctx, (hits, used))
         pool *= 4  # so many repeats that the pool ran short: look further
@@ -63,24 +63,26 @@ def _used(ctx: Context, found: tuple[list[Hit], list[Doc]]) -> list[Hit]:
     return hits
 
 
-def _whole_entries(ctx: Context, found: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
-    """The first `limit` entries among the hits, parts joined into their entry."""
-    hits: list[Hit] = []
-    used: list[Doc] = []
-    wholes: set[str] = set()
-    for hit in found:
-        if len(hits) == limit:
-            break
-        doc = hit.doc
-        if not doc.parent:
-            hits.append(hit)
-            used.append(doc)
-        elif doc.parent not in wholes:
-            wholes.add(doc.parent)
-            parts = ctx.index.parts(doc.parent)
-            hits.append(replace(hit, doc=_joined(parts)))
-            used.extend(parts)
-    return hits, used
+def _results(ctx: Context, ranked: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
+    """The first `limit` distinct results, and every document they hold."""
+    wholes, held = _wholes(ctx, ranked)
+    hits = once(wholes)[:limit]
+    return hits, [doc for hit in hits for doc in held[hit.doc.id]]
+
+
+def _wholes(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[Doc]]]:
+    """Each hit as its whole entry, parts joined, in rank order (an entry at the rank of its
+    best part), with the documents each one holds; repeats are recognised whole, not by a
+    first part."""
+    wholes: list[Hit] = []
+    held: dict[str, list[Doc]] = {}
+    for hit in ranked:
+        key = hit.doc.parent or hit.doc.id
+        if key in held:
+            continue
+        held[key] = ctx.index.parts(key) if hit.doc.parent else [hit.doc]
+        wholes.append(replace(hit, doc=_joined(held[key])) if hit.doc.parent else hit)
+    return wholes, held
 
 
 def once(found: list[Hit]) -> list[Hit]:

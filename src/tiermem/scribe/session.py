@@ -8,12 +8,11 @@ simply done again by the next run, with the same result.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .. import archive, decisions, files, hot, store
+from .. import archive, decisions, files, hot, markdown, store
 from ..classify import classify, is_structured
 from ..context import Context
 from ..entries import Entry, TierFile, content_id, render_entry, split_entry
@@ -21,7 +20,6 @@ from ..layout import TEAM
 from ..results import SessionReport
 from .summarize import budget_for, summarizer_for
 
-_SECTION = re.compile(r"^#{1,4} .*$", re.MULTILINE)
 KNOWLEDGE_MIN_BYTES = 80
 
 
@@ -298,7 +296,7 @@ def _title(items: Sequence[Entry]) -> str:
 
 def _sections(text: str) -> list[tuple[str, str]]:
     """(title, body) pieces of a note, split at its headings."""
-    starts = [m.start() for m in _SECTION.finditer(text)]
+    starts = [t.start for t in markdown.titles(text) if t.level <= 4]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     pieces = []

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from itertools import accumulate
-from operator import add
 
+from ..markdown import Heading, Scan, scan
 from .dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [
@@ -53,135 +51,12 @@ class Section:
 
 # --- scanning ---------------------------------------------------------------------------
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _PIN = "📌"
-# Only lines that may be a heading, a fence or a pin matter to the structure; finding
-# them with one regex keeps the per-line Python work off the bulk of the text.
-_CANDIDATE = re.compile(r"^[ \t]*(?:#|```|~~~|📌)", re.MULTILINE)
-_ENTRY_LINE = re.compile(r"^#{1,3}[ \t]+20\d\d-\d\d")
 
 
-@dataclass(frozen=True)
-class _Heading:
-    """An ATX heading line outside code fences."""
-
-    line: int
-    level: int
-    text: str
-
-
-@dataclass(frozen=True)
-class _Doc:
-    """A markdown file split into lines, with headings and pinned lines located."""
-
-    text: str
-    starts: list[int]
-    lines: list[str]
-    headings: list[_Heading]
-    pins: list[int]
-    open_fence: str | None
-
-
-def _split_lines(text: str) -> tuple[list[str], list[int]]:
-    """Split on '\\n' only (markdown lines), returning contents and char offsets."""
-    if not text:
-        return [], []
-    pieces = text.split("\n")
-    if text.endswith("\n"):
-        pieces.pop()
-    lengths = accumulate(map(len, pieces), initial=0)
-    starts = list(map(add, lengths, range(len(pieces))))
-    if "\r" in text:
-        pieces = [piece.rstrip("\r") for piece in pieces]
-    return pieces, starts
-
-
-def _candidate_lines(text: str, starts: list[int]) -> list[int]:
-    """Indices of the lines that start like a heading, a fence or a pin."""
-    return [bisect_right(starts, match.start()) - 1 for match in _CANDIDATE.finditer(text)]
-
-
-def _fence_step(line: str, fence: str | None) -> tuple[str | None, bool]:
-    """Advance the fenced-code state over one line; report whether the line is a fence."""
-    match = _FENCE.match(line)
-    if match is None:
-        return fence, False
-    marker, rest = match.group(1), match.group(2)
-    if fence is None:
-        if marker[0] == "`" and "`" in rest:
-            return None, False
-        return marker, True
-    if marker[0] == fence[0] and len(marker) >= len(fence) and not rest.strip():
-        return None, True
-    return fence, True
-
-
-@dataclass
-class _FencePass:
-    """One sweep over candidate lines: which are code, and an opener judged stray."""
-
-    code: set[int]
-    open_fence: str | None = None
-    stray: int | None = None
-
-
-def _fence_pass(lines: Sequence[str], candidates: Sequence[int], strays: set[int]) -> _FencePass:
-    """Mark fenced candidate lines; stop at the first opener that looks like merge damage."""
-    # A union merge can leave half of a code block behind; its lone fence then swallows
-    # every later entry.  A fence that covers a dated entry heading is taken as stray when
-    # it has no info string (code examples usually name a language) or never closes.
-    sweep = _FencePass(set())
-    opener, bare, swallowed = -1, False, False
-    for number in candidates:
-        line = lines[number]
-        if line.lstrip(" \t")[:1] in ("`", "~") and number not in strays:
-            fence, is_fence = _fence_step(line, sweep.open_fence)
-            if is_fence:
-                if sweep.open_fence is None:
-                    opener, bare, swallowed = number, not line.strip(" \t`~"), False
-                sweep.open_fence = fence
-                sweep.code.add(number)
-                continue
-        if sweep.open_fence is not None:
-            sweep.code.add(number)
-            swallowed = swallowed or bool(_ENTRY_LINE.match(line))
-            if swallowed and bare:
-                sweep.stray = opener
-                return sweep
-    if sweep.open_fence is not None and swallowed:
-        sweep.stray = opener
-    return sweep
-
-
-def _code_lines(lines: Sequence[str], candidates: Sequence[int]) -> _FencePass:
-    """Find fenced code, sweeping again without each stray opener until none is left."""
-    strays: set[int] = set()
-    while True:
-        sweep = _fence_pass(lines, candidates, strays)
-        if sweep.stray is None:
-            return sweep
-        strays.add(sweep.stray)
-
-
-def _scan(text: str) -> _Doc:
+def _scan(text: str) -> Scan:
     """Locate headings and pinned team-update lines, skipping fenced code."""
-    lines, starts = _split_lines(text)
-    candidates = _candidate_lines(text, starts)
-    fences = _code_lines(lines, candidates)
-    headings: list[_Heading] = []
-    pins: list[int] = []
-    for number in candidates:
-        line = lines[number]
-        if number in fences.code:
-            continue
-        if line.startswith(_PIN):
-            pins.append(number)
-            continue
-        match = _ATX.match(line)
-        if match:
-            headings.append(_Heading(number, len(match.group(1)), line))
-    return _Doc(text, starts, lines, headings, pins, fences.open_fence)
+    return scan(text, marks=(_PIN,))
 
 
 # --- section assembly -------------------------------------------------------------------
@@ -216,7 +91,7 @@ def _section(cut: _Cut, chunk: str, start: int, end: int) -> Section:
     )
 
 
-def _materialize(doc: _Doc, cuts: Sequence[_Cut]) -> list[Section]:
+def _materialize(doc: Scan, cuts: Sequence[_Cut]) -> list[Section]:
     """Turn ordered cuts into sections that tile the text, with UTF-8 byte offsets."""
     if not doc.lines:
         return []
@@ -294,7 +169,7 @@ def _read_meta(lines: Sequence[str]) -> _Meta:
     return _Meta(fields)
 
 
-def _own_lines(doc: _Doc, index: int) -> list[str]:
+def _own_lines(doc: Scan, index: int) -> list[str]:
     """Body lines of heading `index` up to the next heading of any level."""
     first = doc.headings[index].line + 1
     last = doc.headings[index + 1].line if index + 1 < len(doc.headings) else len(doc.lines)
@@ -335,7 +210,7 @@ class _HistoryState:
     last: _Cut | None = None
 
 
-def _history_heading(state: _HistoryState, heading: _Heading) -> _Cut | None:
+def _history_heading(state: _HistoryState, heading: Heading) -> _Cut | None:
     """Classify one history heading; None when it belongs to the open entry."""
     date, title = parse_date(heading.text)
     if state.entry_level is not None and heading.level > state.entry_level and date is None:
@@ -351,7 +226,7 @@ def _history_heading(state: _HistoryState, heading: _Heading) -> _Cut | None:
     return _Cut(heading.line, kind, title, date, heading.level, parent=state.top_title)
 
 
-def _history_top(state: _HistoryState, heading: _Heading, title: str, date: str | None) -> _Cut:
+def _history_top(state: _HistoryState, heading: Heading, title: str, date: str | None) -> _Cut:
     """Classify a '##' heading: a container of entries, or an entry of its own."""
     state.top_title, state.entry_level, state.group_kind = title, None, None
     if _CORE_CONTEXT.match(title):
@@ -379,7 +254,7 @@ def _pin_title(line: str) -> tuple[str | None, str]:
     return date, title.rstrip(":").strip()
 
 
-def _pin_cuts(doc: _Doc, line: int, stops: set[int], state: _HistoryState) -> list[_Cut]:
+def _pin_cuts(doc: Scan, line: int, stops: set[int], state: _HistoryState) -> list[_Cut]:
     """Cut a team-update paragraph, and the loose text after it, into their own sections."""
     # The loose text continues the entry the update interrupted, so it keeps that title.
     date, title = _pin_title(doc.lines[line])
@@ -400,7 +275,7 @@ def parse_history(text: str) -> list[Section]:
     """Split an agent history.md into title, context, learning and team-update sections."""
     doc = _scan(text)
     headings = {heading.line: heading for heading in doc.headings}
-    stops = set(headings) | set(doc.pins)
+    stops = set(headings) | set(doc.marked)
     state, cuts = _HistoryState(), []
     for line in sorted(stops):
         if line in headings:
@@ -430,7 +305,7 @@ class _Facts:
     # Most headings are subheadings settled by their level alone, so metadata and body
     # checks are worked out only when a rule asks for them (large archives stay fast).
 
-    def __init__(self, doc: _Doc, index: int) -> None:
+    def __init__(self, doc: Scan, index: int) -> None:
         self.doc, self.index, self.heading = doc, index, doc.headings[index]
         plain = strip_heading_marks(self.heading.text)
         self.hit, self.title = split_date(plain)
@@ -510,7 +385,7 @@ def _decision_kind(facts: _Facts, following: _Facts | None) -> str:
     return "group" if _heads_group(facts, following) else "decision"
 
 
-def _decision_cuts(doc: _Doc) -> list[_Cut]:
+def _decision_cuts(doc: Scan) -> list[_Cut]:
     """Walk the headings of a decisions file and cut it into blocks."""
     facts = [_Facts(doc, index) for index in range(len(doc.headings))]
     groups: list[tuple[int, str]] = []
