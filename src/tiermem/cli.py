@@ -274,6 +274,17 @@ def cmd_spawn(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_log(args: argparse.Namespace) -> int:
+    found = _memory(args).log(agent=args.agent, entry=args.entry, limit=args.limit)
+    if args.format == "json":
+        _print_json(found.to_json())
+        return 0
+    from . import tables
+
+    _say(tables.spawn_log(found))
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     mem = _memory_for_import(args)
     show_progress = args.format == "text" and sys.stderr.isatty()
@@ -627,6 +638,16 @@ def _squad_parsers(sub: Any) -> None:
     _format(install)
 
 
+def _log_parser(sub: Any) -> None:
+    log = _add(sub, "log", cmd_log, _HELP["log"])
+    log.add_argument("--agent", metavar="AGENT", help="only spawns of this agent")
+    log.add_argument(
+        "--entry", metavar="ID", help="only spawns that loaded this entry (or one of its parts)"
+    )
+    log.add_argument("--limit", type=int, default=50, metavar="N", help="spawns (default 50)")
+    _format(log)
+
+
 def _search_parser(sub: Any) -> None:
     search = _add(sub, "search", cmd_search, _HELP["search"])
     search.add_argument(
@@ -689,6 +710,7 @@ _HELP = {
     "decision": "record team decisions",
     "wiki": "the team wiki: durable knowledge by topic",
     "spawn": "render the prompt for spawning an agent on a task",
+    "log": "which spawns got an entry, and what each spawn got (this clone's log)",
     "import": "import existing team memory",
     "squad": "wire tiermem into a Squad team (install, check, uninstall)",
     "serve": "serve memory to agents over MCP (stdio)",
@@ -707,6 +729,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "decision": _decision_parsers,
     "wiki": _wiki_parsers,
     "spawn": _spawn_parser,
+    "log": _log_parser,
     "import": _import_parsers,
     "squad": _squad_parsers,
     "serve": _serve_parser,

@@ -24,6 +24,7 @@ from .results import (
     RunReport,
     SearchHit,
     SessionReport,
+    SpawnLog,
     SpawnResult,
     Stats,
     WikiEntry,
@@ -253,13 +254,31 @@ class Memory:
 
     def spawn(self, agent: str, task: str, **options: Any) -> SpawnResult:
         """Render the prompt for spawning an agent on a task (see `SpawnRequest`)."""
+        from . import spawn_log
         from .spawn import SpawnRequest, assemble
 
         request = SpawnRequest(agent=validate.name(agent), task=task, **options)
         validate.text(request.task, "task")
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
-        return assemble(self._ready(), request)
+        ctx = self._ready()
+        result = assemble(ctx, request)
+        spawn_log.record(ctx, request.task, result)
+        return result
+
+    def log(self, agent: str | None = None, entry: str | None = None, limit: int = 50) -> SpawnLog:
+        """Logged spawns, newest first: what each got, or (entry) which spawns got an entry."""
+        from . import spawn_log
+        from .search import entry_ids
+
+        if agent is not None:
+            agent = validate.name(agent)
+        if entry is not None and entry_ids(entry) != [entry]:
+            raise UsageError(f"{entry!r} is not an entry id (as search and spawn list them)")
+        if not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+        found = spawn_log.spawns(self._ready(), agent, entry, limit)
+        return SpawnLog(found, agent or "", entry or "")
 
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
         """Import the root's existing `.squad/` memory into tiers (archive first).

@@ -267,6 +267,40 @@ class SpawnResult(Result):
     )
 
 
+@dataclass
+class SpawnRecord(Result):
+    """One spawn as this clone's spawn log keeps it (`.squad/memory/spawns.jsonl`)."""
+
+    time: str
+    agent: str
+    task: str = field(metadata=about("The task, as given (credentials redacted)."))
+    situation: str
+    entries: list[str] = field(
+        default_factory=list, metadata=about("Ids of the entries the prompt loaded.")
+    )
+    left_out: list[str] = field(
+        default_factory=list, metadata=about("Relevant entries that did not fit the budget.")
+    )
+    tokens: dict[str, int] = field(
+        default_factory=dict, metadata=about("Tokens per section and in total.")
+    )
+    stale: dict[str, list[str]] = field(
+        default_factory=dict,
+        metadata=about("Loaded entries citing repository paths git no longer tracks."),
+    )
+
+
+@dataclass
+class SpawnLog(Result):
+    """Spawns from this clone's log, newest first: what each got, or which got an entry."""
+
+    spawns: list[SpawnRecord]
+    agent: str = field(default="", metadata=about("Only spawns of this agent (empty: all)."))
+    entry: str = field(
+        default="", metadata=about("Only spawns that loaded this entry or a part of it.")
+    )
+
+
 # --- import ------------------------------------------------------------------------------
 
 
