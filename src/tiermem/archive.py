@@ -131,6 +131,19 @@ def parse(data: bytes, path: Path) -> Record:
     )
 
 
+def header(path: Path) -> dict[str, str]:
+    """A record's header fields, read from its first line only (empty when unreadable)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.readline(65536).decode("utf-8", "replace").rstrip("\n")
+    except OSError:
+        return {}
+    if not head.startswith(_HEADER) or not head.endswith("-->"):
+        return {}
+    items = (item.partition("=")[::2] for item in head[len(_HEADER) : -3].split())
+    return {k: unescape_value(v) for k, v in items}
+
+
 def read(layout: Layout, agent: str, record_id: str) -> Record:
     """Load one record by agent and id."""
     path = path_of(layout, agent, record_id)

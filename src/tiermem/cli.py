@@ -172,6 +172,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         snippet = " ".join(h.text.split())[:160]
         print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}")
         print(f"         {h.path}: {snippet}")
+        print(f"         from: {h.origin}")
     return 0
 
 

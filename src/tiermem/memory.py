@@ -146,6 +146,7 @@ class Memory:
         the agent's own entries ranking first on a par. A query of entry ids reads those
         entries.
         """
+        from .provenance import origin, sources_of
         from .search import search
 
         validate.text(query, "query")
@@ -155,7 +156,8 @@ class Memory:
             raise UsageError(f"unknown tier {tier!r} (expected one of {', '.join(TIERS)})")
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
-        hits = search(self._ready(), query, agent, tier, limit)
+        ctx = self._ready()
+        hits = search(ctx, query, agent, tier, limit)
         return [
             SearchHit(
                 h.doc.id,
@@ -168,6 +170,9 @@ class Memory:
                 h.doc.cls,
                 h.doc.created,
                 h.doc.tokens,
+                h.doc.session,
+                tuple(sources_of(h.doc)),
+                origin(ctx, h.doc),
             )
             for h in hits
         ]

@@ -118,6 +118,14 @@ class SearchHit(Result):
         default="", metadata=about("When the entry or the archived text was made.")
     )
     tokens: int = field(default=0, metadata=about("Tokens of its text (o200k_base)."))
+    session: str = field(default="", metadata=about("The session the entry came from, if any."))
+    sources: tuple[str, ...] = field(
+        default=(),
+        metadata=about("Archive records holding the text it was made from (`#L12`: a line)."),
+    )
+    origin: str = field(
+        default="", metadata=about("Where it came from, in words (from its first source).")
+    )
 
 
 @dataclass(frozen=True)
