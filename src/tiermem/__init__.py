@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .archive import Record
     from .memory import Memory
     from .results import (
+        ForgetReport,
         HotEntry,
         HotView,
         ImportReport,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .spawn import SpawnRequest
 
 __all__ = [
+    "ForgetReport",
     "HotEntry",
     "HotView",
     "ImportReport",

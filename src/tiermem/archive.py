@@ -64,7 +64,7 @@ def new_record(agent: str, created: str, kind: str, source: str, title: str, tex
     return Record(record_id, agent, created, kind, source, " ".join(title.split())[:200], text)
 
 
-def _header(record: Record) -> str:
+def _header(record: Record, **extra: str) -> str:
     raw = record.text.encode("utf-8")
     fields = {
         "id": record.id,
@@ -75,6 +75,7 @@ def _header(record: Record) -> str:
         "title": record.title,
         "bytes": str(len(raw)),
         "sha256": _sha256(raw),
+        **extra,
     }
     items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
     return f"{_HEADER}{items} -->\n"
@@ -103,6 +104,16 @@ def write(layout: Layout, record: Record) -> bool:
     """Archive a record; False when the same record was already there."""
     data = (_header(record) + record.text).encode("utf-8")
     return files.create_exclusive(path_of(layout, record.agent, record.id), data)
+
+
+def rewrite(layout: Layout, record: Record, purged: str) -> None:
+    """Replace a record's text in place (the one exception to create-only: a purge).
+
+    The record keeps its id and file name, so every source that cites it stays valid; its
+    header gets the new size and hash, and `purged=` names what was taken out.
+    """
+    data = (_header(record, purged=purged) + record.text).encode("utf-8")
+    files.atomic_write(path_of(layout, record.agent, record.id), data)
 
 
 def parse(data: bytes, path: Path) -> Record:

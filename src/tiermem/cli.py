@@ -176,6 +176,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    reason = _read_text(args.reason, "reason") if args.reason is not None else ""
+    report = _memory(args).forget(args.id, reason=reason, purge=args.purge)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say(report.messages)
+    return 0
+
+
 def cmd_reindex(args: argparse.Namespace) -> int:
     mem = _memory(args)
     lines = mem.reindex(check=args.check)
@@ -639,6 +649,19 @@ def _squad_parsers(sub: Any) -> None:
     _format(install)
 
 
+def _forget_parser(sub: Any) -> None:
+    forget = _add(sub, "forget", cmd_forget, _HELP["forget"])
+    forget.add_argument("id", metavar="ID", help="an entry id, as search and spawn list them")
+    forget.add_argument("--reason", metavar="TEXT", help="why (kept in the audit trail)")
+    forget.add_argument(
+        "--purge",
+        action="store_true",
+        help="delete the text from the archive and the index too (a leaked credential); "
+        "leaves an audited tombstone",
+    )
+    _format(forget)
+
+
 def _log_parser(sub: Any) -> None:
     log = _add(sub, "log", cmd_log, _HELP["log"])
     log.add_argument("--agent", metavar="AGENT", help="only spawns of this agent")
@@ -712,6 +735,7 @@ _HELP = {
     "wiki": "the team wiki: durable knowledge by topic",
     "spawn": "render the prompt for spawning an agent on a task",
     "log": "which spawns got an entry, and what each spawn got (this clone's log)",
+    "forget": "retire an entry from every tier (its text stays in the archive; --purge deletes)",
     "import": "import existing team memory",
     "squad": "wire tiermem into a Squad team (install, check, uninstall)",
     "serve": "serve memory to agents over MCP (stdio)",
@@ -731,6 +755,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "wiki": _wiki_parsers,
     "spawn": _spawn_parser,
     "log": _log_parser,
+    "forget": _forget_parser,
     "import": _import_parsers,
     "squad": _squad_parsers,
     "serve": _serve_parser,

@@ -18,6 +18,7 @@ from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
 from .ranking import Ranker
 from .results import (
+    ForgetReport,
     HotView,
     ImportReport,
     Page,
@@ -198,6 +199,16 @@ class Memory:
         if text is None:
             raise NotFoundError(f"no {tier} file for {name!r}")
         return text
+
+    def forget(self, entry_id: str, reason: str = "", purge: bool = False) -> ForgetReport:
+        """Retire an entry (a long entry's parts go together) from every tier; its text stays
+        in the archive. `purge` deletes the text from the archive and the index too."""
+        from .forget import forget
+        from .search import entry_ids
+
+        if entry_ids(entry_id) != [entry_id]:
+            raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
+        return forget(self._ready(), entry_id, reason, purge)
 
     def reindex(self, check: bool = False) -> list[str]:
         """Rebuild the index, or (check) list how it differs from the files."""

@@ -240,6 +240,35 @@ class RunReport(Result):
         return out
 
 
+@dataclass
+class ForgetReport(Result):
+    """What forgetting an entry did: the tiers it left, where its text is kept (or purged)."""
+
+    id: str = field(metadata=about("The id asked for."))
+    ids: list[str] = field(
+        default_factory=list, metadata=about("Entries retired: the entry, or all its parts.")
+    )
+    purged: bool = field(default=False, metadata=about("Whether the text was deleted too."))
+    files: list[str] = field(default_factory=list, metadata=about("Tier files it left."))
+    archived: str = field(
+        default="", metadata=about("The archive record keeping its text (not after a purge).")
+    )
+    records: list[str] = field(
+        default_factory=list, metadata=about("Archive records rewritten without the text.")
+    )
+    tombstone: str = field(
+        default="", metadata=about("The record saying what was purged, when and why.")
+    )
+    still_in: list[str] = field(
+        default_factory=list, metadata=about("Other entries still holding some of the text.")
+    )
+    elsewhere: list[str] = field(
+        default_factory=list,
+        metadata=about("Squad's own files (outside the store) holding some of the text."),
+    )
+    messages: list[str] = field(default_factory=list, metadata=about("What happened, in words."))
+
+
 # --- spawn -------------------------------------------------------------------------------
 
 
