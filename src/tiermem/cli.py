@@ -186,6 +186,21 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    task = _read_text(args.task, "task") if args.task is not None else None
+    result = _memory(args).report(args.out, task=task, agent=args.agent)
+    if args.format == "json":
+        _print_json(result.to_json())
+    else:
+        print(f"report: {result.path} ({result.bytes:,} bytes; {result.entries:,} entries)")
+    if args.open:
+        import webbrowser
+        from pathlib import Path
+
+        webbrowser.open(Path(result.path).as_uri())
+    return 0
+
+
 def cmd_reindex(args: argparse.Namespace) -> int:
     mem = _memory(args)
     lines = mem.reindex(check=args.check)
@@ -649,6 +664,19 @@ def _squad_parsers(sub: Any) -> None:
     _format(install)
 
 
+def _report_parser(sub: Any) -> None:
+    report = _add(sub, "report", cmd_report, _HELP["report"])
+    report.add_argument(
+        "--out", metavar="DIR", help="folder for report.html (default: ./tiermem-report)"
+    )
+    report.add_argument("--open", action="store_true", help="open the page in a browser")
+    report.add_argument(
+        "--task", metavar="T", help="preview the spawn of --agent on this task ('-' reads stdin)"
+    )
+    report.add_argument("--agent", metavar="A", help="the agent of the spawn preview")
+    _format(report)
+
+
 def _forget_parser(sub: Any) -> None:
     forget = _add(sub, "forget", cmd_forget, _HELP["forget"])
     forget.add_argument("id", metavar="ID", help="an entry id, as search and spawn list them")
@@ -730,6 +758,7 @@ _HELP = {
     "reindex": "rebuild the search index from the files",
     "merge-file": "git merge driver: merge three versions of a tier file entry by entry",
     "stats": "entries, bytes and tokens per agent and tier",
+    "report": "write one HTML page of the store: agents, budgets, Scribe, wiki, stale, entries",
     "scribe": "run the memory keeper",
     "decision": "record team decisions",
     "wiki": "the team wiki: durable knowledge by topic",
@@ -750,6 +779,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "reindex": _reindex_parser,
     "merge-file": _merge_file_parser,
     "stats": _stats_parser,
+    "report": _report_parser,
     "scribe": _scribe_parsers,
     "decision": _decision_parsers,
     "wiki": _wiki_parsers,

@@ -22,6 +22,7 @@ from .results import (
     HotView,
     ImportReport,
     Page,
+    ReportResult,
     RunReport,
     SearchHit,
     SessionReport,
@@ -306,6 +307,24 @@ class Memory:
 
         ctx = self.context if dry_run else self._ready()
         return importer.run(ctx, dry_run=dry_run, progress=progress)
+
+    def report(
+        self, out: str | Path | None = None, task: str | None = None, agent: str | None = None
+    ) -> ReportResult:
+        """Write the report page (one self-contained HTML file) into `out` (default:
+        ./tiermem-report); with a task and an agent, it previews that spawn entry by entry."""
+        from .report import build
+
+        if (task is None) != (agent is None):
+            raise UsageError("a spawn preview needs both a task and an agent")
+        if agent is not None:
+            agent = validate.name(agent)
+        if task is not None:
+            validate.text(task, "task")
+        folder = Path(out).expanduser() if out is not None else Path.cwd() / "tiermem-report"
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+        return build(self._ready(), folder.resolve(), agent, task)
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""

@@ -338,6 +338,23 @@ class SpawnLog(Result):
     )
 
 
+# --- report ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportResult(Result):
+    """The report page written, and what it holds."""
+
+    path: str = field(metadata=about("The HTML file: one page, no server or network needed."))
+    bytes: int
+    entries: int = field(metadata=about("Entries of hot, cold and the wiki (parts joined)."))
+    records: int = field(metadata=about("Archive records."))
+    agents: int
+    stale: int = field(metadata=about("Entries citing repository paths git no longer tracks."))
+    superseded: int
+    preview: bool = field(metadata=about("Whether the page holds a spawn preview (--task)."))
+
+
 # --- import ------------------------------------------------------------------------------
 
 
