@@ -73,14 +73,14 @@ class Browser:
             [*args, "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
-            ws = connect(_endpoint(profile, process), max_size=None, open_timeout=START_SECONDS)
-            browser = cls(process, ws, profile)
-            try:
-                yield browser.page(width, height)
-            finally:
-                with contextlib.suppress(Exception):
-                    browser.send("Browser.close")
-                ws.close()
+            endpoint = _endpoint(profile, process)
+            with connect(endpoint, max_size=None, open_timeout=START_SECONDS) as ws:
+                browser = cls(process, ws, profile)
+                try:
+                    yield browser.page(width, height)
+                finally:
+                    with contextlib.suppress(Exception):
+                        browser.send("Browser.close")
         finally:
             try:
                 process.wait(timeout=10)
@@ -208,6 +208,15 @@ class Page:
                 f"(document.querySelector({json.dumps(selector)}) || {{innerText: ''}}).innerText"
             )
         )
+
+    def events(self, method: str) -> list[dict[str, Any]]:
+        """The params of every event of a kind this page has sent so far (and not waited for)."""
+        self.js("0")  # a round trip: events sent before it have arrived
+        return [
+            e["params"]
+            for e in self.browser._events
+            if e["method"] == method and e.get("sessionId") == self.session
+        ]
 
     def screenshot(self, path: Path, full: bool = False) -> None:
         """A PNG of the viewport, or of the whole page."""
