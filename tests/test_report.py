@@ -110,7 +110,7 @@ def test_the_page_shows_agents_budgets_wiki_and_history(team: Memory, tmp_path: 
     html = write(team, tmp_path)
     for text in (
         "Agents and budgets",
-        "/ 4,096 bytes",
+        "no session open",
         "/ 12,288 bytes",
         "Squad today",
         "sessions compressed into cold",

@@ -64,6 +64,7 @@ def page_file(tmp_path: Path) -> Iterator[Path]:
     mem.hot_set("ada", "Fix the flaky release workflow")
     mem.hot_add("ada", "note", "Retries live in src/release/retry.ts. " + "More detail. " * 40)
     mem.end_session("ada")
+    mem.hot_set("bo", "Speed up the parser")
     mem.wiki_write("release", "# Tag from main\nAlways tag releases from main.", by="ada")
     mem.wiki_write("testing", f"# Hostile title {HOSTILE}\nBody {HOSTILE}", by="bo")
     many = [
@@ -123,7 +124,7 @@ def test_a_person_reads_the_report(page_file: Path, tmp_path: Path) -> None:
 
         # Filtering by words, then paging through everything.
         page.type("#q", "parser note 130")
-        assert page.text("#pageinfo").endswith("1 of 136 entries")
+        assert page.text("#pageinfo").endswith("1 of 137 entries")
         page.js(
             "document.getElementById('q').value = ''; document.getElementById('q')"
             ".dispatchEvent(new Event('input'))"
