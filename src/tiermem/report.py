@@ -235,6 +235,7 @@ def collect(ctx: Context, agent: str | None = None, task: str | None = None) -> 
     _count_spawns(entries, logged)
     preview = _preview(ctx, agent, task) if agent and task else None
     rows = _agent_rows(ctx, entries, records, logged)
+    trail = audit.read(ctx.layout)
     config = ctx.config
     return Page(
         root=str(ctx.layout.root),
@@ -249,8 +250,8 @@ def collect(ctx: Context, agent: str | None = None, task: str | None = None) -> 
         records=len(records),
         agents=rows,
         squad_chart=_squad_chart(rows),
-        history=_history(audit.read(ctx.layout)),
-        history_totals=_history_totals(audit.read(ctx.layout)),
+        history=_history(trail),
+        history_totals=_history_totals(trail),
         topics=_topics(ctx, entries),
         stale=[e for e in entries if e.stale],
         superseded=[e for e in entries if e.status == "superseded"],
