@@ -249,3 +249,13 @@ def test_chart_geometry_stays_in_its_box() -> None:
     assert charts.dots("d", [("a", 5.0), ("b", 12.0)]).caption == "median 12"
     paired = charts.hbars("h", [("ada", 10_000, 2_000)], ("Squad", "tiermem"))
     assert [t.text for t in paired.ticks] == ["ada", "10,000", "2,000"]
+
+
+def test_a_damaged_tier_file_is_skipped_not_fatal(team: Memory, tmp_path: Path) -> None:
+    broken = team.layout.tier_file("cold", "zed")
+    broken.write_text("# zed\n## t\n<!-- tiermem id=c-1 class=nope -->\nx\n", encoding="utf-8")
+    warnings: list[str] = []
+    team.context.warn = warnings.append
+    html = write(team, tmp_path)
+    assert "Tag from main" in html
+    assert any("cold/zed.md" in w and "unknown class" in w for w in warnings)

@@ -28,6 +28,7 @@ from . import agents, archive, audit, charts, citations, files, provenance, spaw
 from .clock import parse_time
 from .context import Context
 from .entries import STRUCTURED, Entry, render_entry
+from .errors import ParseError
 from .index import Doc, Scope
 from .layout import TEAM
 from .results import ReportResult, SpawnRecord, SpawnResult
@@ -304,9 +305,8 @@ def _entries(ctx: Context, docs: list[Doc]) -> list[EntryView]:
 def _load(ctx: Context, tier: str, path: Path) -> list[Entry]:
     try:
         loaded = store.load(ctx.layout, tier, path)
-    except Exception as exc:  # a damaged file: the page says so instead of failing
-        ctx.warn(f"warning: {exc} (skipped)")
-        return []
+    except ParseError:
+        return []  # a damaged file: the sync before has warned about it
     return loaded.entries if loaded else []
 
 
@@ -470,7 +470,7 @@ def _summary_bytes(ctx: Context, agent: str) -> int:
     """What Scribe holds to the cold budget: the session summaries, as written."""
     try:
         cold = store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", agent))
-    except Exception:
+    except ParseError:
         return 0
     summaries = [e for e in cold.entries if e.cls not in STRUCTURED] if cold else []
     return sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
