@@ -25,7 +25,8 @@ from pathlib import Path
 
 from tiermem import citations
 from tiermem.bench.generated import QUERIES, generate
-from tiermem.index import Doc
+from tiermem.index import Doc, Hit, Scope
+from tiermem.layout import TEAM
 from tiermem.memory import Memory
 
 SPAWNS = 20
@@ -65,6 +66,21 @@ def spawned_docs(mem: Memory) -> list[list[Doc]]:
     return loads
 
 
+def candidates(mem: Memory) -> list[list[Hit]]:
+    """What each benchmark spawn ranks before packing: its cold and wiki matches (as spawn
+    finds them: 60 per scope), for `citations.fresh_first`."""
+    found = []
+    for n in range(SPAWNS):
+        agent, query = _agent(mem, n), QUERIES[n % len(QUERIES)]
+        scopes = [
+            Scope(tiers=("cold",), agents=(agent, TEAM), active_only=True),
+            Scope(tiers=("wiki",), active_only=True),
+        ]
+        cold, wiki = mem.context.index.search_each(query, scopes, limit=60)
+        found.append(mem.context.ranker.rank([*cold, *wiki], agent))
+    return found
+
+
 def _agent(mem: Memory, n: int) -> str:
     agents = mem.agents()
     return agents[n % len(agents)]
@@ -81,6 +97,20 @@ def timed(
             start = time.perf_counter()
             for doc in load:
                 check(doc)
+            times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def ranking(
+    runs: int, ranked: list[list[Hit]], before: Callable[[], None], ctx: object
+) -> list[float]:
+    """Milliseconds of `fresh_first` over each spawn's candidates, `runs` times."""
+    times = []
+    for _ in range(runs):
+        for hits in ranked:
+            before()
+            start = time.perf_counter()
+            citations.fresh_first(ctx, hits)  # type: ignore[arg-type]
             times.append((time.perf_counter() - start) * 1000)
     return times
 
@@ -118,20 +148,24 @@ def main() -> int:
         citations.tracked(ctx.layout)
         stale = sum(1 for load in loads for doc in load if citations.stale_paths(ctx, doc))
         spawns = len(loads)
+        ranked = candidates(mem)
         results = {
             "warm": timed(args.runs, loads, lambda: None, check),
             "new process": timed(args.runs, loads, as_new_process, check),
             "after a commit": timed(args.runs, loads, after_commit, check),
+            "fresh_first, warm": ranking(args.runs, ranked, lambda: None, ctx),
+            "fresh_first, new": ranking(args.runs, ranked, as_new_process, ctx),
         }
         mem.close()
     print(
         f"{args.files:,} tracked files, {len(paths):,} distinct cited paths ({len(kept):,} "
-        f"tracked); {spawns} spawns loading {entries} entries ({stale} stale)"
+        f"tracked); {spawns} spawns loading {entries} entries ({stale} stale), ranking "
+        f"{sum(len(r) for r in ranked) / spawns:.0f} candidates each on average"
     )
     for name, times in results.items():
         p95 = statistics.quantiles(times, n=20)[-1]
         print(
-            f"{name:>15}: per spawn median {statistics.median(times):.3f} ms, "
+            f"{name:>17}: per spawn median {statistics.median(times):.3f} ms, "
             f"p95 {p95:.3f} ms, max {max(times):.3f} ms ({len(times)} checks)"
         )
     return 0

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tiermem import citations
-from tiermem.citations import Tracked, cited_paths, stale_paths, tracked
-from tiermem.index import Doc
+from tiermem.citations import Tracked, cited_paths, fresh_first, stale_paths, tracked
+from tiermem.index import Doc, Hit
 from tiermem.layout import Layout
 from tiermem.memory import Memory
 
@@ -126,3 +127,22 @@ def test_a_worktree_finds_its_index_through_its_git_file(repo: Memory, tmp_path:
     git(repo.root, "worktree", "add", "-q", str(other))
     found = tracked(Layout(other))
     assert found is not None and "docs/guide.md" in found.files
+
+
+def test_stale_hits_go_after_fresh_hits_of_equal_score_only(repo: Memory) -> None:
+    git(repo.root, "rm", "-q", "src/app.py")
+    stale, fresh = doc("Lives in src/app.py."), doc("Lives in src/util.py.")
+    stale_best = Hit(replace(stale, id="c-000000000a"), 9.0)
+    tied = [
+        Hit(replace(stale, id="c-000000000b"), 5.0),
+        Hit(replace(fresh, id="c-000000000c"), 5.0),
+    ]
+    weaker = Hit(replace(fresh, id="c-000000000d"), 1.0)
+    ordered, marks = fresh_first(repo.context, [stale_best, *tied, weaker])
+    assert [h.doc.id for h in ordered] == [
+        "c-000000000a",
+        "c-000000000c",
+        "c-000000000b",
+        "c-000000000d",
+    ]
+    assert marks == {"c-000000000a": ["src/app.py"], "c-000000000b": ["src/app.py"]}

@@ -21,12 +21,13 @@ import contextlib
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import files
 from .context import Context
-from .index import Doc
+from .index import Doc, Hit
 from .layout import Layout
 
 CACHE_NAME = "citations.cache"
@@ -46,6 +47,8 @@ _PATH = re.compile(
 
 def cited_paths(text: str) -> list[str]:
     """The repository paths a text cites, each once, in order (line references dropped)."""
+    if "/" not in text:
+        return []  # most entries cite nothing: no need to scan them
     found: dict[str, None] = {}
     for match in _PATH.finditer(text):
         path = match.group(1).removeprefix("./")
@@ -114,6 +117,22 @@ def stale_paths(ctx: Context, doc: Doc) -> list[str]:
     if known is None:
         return []
     return known.missing(cited_paths(f"{doc.title}\n{doc.text}"))
+
+
+def fresh_first(ctx: Context, hits: Sequence[Hit]) -> tuple[list[Hit], dict[str, list[str]]]:
+    """Ranked hits with each stale one moved after the fresh ones of equal score (the order
+    is otherwise kept), and the stale ones' missing paths by id."""
+    known = tracked(ctx.layout)
+    if known is None:
+        return list(hits), {}
+    marks = {
+        h.doc.id: gone
+        for h in hits
+        if (gone := known.missing(cited_paths(f"{h.doc.title}\n{h.doc.text}")))
+    }
+    if not marks:
+        return list(hits), marks
+    return sorted(hits, key=lambda h: (-h.score, h.doc.id in marks)), marks
 
 
 def _git_index(root: Path) -> tuple[Path, Path] | None:
