@@ -110,6 +110,11 @@ STDIN = st.one_of(st.sampled_from(hostile.STDIN), st.binary(max_size=200))
 NOW = st.sampled_from(hostile.CLOCKS)
 SOURCES = st.sampled_from([[], ["--source", "web"], ["--source", "tool"], ["--source", "bogus"]])
 FORMAT = st.sampled_from([[], ["--format", "json"], ["--format", "yaml"]])
+IDS = st.one_of(
+    TEXTS,
+    st.sampled_from(["c-0000000000", "a-0000000000", "a-0000000000#2", "d-0123456789-0123456789"]),
+)
+PURGE = st.sampled_from([[], ["--purge"]])
 OPT = st.one_of(st.just([]), st.builds(lambda flag, v: [flag, v], st.just("--why"), TEXTS))
 
 
@@ -151,6 +156,8 @@ def _commands() -> st.SearchStrategy[list[str]]:
             ),
         ),
         st.builds(lambda a: cat("scribe", "end-session", a), AGENTS),
+        st.builds(lambda i, r, p: cat("forget", i, "--reason", r, p), IDS, TEXTS, PURGE),
+        st.builds(lambda a, i, f: cat("log", "--agent", a, "--entry", i, f), AGENTS, IDS, FORMAT),
         st.sampled_from(
             [
                 ["scribe", "run"],

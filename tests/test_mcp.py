@@ -37,6 +37,7 @@ TOOLS = {
     "wiki_write",
     "spawn",
     "end_session",
+    "forget",
 }
 READ_ONLY = {"hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read"}
 TEMPLATES = {"memory://hot/{agent}", "memory://cold/{agent}", "memory://wiki/{topic}"}
@@ -217,7 +218,7 @@ async def test_search_returns_hits_with_their_fields(root: Path) -> None:
         other = (await call(client, "search", query="login", agent="nobody"))["results"]
     assert every and set(every[0]) == {
         *("id", "tier", "agent", "path", "title", "text", "score"),
-        *("class", "created", "tokens"),
+        *("class", "created", "tokens", "session", "sources", "origin"),
     }
     assert every[0]["agent"] == "flight" and isinstance(every[0]["score"], float)
     assert all(hit["tier"] == "hot" for hit in hot_only)
@@ -321,6 +322,17 @@ async def test_spawn_returns_the_cli_json_shape(root: Path) -> None:
     assert "cold" in auto["tiers"] and auto["reason"]
 
 
+async def test_forget_retires_an_entry_and_keeps_its_text(root: Path) -> None:
+    async with connect(root) as client:
+        await seed(client)
+        wiki = (await call(client, "search", query="semver tag", tier="wiki"))["results"]
+        report = await call(client, "forget", id=wiki[0]["id"], reason="we tag differently now")
+        after = (await call(client, "search", query="semver tag"))["results"]
+    assert report["ids"] == [wiki[0]["id"]] and report["files"] == [".squad/memory/wiki/release.md"]
+    assert report["archived"].startswith("archive/lead/") and not report["purged"]
+    assert [hit["tier"] for hit in after] == ["archive"]
+
+
 # --- errors -------------------------------------------------------------------------
 
 
@@ -353,6 +365,9 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("spawn", {"agent": "flight", "task": "x", "include_wiki": ["../etc"]}, "must not contain"),
     ("end_session", {"agent": "Bad Name"}, "agent name"),
     ("end_session", {"agent": "nobody"}, "unknown agent 'nobody'"),
+    ("forget", {"id": "../../hot/flight"}, "not an entry id"),
+    ("forget", {"id": "c-0000000000"}, "no entry c-0000000000"),
+    ("forget", {"id": "a-0000000000"}, "the archive keeps it"),
 ]
 
 

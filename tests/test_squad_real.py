@@ -42,6 +42,7 @@ TOOLS = {
     "wiki_write",
     "spawn",
     "end_session",
+    "forget",
 }
 DECISION = {
     "title": "Use Postgres for the event store",

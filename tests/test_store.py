@@ -274,3 +274,17 @@ def test_a_file_with_broken_metadata_is_never_overwritten(store: Memory, run_cli
     assert err.count("\n") == 1
     assert "hot/ada.md:5: metadata comment is not closed" in err
     assert path.read_bytes() == broken
+
+
+def test_init_ignores_the_local_files_and_teaches_an_older_store_to(store: Memory) -> None:
+    path = store.layout.memory / ".gitignore"
+    ignored = path.read_text(encoding="utf-8").splitlines()
+    assert {"spawns.jsonl", "citations.cache"} <= set(ignored)
+    path.write_text("# older\nindex.sqlite\n.locks/", encoding="utf-8")
+    Memory.init(store.root)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == ["# older", "index.sqlite", ".locks/"]
+    assert {"spawns.jsonl", "citations.cache", ".tmp-*"} <= set(lines)
+    before = path.read_bytes()
+    Memory.init(store.root)
+    assert path.read_bytes() == before

@@ -12,14 +12,18 @@ if TYPE_CHECKING:
     from .archive import Record
     from .memory import Memory
     from .results import (
+        ForgetReport,
         HotEntry,
         HotView,
         ImportReport,
         Loaded,
         Page,
+        ReportResult,
         RunReport,
         SearchHit,
         SessionReport,
+        SpawnLog,
+        SpawnRecord,
         SpawnResult,
         SquadLoad,
         Stats,
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from .spawn import SpawnRequest
 
 __all__ = [
+    "ForgetReport",
     "HotEntry",
     "HotView",
     "ImportReport",
@@ -40,9 +45,12 @@ __all__ = [
     "Page",
     "ParseError",
     "Record",
+    "ReportResult",
     "RunReport",
     "SearchHit",
     "SessionReport",
+    "SpawnLog",
+    "SpawnRecord",
     "SpawnRequest",
     "SpawnResult",
     "SquadLoad",

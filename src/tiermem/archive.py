@@ -62,7 +62,7 @@ def new_record(agent: str, created: str, kind: str, source: str, title: str, tex
     return Record(record_id, agent, created, kind, source, " ".join(title.split())[:200], text)
 
 
-def _header(record: Record) -> str:
+def _header(record: Record, **extra: str) -> str:
     raw = record.text.encode("utf-8")
     fields = {
         "id": record.id,
@@ -73,6 +73,7 @@ def _header(record: Record) -> str:
         "title": record.title,
         "bytes": str(len(raw)),
         "sha256": _sha256(raw),
+        **extra,
     }
     items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
     return f"{_HEADER}{items} -->\n"
@@ -103,6 +104,16 @@ def write(layout: Layout, record: Record) -> bool:
     return files.create_exclusive(path_of(layout, record.agent, record.id), data)
 
 
+def rewrite(layout: Layout, record: Record, purged: str) -> None:
+    """Replace a record's text in place (the one exception to create-only: a purge).
+
+    The record keeps its id and file name, so every source that cites it stays valid; its
+    header gets the new size and hash, and `purged=` names what was taken out.
+    """
+    data = (_header(record, purged=purged) + record.text).encode("utf-8")
+    files.atomic_write(path_of(layout, record.agent, record.id), data)
+
+
 def parse(data: bytes, path: Path) -> Record:
     """Read a record file, checking its size and hash."""
     newline = data.find(b"\n")
@@ -127,6 +138,19 @@ def parse(data: bytes, path: Path) -> Record:
         fields.get("title", ""),
         text,
     )
+
+
+def header(path: Path) -> dict[str, str]:
+    """A record's header fields, read from its first line only (empty when unreadable)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.readline(65536).decode("utf-8", "replace").rstrip("\n")
+    except OSError:
+        return {}
+    if not head.startswith(_HEADER) or not head.endswith("-->"):
+        return {}
+    items = (item.partition("=")[::2] for item in head[len(_HEADER) : -3].split())
+    return {k: unescape_value(v) for k, v in items}
 
 
 def read(layout: Layout, agent: str, record_id: str) -> Record:

@@ -15,6 +15,9 @@ index.sqlite
 index.sqlite-*
 .locks/
 .tmp-*
+# Local to this clone: the log of spawns and the list of files git tracks.
+spawns.jsonl
+citations.cache
 """
 
 _GITATTRIBUTES = """\
@@ -54,9 +57,24 @@ def init_store(root: Path, squad_files: bool = True) -> list[str]:
         if not path.exists():
             files.atomic_write(path, text)
             created.append(layout.relative(path))
+    _ignore_new_files(layout)
     if squad_files and _union_for_squad_log(layout):
         created.append(layout.relative(layout.squad / ".gitattributes"))
     return created
+
+
+def _ignore_new_files(layout: Layout) -> None:
+    """A store made by an older tiermem learns to ignore the local files added since."""
+    path = layout.memory / ".gitignore"
+    current = files.read_text(layout, path)
+    if current is None:
+        return
+    have = {line.strip() for line in current.splitlines()}
+    missing = [ln for ln in _GITIGNORE.splitlines() if ln and not ln.startswith("#")]
+    missing = [ln for ln in missing if ln not in have]
+    if missing:
+        prefix = current if not current or current.endswith("\n") else current + "\n"
+        files.atomic_write(path, prefix + "\n".join(missing) + "\n")
 
 
 def _union_for_squad_log(layout: Layout) -> bool:

@@ -173,6 +173,32 @@ def cmd_search(args: argparse.Namespace) -> int:
         snippet = " ".join(h.text.split())[:160]
         print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}")
         print(f"         {h.path}: {snippet}")
+        print(f"         from: {h.origin}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    reason = _read_text(args.reason, "reason") if args.reason is not None else ""
+    report = _memory(args).forget(args.id, reason=reason, purge=args.purge)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say(report.messages)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    task = _read_text(args.task, "task") if args.task is not None else None
+    result = _memory(args).report(args.out, task=task, agent=args.agent)
+    if args.format == "json":
+        _print_json(result.to_json())
+    else:
+        print(f"report: {result.path} ({result.bytes:,} bytes; {result.entries:,} entries)")
+    if args.open:
+        import webbrowser
+        from pathlib import Path
+
+        webbrowser.open(Path(result.path).as_uri())
     return 0
 
 
@@ -273,6 +299,17 @@ def cmd_spawn(args: argparse.Namespace) -> int:
         _print_json(result.to_json())
     else:
         sys.stdout.write(result.prompt)
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    found = _memory(args).log(agent=args.agent, entry=args.entry, limit=args.limit)
+    if args.format == "json":
+        _print_json(found.to_json())
+        return 0
+    from . import tables
+
+    _say(tables.spawn_log(found))
     return 0
 
 
@@ -634,6 +671,42 @@ def _squad_parsers(sub: Any) -> None:
     _format(install)
 
 
+def _report_parser(sub: Any) -> None:
+    report = _add(sub, "report", cmd_report, _HELP["report"])
+    report.add_argument(
+        "--out", metavar="DIR", help="folder for report.html (default: ./tiermem-report)"
+    )
+    report.add_argument("--open", action="store_true", help="open the page in a browser")
+    report.add_argument(
+        "--task", metavar="T", help="preview the spawn of --agent on this task ('-' reads stdin)"
+    )
+    report.add_argument("--agent", metavar="A", help="the agent of the spawn preview")
+    _format(report)
+
+
+def _forget_parser(sub: Any) -> None:
+    forget = _add(sub, "forget", cmd_forget, _HELP["forget"])
+    forget.add_argument("id", metavar="ID", help="an entry id, as search and spawn list them")
+    forget.add_argument("--reason", metavar="TEXT", help="why (kept in the audit trail)")
+    forget.add_argument(
+        "--purge",
+        action="store_true",
+        help="delete the text from the archive and the index too (a leaked credential); "
+        "leaves an audited tombstone",
+    )
+    _format(forget)
+
+
+def _log_parser(sub: Any) -> None:
+    log = _add(sub, "log", cmd_log, _HELP["log"])
+    log.add_argument("--agent", metavar="AGENT", help="only spawns of this agent")
+    log.add_argument(
+        "--entry", metavar="ID", help="only spawns that loaded this entry (or one of its parts)"
+    )
+    log.add_argument("--limit", type=int, default=50, metavar="N", help="spawns (default 50)")
+    _format(log)
+
+
 def _search_parser(sub: Any) -> None:
     search = _add(sub, "search", cmd_search, _HELP["search"])
     search.add_argument(
@@ -692,10 +765,13 @@ _HELP = {
     "reindex": "rebuild the search index from the files",
     "merge-file": "git merge driver: merge three versions of a tier file entry by entry",
     "stats": "entries, bytes and tokens per agent and tier",
+    "report": "write one HTML page of the store: agents, budgets, Scribe, wiki, stale, entries",
     "scribe": "run the memory keeper",
     "decision": "record team decisions",
     "wiki": "the team wiki: durable knowledge by topic",
     "spawn": "render the prompt for spawning an agent on a task",
+    "log": "which spawns got an entry, and what each spawn got (this clone's log)",
+    "forget": "retire an entry from every tier (its text stays in the archive; --purge deletes)",
     "import": "import existing team memory",
     "squad": "wire tiermem into a Squad team (install, check, uninstall)",
     "serve": "serve memory to agents over MCP (stdio)",
@@ -710,10 +786,13 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "reindex": _reindex_parser,
     "merge-file": _merge_file_parser,
     "stats": _stats_parser,
+    "report": _report_parser,
     "scribe": _scribe_parsers,
     "decision": _decision_parsers,
     "wiki": _wiki_parsers,
     "spawn": _spawn_parser,
+    "log": _log_parser,
+    "forget": _forget_parser,
     "import": _import_parsers,
     "squad": _squad_parsers,
     "serve": _serve_parser,

@@ -24,7 +24,7 @@ from .index import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
 from .layout import Layout
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS docs(
     rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
     status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
-    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT);
+    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
@@ -50,7 +50,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
 
 
 _DOC_FIELDS = (
-    "id tier agent path title text cls status created used session trust tags tokens parent".split()
+    "id tier agent path title text cls status created used session trust tags tokens parent"
+    " sources".split()
 )
 _DOC_COLUMNS = ", ".join(_DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
@@ -429,8 +430,8 @@ class FtsIndex:
         for order, (doc, tokens) in enumerate(zip(docs, counts, strict=True)):
             cur = self.db.execute(
                 "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
-                " session, trust, tags, sha, tokens, ord, parent)"
-                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " session, trust, tags, sha, tokens, ord, parent, sources)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     doc.id,
                     rel,
@@ -449,6 +450,7 @@ class FtsIndex:
                     tokens,
                     order,
                     doc.parent,
+                    doc.sources,
                 ),
             )
             self.db.execute(

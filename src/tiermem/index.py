@@ -36,6 +36,7 @@ class Doc:
     tags: str = ""
     tokens: int = 0
     parent: str = ""  # the entry this one is a part of (see `entries.split_entry`)
+    sources: str = ""  # comma-separated: the archive records (or files) it was made from
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ def entry_doc(entry: Entry, tier: str, agent: str, path: str) -> Doc:
         trust=entry.trust,
         tags=",".join(entry.tags),
         parent=dict(entry.extra).get("parent", ""),
+        sources=",".join(entry.sources),
     )
 
 

@@ -38,6 +38,7 @@ from .archive import Record
 from .errors import NotFoundError, TiermemError
 from .results import (
     DOC,
+    ForgetReport,
     HotView,
     Page,
     SearchHit,
@@ -147,6 +148,7 @@ PageOut = model_of(Page)
 WikiEntryOut = model_of(WikiEntry)
 SpawnOut = model_of(SpawnResult)
 SessionOut = model_of(SessionReport)
+ForgetOut = model_of(ForgetReport)
 
 
 class SearchOut(BaseModel):
@@ -397,6 +399,28 @@ class MemoryTools:
 
         return await self._answer(lambda: self._mem.end_session(agent).to_json())
 
+    async def forget(
+        self,
+        id: Annotated[
+            str,
+            Field(description="The entry's id, as search and spawn list it, e.g. 'c-0123abcd45'."),
+        ],
+        reason: Annotated[
+            str | None, Field(description="Why it is wrong or stale (kept in the audit trail).")
+        ] = None,
+        purge: Annotated[
+            bool,
+            Field(
+                description="Delete the text from the archive and the index too: only for a "
+                "credential or other text that must not be kept anywhere."
+            ),
+        ] = False,
+    ) -> Annotated[CallToolResult, ForgetOut]:
+        """Retire a wrong or stale entry from every tier; its text stays in the archive."""
+        return await self._answer(
+            lambda: self._mem.forget(id, reason=reason or "", purge=purge).to_json()
+        )
+
     async def hot_resource(self, agent: str) -> str:
         """An agent's hot tier file."""
         return await self._tier_markdown("hot", agent)
@@ -444,6 +468,11 @@ _ADD = ToolAnnotations(
 _REPLACE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
+# Forgetting removes an entry from the tiers (archived first; a purge deletes): a second
+# identical call finds no entry and fails.
+_FORGET = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 # A second identical unblock finds no blocker and writes nothing.
 _REMOVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
@@ -464,6 +493,7 @@ def _tool_table(tools: MemoryTools) -> list[tuple[Callable[..., object], str, To
         (tools.wiki_write, "Request a wiki entry", _ADD),
         (tools.spawn, "Render a spawn prompt", _REFRESH),
         (tools.end_session, "End the session", _REPLACE),
+        (tools.forget, "Forget an entry", _FORGET),
     ]
 
 

@@ -18,12 +18,15 @@ from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
 from .results import (
+    ForgetReport,
     HotView,
     ImportReport,
     Page,
+    ReportResult,
     RunReport,
     SearchHit,
     SessionReport,
+    SpawnLog,
     SpawnResult,
     Stats,
     WikiEntry,
@@ -159,6 +162,7 @@ class Memory:
         the agent's own entries ranking first on a par. A query of entry ids reads those
         entries.
         """
+        from .provenance import origin, sources_of
         from .search import search
 
         validate.text(query, "query")
@@ -168,7 +172,8 @@ class Memory:
             raise UsageError(f"unknown tier {tier!r} (expected one of {', '.join(TIERS)})")
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
-        hits = search(self._ready(), query, agent, tier, limit)
+        ctx = self._ready()
+        hits = search(ctx, query, agent, tier, limit)
         return [
             SearchHit(
                 h.doc.id,
@@ -181,6 +186,9 @@ class Memory:
                 h.doc.cls,
                 h.doc.created,
                 h.doc.tokens,
+                h.doc.session,
+                tuple(sources_of(h.doc)),
+                origin(ctx, h.doc),
             )
             for h in hits
         ]
@@ -208,6 +216,16 @@ class Memory:
         if text is None:
             raise NotFoundError(f"no {tier} file for {name!r}")
         return text
+
+    def forget(self, entry_id: str, reason: str = "", purge: bool = False) -> ForgetReport:
+        """Retire an entry (a long entry's parts go together) from every tier; its text stays
+        in the archive. `purge` deletes the text from the archive and the index too."""
+        from .forget import forget
+        from .search import entry_ids
+
+        if entry_ids(entry_id) != [entry_id]:
+            raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
+        return forget(self._ready(), entry_id, reason, purge)
 
     def reindex(self, check: bool = False) -> list[str]:
         """Rebuild the index, or (check) list how it differs from the files."""
@@ -269,13 +287,31 @@ class Memory:
 
     def spawn(self, agent: str, task: str, **options: Any) -> SpawnResult:
         """Render the prompt for spawning an agent on a task (see `SpawnRequest`)."""
+        from . import spawn_log
         from .spawn import SpawnRequest, assemble
 
         request = SpawnRequest(agent=validate.name(agent), task=task, **options)
         validate.text(request.task, "task")
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
-        return assemble(self._ready(), request)
+        ctx = self._ready()
+        result = assemble(ctx, request)
+        spawn_log.record(ctx, request.task, result)
+        return result
+
+    def log(self, agent: str | None = None, entry: str | None = None, limit: int = 50) -> SpawnLog:
+        """Logged spawns, newest first: what each got, or (entry) which spawns got an entry."""
+        from . import spawn_log
+        from .search import entry_ids
+
+        if agent is not None:
+            agent = validate.name(agent)
+        if entry is not None and entry_ids(entry) != [entry]:
+            raise UsageError(f"{entry!r} is not an entry id (as search and spawn list them)")
+        if not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+        found = spawn_log.spawns(self._ready(), agent, entry, limit)
+        return SpawnLog(found, agent or "", entry or "")
 
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
         """Import the root's existing `.squad/` memory into tiers (archive first).
@@ -287,6 +323,24 @@ class Memory:
 
         ctx = self.context if dry_run else self._ready()
         return importer.run(ctx, dry_run=dry_run, progress=progress)
+
+    def report(
+        self, out: str | Path | None = None, task: str | None = None, agent: str | None = None
+    ) -> ReportResult:
+        """Write the report page (one self-contained HTML file) into `out` (default:
+        ./tiermem-report); with a task and an agent, it previews that spawn entry by entry."""
+        from .report import build
+
+        if (task is None) != (agent is None):
+            raise UsageError("a spawn preview needs both a task and an agent")
+        if agent is not None:
+            agent = validate.name(agent)
+        if task is not None:
+            validate.text(task, "task")
+        folder = Path(out).expanduser() if out is not None else Path.cwd() / "tiermem-report"
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+        return build(self._ready(), folder.resolve(), agent, task)
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""

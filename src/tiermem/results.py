@@ -118,6 +118,14 @@ class SearchHit(Result):
         default="", metadata=about("When the entry or the archived text was made.")
     )
     tokens: int = field(default=0, metadata=about("Tokens of its text (o200k_base)."))
+    session: str = field(default="", metadata=about("The session the entry came from, if any."))
+    sources: tuple[str, ...] = field(
+        default=(),
+        metadata=about("Archive records holding the text it was made from (`#L12`: a line)."),
+    )
+    origin: str = field(
+        default="", metadata=about("Where it came from, in words (from its first source).")
+    )
 
 
 @dataclass
@@ -232,6 +240,35 @@ class RunReport(Result):
         return out
 
 
+@dataclass
+class ForgetReport(Result):
+    """What forgetting an entry did: the tiers it left, where its text is kept (or purged)."""
+
+    id: str = field(metadata=about("The id asked for."))
+    ids: list[str] = field(
+        default_factory=list, metadata=about("Entries retired: the entry, or all its parts.")
+    )
+    purged: bool = field(default=False, metadata=about("Whether the text was deleted too."))
+    files: list[str] = field(default_factory=list, metadata=about("Tier files it left."))
+    archived: str = field(
+        default="", metadata=about("The archive record keeping its text (not after a purge).")
+    )
+    records: list[str] = field(
+        default_factory=list, metadata=about("Archive records rewritten without the text.")
+    )
+    tombstone: str = field(
+        default="", metadata=about("The record saying what was purged, when and why.")
+    )
+    still_in: list[str] = field(
+        default_factory=list, metadata=about("Other entries still holding some of the text.")
+    )
+    elsewhere: list[str] = field(
+        default_factory=list,
+        metadata=about("Squad's own files (outside the store) holding some of the text."),
+    )
+    messages: list[str] = field(default_factory=list, metadata=about("What happened, in words."))
+
+
 # --- spawn -------------------------------------------------------------------------------
 
 
@@ -265,6 +302,57 @@ class SpawnResult(Result):
     left_out: list[str] = field(
         default_factory=list, metadata=about("Relevant entries that did not fit the budget.")
     )
+
+
+@dataclass
+class SpawnRecord(Result):
+    """One spawn as this clone's spawn log keeps it (`.squad/memory/spawns.jsonl`)."""
+
+    time: str
+    agent: str
+    task: str = field(metadata=about("The task, as given (credentials redacted)."))
+    situation: str
+    entries: list[str] = field(
+        default_factory=list, metadata=about("Ids of the entries the prompt loaded.")
+    )
+    left_out: list[str] = field(
+        default_factory=list, metadata=about("Relevant entries that did not fit the budget.")
+    )
+    tokens: dict[str, int] = field(
+        default_factory=dict, metadata=about("Tokens per section and in total.")
+    )
+    stale: dict[str, list[str]] = field(
+        default_factory=dict,
+        metadata=about("Loaded entries citing repository paths git no longer tracks."),
+    )
+
+
+@dataclass
+class SpawnLog(Result):
+    """Spawns from this clone's log, newest first: what each got, or which got an entry."""
+
+    spawns: list[SpawnRecord]
+    agent: str = field(default="", metadata=about("Only spawns of this agent (empty: all)."))
+    entry: str = field(
+        default="", metadata=about("Only spawns that loaded this entry or a part of it.")
+    )
+
+
+# --- report ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportResult(Result):
+    """The report page written, and what it holds."""
+
+    path: str = field(metadata=about("The HTML file: one page, no server or network needed."))
+    bytes: int
+    entries: int = field(metadata=about("Entries of hot, cold and the wiki (parts joined)."))
+    records: int = field(metadata=about("Archive records."))
+    agents: int
+    stale: int = field(metadata=about("Entries citing repository paths git no longer tracks."))
+    superseded: int
+    preview: bool = field(metadata=about("Whether the page holds a spawn preview (--task)."))
 
 
 # --- import ------------------------------------------------------------------------------

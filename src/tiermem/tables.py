@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .results import ImportReport, Stats, Totals
+from .results import ImportReport, SpawnLog, Stats, Totals
 
 _NUMBERS = ("entries", "bytes", "tokens")
 
@@ -61,3 +61,20 @@ def imported(report: ImportReport) -> None:
     for tier, totals in sorted(report.after.items()):
         sizes.add_row(f"{tier} (after)", *_counts(totals))
     console.print(sizes)
+
+
+def spawn_log(found: SpawnLog) -> list[str]:
+    """Logged spawns in words, newest first."""
+    if not found.spawns:
+        return ["no spawns logged" + (f" that loaded {found.entry}" if found.entry else "")]
+    lines: list[str] = []
+    for spawn in found.spawns:
+        total = spawn.tokens.get("total", 0)
+        lines.append(f"{spawn.time}  {spawn.agent}  {total:,} tokens  {spawn.task[:80]!r}")
+        lines.append(f"  situation: {spawn.situation}")
+        lines.append(f"  loaded: {', '.join(spawn.entries) or '(no cold, wiki or policy entry)'}")
+        if spawn.left_out:
+            lines.append(f"  left out: {', '.join(spawn.left_out)}")
+        for entry_id, paths in spawn.stale.items():
+            lines.append(f"  stale: {entry_id} cites {', '.join(paths)} (no longer tracked)")
+    return lines

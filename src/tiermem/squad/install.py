@@ -40,8 +40,9 @@ SKILLS = (".squad/skills/tiered-memory/SKILL.md", ".github/skills/tiered-memory/
 SQUAD_SKILL_COPY = ".squad/templates/skills/tiered-memory/SKILL.md"
 STORE_DIRS = ("hot", "cold", "wiki", "archive", "queue")
 STORE_FILES = ("config.toml", ".gitignore", ".gitattributes")
-# Derived or transient files of a store: rebuilt at will, so an unused store may hold them.
-_TRANSIENT = re.compile(r"index\.sqlite(-\w+)?|\.tmp-.*")
+# Derived, transient or local files of a store (the index, temp files, this clone's spawn
+# log and list of tracked files): an unused store may hold them.
+_TRANSIENT = re.compile(r"index\.sqlite(-\w+)?|\.tmp-.*|spawns\.jsonl|citations\.cache")
 _LOCAL_BACKENDS = {"local", "worktree", "external", "external-stub"}
 
 # States of a check that `install` would act on (exit status 1), and states of an install

@@ -1,0 +1,387 @@
+"""Forgetting: retire a wrong or stale entry from every tier; purge the one text that must go.
+
+`forget` takes an entry id as search and spawn give it (a part of a long entry takes the
+whole entry with it), archives the entry's text unless the archive already holds it, takes
+the entry out of every tier file it is in (hot, cold, wiki and Scribe's queue) and audits
+the act. Nothing is lost: search still finds the text in the archive.
+
+`purge` is the one deletion, for a credential that slipped through redaction. The entry
+leaves every tier unarchived, and every line of an archive record that holds a line or a
+sentence of the entry's text is replaced by a marker; a record keeps its id and file name
+(the sources that cite it stay valid) and its header names the purge. The index is rebuilt
+from the files, so no copy of the text survives in its pages. A tombstone record and an audit
+line say what was purged, when and why, without the text. Other entries that hold some of
+the text, and Squad's own files that do, are named, never edited.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import archive, files, spawn_log, store
+from .context import Context
+from .entries import Entry, render_entry
+from .errors import NotFoundError, ParseError, UsageError
+from .index import Doc
+from .layout import TEAM
+from .results import ForgetReport
+
+# A purge finds the archive records that hold the text by its lines and sentences of at
+# least PIECE_MIN_CHARS characters: shorter ones ("Done.", "## Notes") are too common to say
+# that two texts are one. In those records, and in the records the entry names as its
+# sources, every line holding any piece of SHORT_PIECE_CHARS or more goes.
+PIECE_MIN_CHARS = 16
+SHORT_PIECE_CHARS = 6
+_LEADING_MARKS = re.compile(r"^(?:[#>*+\-|\s]|\d+[.)]\s|\[[ xX]\]\s)+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,20}:\s+")
+_TIERS = ("hot", "cold", "wiki", "queue")
+
+
+@dataclass
+class _Found:
+    """The entries of one tier file that go."""
+
+    tier: str
+    path: Path
+    entries: list[Entry]
+
+
+def forget(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
+    """Retire an entry from every tier (archived first); with `purge`, delete its text."""
+    reason, kinds = ctx.clean(reason, "reason") if reason.strip() else ("", [])
+    ctx.sync()
+    if not archive.RECORD_ID.fullmatch(target.split("#")[0]):
+        report = _retire(ctx, target, reason, purge)
+    elif purge:
+        report = _purge_archived(ctx, target, reason)
+    else:
+        raise UsageError(
+            f"{target} is archived raw text: the archive keeps it (--purge deletes it)"
+        )
+    ctx.audit_redactions(kinds, "audit")
+    ctx.sync()
+    report.messages = _messages(report)
+    return report
+
+
+def _retire(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
+    """Take an entry out of every tier file; its text archived first, or purged after."""
+    found = _locate(ctx, _group(ctx, target))
+    if not found:
+        raise NotFoundError(f"no entry {target} in hot, cold, the wiki or Scribe's queue")
+    gone = [e for f in found for e in f.entries]
+    report = ForgetReport(target, sorted({e.id for e in gone}), purged=purge)
+    report.files = sorted({ctx.layout.relative(f.path) for f in found})
+    tiers = sorted({f.tier for f in found})
+    if purge:
+        _remove(ctx, found)
+        sources = [s for e in gone for s in e.sources]
+        _purge_text(ctx, report, [e.text for e in gone], reason, tiers, sources)
+        return report
+    report.archived = _keep(ctx, gone, report.files)
+    _remove(ctx, found)
+    ctx.audit("forget", report.ids, tiers, reason or "retired", record=report.archived)
+    return report
+
+
+# --- finding the entry ------------------------------------------------------------------
+
+
+def _group(ctx: Context, target: str) -> set[str]:
+    """The ids that go together: an entry, or every part of the long entry a part is of."""
+    docs = [d for d in ctx.index.by_ids([target]) if d.tier != "archive"]
+    whole = next((d.parent for d in docs if d.parent), target)
+    parts = [d for d in ctx.index.parts(whole) if d.tier != "archive"]
+    return {target, whole, *(d.id for d in parts)}
+
+
+def _locate(ctx: Context, ids: set[str]) -> list[_Found]:
+    """Every tier file holding one of the ids, and those entries (the queue is not indexed,
+    so every tier folder is read)."""
+    found = []
+    for tier in _TIERS:
+        for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
+            if files.is_temp(path):
+                continue
+            text = files.read_text(ctx.layout, path) or ""
+            if not any(f"id={i} " in text for i in ids):
+                continue  # a cheap test first: most files hold none of them
+            loaded = store.load(ctx.layout, tier, path)
+            entries = [e for e in loaded.entries if e.id in ids] if loaded else []
+            if entries:
+                found.append(_Found(tier, path, entries))
+    return found
+
+
+# --- forgetting -------------------------------------------------------------------------
+
+
+def _keep(ctx: Context, gone: list[Entry], where: list[str]) -> str:
+    """The archive record that holds the entries' text: a source of theirs, else a new one."""
+    for location in _held_by_sources(ctx, gone):
+        return location
+    first = gone[0]
+    text = "\n".join(render_entry(e) for e in gone)
+    record = archive.new_record(
+        first.agent or TEAM, ctx.stamp(), "forgotten", ", ".join(where), first.title, text
+    )
+    archive.write(ctx.layout, record)
+    return record.location
+
+
+def _held_by_sources(ctx: Context, gone: list[Entry]) -> list[str]:
+    """Source records that already hold every entry's text (its body, else its title)."""
+    texts = [e.body or e.title for e in gone]
+    for location in dict.fromkeys(s.split("#")[0] for e in gone for s in e.sources):
+        record = _record_at(ctx, location)
+        if record is not None and all(t in record.text for t in texts):
+            return [location]
+    return []
+
+
+def _record_at(ctx: Context, location: str) -> archive.Record | None:
+    parts = location.split("/")
+    if len(parts) != 3 or parts[0] != "archive" or not parts[2].endswith(".md"):
+        return None
+    record_id = parts[2].removesuffix(".md")
+    if not archive.RECORD_ID.fullmatch(record_id) or not ctx.layout.inside(
+        archive.path_of(ctx.layout, parts[1], record_id)
+    ):
+        return None
+    try:
+        return archive.read(ctx.layout, parts[1], record_id)
+    except (OSError, ParseError):
+        return None
+
+
+def _remove(ctx: Context, found: list[_Found]) -> None:
+    for item in found:
+        ids = {e.id for e in item.entries}
+        with store.update_existing(ctx.layout, item.tier, item.path) as tier_file:
+            if tier_file is not None:
+                tier_file.remove(ids)
+
+
+# --- purging ----------------------------------------------------------------------------
+
+
+def pieces(texts: list[str], shortest: int = PIECE_MIN_CHARS) -> list[str]:
+    """The lines and sentences of texts that a purge looks for, longest first."""
+    found: set[str] = set()
+    for text in texts:
+        for line in text.splitlines():
+            core = _LEADING_MARKS.sub("", line).strip()
+            candidates = [core, _LABEL.sub("", core)]
+            candidates += [p.strip() for p in _SENTENCE_END.split(core)]
+            candidates += [_LABEL.sub("", p.strip()) for p in core.split("; ")]
+            found.update(c for c in candidates if len(c) >= shortest)
+    return sorted(found, key=lambda p: (-len(p), p))
+
+
+def _purge_archived(ctx: Context, target: str, reason: str) -> ForgetReport:
+    """Purge archived text itself: a record, or one section of it (`a-...#3`)."""
+    record_id = target.split("#")[0]
+    docs = ctx.index.by_ids([target]) + ctx.index.parts(target)
+    docs = [d for d in docs if d.tier == "archive"]
+    if not docs:
+        raise NotFoundError(f"no archived text {target}")
+    if "#" in target or any(d.parent for d in docs):
+        texts = [d.text for d in docs]
+    else:
+        texts = [archive.read(ctx.layout, docs[0].agent, record_id).text]
+    report = ForgetReport(target, [target], purged=True)
+    _purge_text(ctx, report, texts, reason, ["archive"], [_location(docs[0])])
+    return report
+
+
+def _location(doc: Doc) -> str:
+    return f"archive/{doc.agent}/{doc.id.split('#')[0]}.md"
+
+
+def _purge_text(
+    ctx: Context,
+    report: ForgetReport,
+    texts: list[str],
+    reason: str,
+    tiers: list[str],
+    sources: list[str],
+) -> None:
+    """Take the texts out of every archive record and the spawn log; rebuild the index."""
+    wanted, short = pieces(texts), pieces(texts, SHORT_PIECE_CHARS)
+    marker = f"[purged: {report.id} on {ctx.stamp()[:10]}]"
+    related = {s.split("#")[0] for s in sources}
+    needles = [p.encode("utf-8") for p in wanted]
+    for path in archive.records(ctx.layout):
+        location = ctx.layout.relative(path).removeprefix(".squad/memory/")
+        if _scrub(ctx, path, needles, short, marker, location in related):
+            report.records.append(location)
+    _scrub_spawn_log(ctx, wanted)
+    report.tombstone = _tombstone(ctx, report, reason)
+    # The index keeps deleted text in free pages and FTS segments: only a rebuild drops it.
+    ctx.index.rebuild()
+    report.still_in = _still_in(ctx, wanted)
+    report.elsewhere = _elsewhere(ctx, wanted)
+    ctx.audit(
+        "purge",
+        report.ids,
+        sorted({*tiers, "archive"}),
+        reason or "purged",
+        records=report.records,
+        tombstone=report.tombstone,
+    )
+
+
+def _scrub(
+    ctx: Context, path: Path, needles: list[bytes], short: list[str], marker: str, related: bool
+) -> bool:
+    """Replace the lines of a record that hold the text; whether it was rewritten.
+
+    A record is read when it names the entry's text in a long piece (`needles`), or is one of
+    the entry's sources; then every line holding a piece of any length (`short`) goes.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if not (related or any(n in data for n in needles)):
+        return False
+    try:
+        record = archive.parse(data, path)
+    except ParseError:
+        record = _damaged(data, path)
+    text, removed = _without(record.text, short, marker)
+    if not removed:
+        return False
+    title = "[purged]" if _holds(record.title, removed, short) else record.title
+    purged = marker.strip("[]").removeprefix("purged: ")
+    archive.rewrite(ctx.layout, replace(record, text=text, title=title), purged)
+    return True
+
+
+def _damaged(data: bytes, path: Path) -> archive.Record:
+    """A record whose size or hash no longer match: its header fields and text as they are."""
+    fields = archive.header(path)
+    text = data.split(b"\n", 1)[1].decode("utf-8", "replace") if b"\n" in data else ""
+    return archive.Record(
+        fields.get("id", path.stem),
+        fields.get("agent", path.parent.name),
+        fields.get("created", ""),
+        fields.get("kind", ""),
+        fields.get("source", ""),
+        fields.get("title", ""),
+        text,
+    )
+
+
+def _without(text: str, wanted: list[str], marker: str) -> tuple[str, list[str]]:
+    """The text with every line holding a piece replaced (a run of them by one marker)."""
+    kept: list[str] = []
+    removed: list[str] = []
+    for line in text.split("\n"):
+        if any(p in line for p in wanted):
+            removed.append(line)
+            if not kept or kept[-1] != marker:
+                kept.append(marker)
+        else:
+            kept.append(line)
+    return "\n".join(kept), removed
+
+
+def _holds(title: str, removed: list[str], wanted: list[str]) -> bool:
+    """Whether a record's title (a line of its text, cut to 200 characters) held the text."""
+    flat = " ".join(title.split())
+    if not flat:
+        return False
+    return any(p in flat for p in wanted) or any(flat in " ".join(r.split()) for r in removed)
+
+
+def _scrub_spawn_log(ctx: Context, wanted: list[str]) -> None:
+    """A spawn's task can quote the text: it is replaced in the log."""
+    path = spawn_log.path_of(ctx.layout)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except (FileNotFoundError, UnicodeDecodeError):
+        return
+    with files.locked(ctx.layout, path):
+        changed = [_scrub_line(line, wanted) for line in lines]
+        if changed != lines:
+            files.atomic_write(path, "".join(changed))
+
+
+def _scrub_line(line: str, wanted: list[str]) -> str:
+    if not any(p in line for p in wanted):
+        return line
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return ""
+    if isinstance(data, dict):
+        data["task"] = "[purged]"
+    return json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _tombstone(ctx: Context, report: ForgetReport, reason: str) -> str:
+    """A record saying what was purged, when and why, without the text."""
+    lines = [
+        f"Purged {report.id} ({', '.join(report.ids)}) on {ctx.stamp()}.",
+        f"Reason: {reason or '(none given)'}",
+        f"Tier files it left: {', '.join(report.files) or '(none: archived text only)'}",
+        f"Archive records rewritten: {', '.join(report.records) or '(none)'}",
+    ]
+    text = "\n".join(lines) + "\n"
+    record = archive.new_record(TEAM, ctx.stamp(), "tombstone", "forget --purge", report.id, text)
+    archive.write(ctx.layout, record)
+    return record.location
+
+
+def _still_in(ctx: Context, wanted: list[str]) -> list[str]:
+    """Entries still holding a piece of the purged text (Scribe's queue too: not indexed)."""
+    texts = [(d.id, d.text) for d in ctx.index.docs() if d.tier != "archive"]
+    for path in sorted(ctx.layout.tier_dir("queue").glob("*.md")):
+        queue = None if files.is_temp(path) else store.load(ctx.layout, "queue", path)
+        texts += [(e.id, e.text) for e in queue.entries] if queue else []
+    return sorted({i for i, text in texts if any(p in text for p in wanted)})
+
+
+def _elsewhere(ctx: Context, wanted: list[str]) -> list[str]:
+    """Files of `.squad/` outside the store (Squad's own) that hold a piece of the text."""
+    found = []
+    for path in _squad_files(ctx):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if any(p.encode("utf-8") in data for p in wanted):
+            found.append(ctx.layout.relative(path))
+    return found
+
+
+def _squad_files(ctx: Context) -> list[Path]:
+    """Every file under `.squad/` but the store (links are neither followed nor read)."""
+    found: list[Path] = []
+    for top in sorted(ctx.layout.squad.iterdir()):
+        if top == ctx.layout.memory or top.is_symlink():
+            continue
+        found += [top] if top.is_file() else sorted(top.rglob("*"))
+    return [p for p in found if p.is_file() and not p.is_symlink()]
+
+
+def _messages(report: ForgetReport) -> list[str]:
+    lines = [f"forgot {report.id}: {', '.join(report.ids)} left {', '.join(report.files)}"]
+    if report.archived:
+        lines.append(f"its text is kept in {report.archived}")
+    if report.purged:
+        lines[0] = f"purged {report.id}: {', '.join(report.ids)}" + (
+            f" left {', '.join(report.files)}" if report.files else ""
+        )
+        lines.append(f"archive records rewritten: {', '.join(report.records) or 'none'}")
+        lines.append(f"tombstone: {report.tombstone}")
+        if report.still_in:
+            lines.append(f"still holding some of the text: {', '.join(report.still_in)}")
+        if report.elsewhere:
+            lines.append(f"Squad's files holding some of the text: {', '.join(report.elsewhere)}")
+    return lines

@@ -1,0 +1,689 @@
+"""`tiermem report`: one self-contained HTML page of what a team's agents remember.
+
+The page shows, for a person who has never opened `.squad/memory/`: each agent's memory per
+tier against its budgets; what a Squad spawn loads today against what a tiermem spawn loads;
+Scribe's work over time, from the audit trail, as charts; the wiki by topic; the entries
+that need a look (citing files git no longer tracks, superseded, expired); recent spawns
+from this clone's log; optionally the spawn a task would get, entry by entry; and every
+entry, paged and searchable, with where it came from and which spawns loaded it.
+
+It is one file: no server, no network. CSS, script and charts (inline SVG drawn from
+`charts`) are in the page, so it opens from disk and as a CI artifact. Jinja2 renders it
+with autoescaping on: memory text is untrusted, and reaches the page only as escaped text
+(the entries for the browser as JSON in a data block, which the script reads with
+`textContent`, never as markup).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from . import agents, archive, audit, charts, citations, files, provenance, spawn_log, store
+from .clock import parse_time
+from .context import Context
+from .entries import STRUCTURED, Entry, render_entry
+from .errors import ParseError
+from .index import Doc, Scope
+from .layout import TEAM
+from .results import ReportResult, SpawnRecord, SpawnResult
+from .spawn import MIN_FILL, POLICY_SHARE, RELEVANCE_FLOOR, SpawnRequest, assemble
+from .squad import baseline
+
+PAGE_NAME = "report.html"
+TEXT_SHOWN = 3000  # characters of an entry's text in the page (search reads it whole)
+LIST_SHOWN = 100  # rows of a list before the rest is left to the entry browser
+TITLES_SHOWN = 200  # entry titles per wiki topic
+RECENT_SPAWNS = 20
+_TIERS = ("hot", "cold", "wiki")
+
+
+# --- what the page shows --------------------------------------------------------------------
+
+
+@dataclass
+class EntryView:
+    """One entry (a long entry's parts joined), as the page shows it."""
+
+    id: str
+    agent: str
+    tier: str
+    path: str
+    cls: str
+    status: str
+    title: str
+    text: str
+    created: str
+    used: str
+    session: str
+    sources: list[str]
+    superseded_by: str
+    trust: str
+    tokens: int
+    bytes: int
+    parts: int = 1
+    part_ids: list[str] = field(default_factory=list)
+    topic: str = ""
+    stale: list[str] = field(default_factory=list)
+    spawns: int = 0
+    origin: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        """The entry for the page's browser (short keys: the page carries thousands)."""
+        cut = len(self.text) > TEXT_SHOWN
+        return {
+            "i": self.id,
+            "a": self.agent,
+            "t": self.tier,
+            "c": self.cls,
+            "s": self.status,
+            "h": self.title,
+            "x": self.text[:TEXT_SHOWN] + ("\n…" if cut else ""),
+            "k": self.tokens,
+            "b": self.bytes,
+            "d": self.created[:10],
+            "u": self.used[:10],
+            "p": self.path,
+            "o": self.origin,
+            "se": self.session,
+            "src": self.sources,
+            "sb": self.superseded_by,
+            "st": self.stale,
+            "n": self.spawns,
+            "pt": self.parts,
+            "tp": self.topic,
+            "tr": self.trust,
+        }
+
+
+@dataclass(frozen=True)
+class Gauge:
+    """A measure against its budget (budget 0: none)."""
+
+    used: int
+    budget: int
+    unit: str
+
+    @property
+    def percent(self) -> float:
+        """How full, in percent (capped at 100 for drawing)."""
+        return min(100.0, 100.0 * self.used / self.budget) if self.budget else 0.0
+
+    @property
+    def over(self) -> bool:
+        """Over its budget."""
+        return bool(self.budget) and self.used > self.budget
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One agent's memory in one tier."""
+
+    entries: int = 0
+    bytes: int = 0
+    tokens: int = 0
+    gauge: Gauge | None = None
+
+
+@dataclass
+class AgentRow:
+    """One agent's memory across the tiers."""
+
+    agent: str
+    cells: dict[str, Cell]
+    squad_tokens: int | None = None
+    spawn_most: int = 0  # hot + the spawn budget: the most a spawn of it loads
+    spawn_median: int | None = None  # median total of its logged spawns
+    spawns: int = 0
+
+
+@dataclass
+class Topic:
+    """A wiki page and its entries (titles; the browser shows the text)."""
+
+    name: str
+    entries: list[EntryView]
+    active: int
+    bytes: int
+
+
+@dataclass
+class Considered:
+    """An entry a spawn preview weighed: what it is, its score, and what became of it."""
+
+    id: str
+    tier: str
+    title: str
+    cls: str
+    tokens: int
+    score: float | None
+    rank: int | None
+    verdict: str  # loaded, left out, not loaded
+    why: str
+    stale: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Preview:
+    """The spawn a task would get, entry by entry."""
+
+    agent: str
+    task: str
+    result: SpawnResult
+    budget: int
+    rows: list[Considered]
+
+
+@dataclass
+class Page:
+    """Everything the template draws."""
+
+    root: str
+    generated: str
+    config: dict[str, int]
+    totals: dict[str, Cell]
+    records: int
+    agents: list[AgentRow]
+    squad_chart: charts.Chart
+    history: list[charts.Chart]
+    history_totals: dict[str, int]
+    topics: list[Topic]
+    stale: list[EntryView]
+    superseded: list[EntryView]
+    expired: list[EntryView]
+    git: bool
+    recent: list[SpawnRecord]
+    spawns_logged: int
+    preview: Preview | None
+    browser: list[dict[str, Any]]
+
+
+# --- building the page --------------------------------------------------------------------
+
+
+def build(ctx: Context, out: Path, agent: str | None, task: str | None) -> ReportResult:
+    """Write the report page into `out`; return where, and what it holds."""
+    page = collect(ctx, agent, task)
+    html = render(page)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / PAGE_NAME
+    files.atomic_write(path, html)
+    entries = sum(c.entries for t, c in page.totals.items() if t != "archive")
+    return ReportResult(
+        path=str(path),
+        bytes=len(html.encode("utf-8")),
+        entries=entries,
+        records=page.records,
+        agents=len(page.agents),
+        stale=len(page.stale),
+        superseded=len(page.superseded),
+        preview=page.preview is not None,
+    )
+
+
+def collect(ctx: Context, agent: str | None = None, task: str | None = None) -> Page:
+    """What the page shows, read from the store (and this clone's spawn log)."""
+    ctx.sync()
+    docs = ctx.index.docs()
+    entries = _entries(ctx, docs)
+    records = _records(ctx, docs)
+    logged = spawn_log.read(ctx.layout)
+    _count_spawns(entries, logged)
+    preview = _preview(ctx, agent, task) if agent and task else None
+    rows = _agent_rows(ctx, entries, records, logged)
+    trail = audit.read(ctx.layout)
+    config = ctx.config
+    return Page(
+        root=str(ctx.layout.root),
+        generated=ctx.stamp(),
+        config={
+            "hot": config.hot.budget_bytes,
+            "cold": config.cold.budget_bytes,
+            "spawn": config.spawn.budget_tokens,
+            "ttl": config.cold.ttl_days,
+        },
+        totals=_totals(entries, records),
+        records=len(records),
+        agents=rows,
+        squad_chart=_squad_chart(rows),
+        history=_history(trail),
+        history_totals=_history_totals(trail),
+        topics=_topics(ctx, entries),
+        stale=[e for e in entries if e.stale],
+        superseded=[e for e in entries if e.status == "superseded"],
+        expired=[e for e in entries if e.status == "expired"],
+        git=citations.tracked(ctx.layout) is not None,
+        recent=list(reversed(logged[-RECENT_SPAWNS:])),
+        spawns_logged=len(logged),
+        preview=preview,
+        browser=[e.as_json() for e in entries + records],
+    )
+
+
+def render(page: Page) -> str:
+    """The page as HTML (autoescaped: memory text is untrusted)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(
+        loader=PackageLoader("tiermem", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) else f"{v:,.2f}"
+    return env.get_template("report.html.j2").render(page=page, shown=LIST_SHOWN)
+
+
+# --- entries ------------------------------------------------------------------------------
+
+
+def _entries(ctx: Context, docs: list[Doc]) -> list[EntryView]:
+    """Every entry of hot, cold and the wiki, a long entry's parts joined."""
+    tokens = {(d.path, d.id): d.tokens for d in docs if d.tier != "archive"}
+    known = citations.tracked(ctx.layout)
+    origins: dict[str, str] = {}
+    found: list[EntryView] = []
+    for tier in _TIERS:
+        for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
+            if files.is_temp(path):
+                continue
+            rel = ctx.layout.relative(path)
+            for group in _groups(_load(ctx, tier, path)):
+                view = _view(ctx, tier, path.stem, rel, group, tokens, origins)
+                if known is not None:
+                    view.stale = known.missing(citations.cited_paths(f"{view.title}\n{view.text}"))
+                found.append(view)
+    return found
+
+
+def _load(ctx: Context, tier: str, path: Path) -> list[Entry]:
+    try:
+        loaded = store.load(ctx.layout, tier, path)
+    except ParseError:
+        return []  # a damaged file: the sync before has warned about it
+    return loaded.entries if loaded else []
+
+
+def _groups(items: list[Entry]) -> list[list[Entry]]:
+    """Entries of a file, the parts of a long entry together, in file order."""
+    groups: dict[str, list[Entry]] = {}
+    for item in items:
+        groups.setdefault(dict(item.extra).get("parent", item.id), []).append(item)
+    return list(groups.values())
+
+
+def _view(
+    ctx: Context,
+    tier: str,
+    name: str,
+    rel: str,
+    group: list[Entry],
+    tokens: dict[tuple[str, str], int],
+    origins: dict[str, str],
+) -> EntryView:
+    first = group[0]
+    whole = dict(first.extra).get("parent", first.id)
+    text = "\n\n".join(e.text for e in group) if len(group) > 1 else first.text
+    title = first.title
+    body = text.split("\n", 1)[1] if "\n" in text else ""
+    sources = list(first.sources)
+    return EntryView(
+        id=whole,
+        agent=first.agent or (name if tier != "wiki" else TEAM),
+        tier=tier,
+        path=rel,
+        cls=first.cls,
+        status=first.status,
+        title=title,
+        text=body,
+        created=first.created,
+        used=max(e.used for e in group),
+        session=first.session,
+        sources=sources,
+        superseded_by=first.superseded_by,
+        trust=first.trust,
+        tokens=sum(tokens.get((rel, e.id), 0) for e in group),
+        bytes=sum(len(e.text.encode("utf-8")) for e in group),
+        parts=len(group),
+        part_ids=[e.id for e in group],
+        topic=name if tier == "wiki" else "",
+        origin=_origin(ctx, tier, first, origins),
+    )
+
+
+def _origin(ctx: Context, tier: str, entry: Entry, seen: dict[str, str]) -> str:
+    if not entry.sources:
+        doc = Doc(entry.id, tier, entry.agent, "", entry.title, "", session=entry.session)
+        return provenance.origin(ctx, doc)
+    first = entry.sources[0]
+    if first not in seen:
+        seen[first] = provenance.record_origin(ctx, first)
+    said = seen[first]
+    more = len(entry.sources) - 1
+    if more:
+        said += f" (and {more} more source{'s' if more > 1 else ''})"
+    return f"{said}; session {entry.session}" if entry.session else said
+
+
+def _records(ctx: Context, docs: list[Doc]) -> list[EntryView]:
+    """Every archive record (no text: the page lists them; search reads them)."""
+    chunks: dict[str, list[Doc]] = defaultdict(list)
+    for doc in docs:
+        if doc.tier == "archive":
+            chunks[doc.path].append(doc)
+    found = []
+    for rel, parts in sorted(chunks.items()):
+        fields = archive.header(ctx.layout.root / rel)
+        first = parts[0]
+        found.append(
+            EntryView(
+                id=first.id.split("#")[0],
+                agent=first.agent,
+                tier="archive",
+                path=rel,
+                cls=fields.get("kind", ""),
+                status="purged" if fields.get("purged") else "",
+                title=first.title or fields.get("title", ""),
+                text="",
+                created=first.created,
+                used="",
+                session="",
+                sources=[fields.get("source", "")],
+                superseded_by="",
+                trust="",
+                tokens=sum(p.tokens for p in parts),
+                bytes=int(fields.get("bytes", "0") or 0),
+                parts=len(parts),
+                origin=provenance.describe(fields) if fields else "",
+            )
+        )
+    return found
+
+
+def _count_spawns(entries: list[EntryView], logged: list[SpawnRecord]) -> None:
+    """How many logged spawns loaded each entry (any part of it)."""
+    root = {part: view.id for view in entries for part in view.part_ids}
+    counts: Counter[str] = Counter()
+    for spawn in logged:
+        counts.update({root.get(i, i) for i in spawn.entries})
+    for view in entries:
+        view.spawns = counts.get(view.id, 0)
+
+
+# --- per agent and tier ---------------------------------------------------------------------
+
+
+def _agent_rows(
+    ctx: Context, entries: list[EntryView], records: list[EntryView], logged: list[SpawnRecord]
+) -> list[AgentRow]:
+    config = ctx.config
+    names = sorted(
+        ({e.agent for e in entries} | {r.agent for r in records} | set(agents.with_memory(ctx)))
+        - {""}
+    )
+    squad = {load.agent: load.tokens for load in baseline.loads(ctx, [n for n in names])}
+    rows = []
+    for name in names:
+        mine = [e for e in entries if e.agent == name]
+        cells = {tier: _cell([e for e in mine if e.tier == tier]) for tier in _TIERS}
+        cells["archive"] = _cell([r for r in records if r.agent == name])
+        cells["hot"] = _with_gauge(cells["hot"], _hot_bytes(ctx, name), config.hot.budget_bytes)
+        if name != TEAM:
+            summaries = _summary_bytes(ctx, name)
+            cells["cold"] = _with_gauge(cells["cold"], summaries, config.cold.budget_bytes)
+        totals = [s.tokens.get("total", 0) for s in logged if s.agent == name]
+        rows.append(
+            AgentRow(
+                agent=name,
+                cells=cells,
+                squad_tokens=squad.get(name),
+                spawn_most=cells["hot"].tokens + config.spawn.budget_tokens,
+                spawn_median=int(statistics.median(totals)) if totals else None,
+                spawns=len(totals),
+            )
+        )
+    return rows
+
+
+def _cell(items: list[EntryView]) -> Cell:
+    return Cell(len(items), sum(e.bytes for e in items), sum(e.tokens for e in items))
+
+
+def _with_gauge(cell: Cell, used: int, budget: int) -> Cell:
+    return Cell(cell.entries, cell.bytes, cell.tokens, Gauge(used, budget, "bytes"))
+
+
+def _hot_bytes(ctx: Context, agent: str) -> int:
+    try:
+        return ctx.layout.tier_file("hot", agent).stat().st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _summary_bytes(ctx: Context, agent: str) -> int:
+    """What Scribe holds to the cold budget: the session summaries, as written."""
+    try:
+        cold = store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", agent))
+    except ParseError:
+        return 0
+    summaries = [e for e in cold.entries if e.cls not in STRUCTURED] if cold else []
+    return sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
+
+
+def _totals(entries: list[EntryView], records: list[EntryView]) -> dict[str, Cell]:
+    totals = {tier: _cell([e for e in entries if e.tier == tier]) for tier in _TIERS}
+    totals["archive"] = _cell(records)
+    return totals
+
+
+def _squad_chart(rows: list[AgentRow]) -> charts.Chart:
+    compared = [
+        (r.agent, float(r.squad_tokens), float(r.spawn_most)) for r in rows if r.squad_tokens
+    ]
+    return charts.hbars(
+        "tokens a spawn loads: Squad today against the most a tiermem spawn loads",
+        compared,
+        ("Squad today", "tiermem at most"),
+    )
+
+
+# --- Scribe's history -----------------------------------------------------------------------
+
+_SERIES = (
+    ("sessions", "sessions compressed into cold", ("end-session", "checkpoint")),
+    ("promotions", "entries promoted to the wiki", ("promote",)),
+    ("supersessions", "decisions superseded by newer ones", ("supersede",)),
+    (
+        "expiries",
+        "cold entries archived (unused for the TTL, or over budget)",
+        ("expire", "cold-budget"),
+    ),
+)
+
+
+def _history(lines: list[dict[str, object]]) -> list[charts.Chart]:
+    """Charts of Scribe's work per day, week or month, and of compression ratios."""
+    dated = [(str(line.get("time", "")), line) for line in lines if line.get("time")]
+    if not dated:
+        return []
+    bucket = _bucketing([t for t, _ in dated])
+    made = []
+    for key, title, actions in _SERIES:
+        counts: Counter[str] = Counter()
+        for when, line in dated:
+            if line.get("action") in actions and _amount(key, line):
+                counts[bucket(when)] += _amount(key, line)
+        made.append(charts.bars(title, _filled(counts, bucket, list(dated))))
+    ratios = [
+        (when[:10], raw / summary)
+        for when, line in dated
+        if line.get("action") in ("end-session", "checkpoint")
+        and (raw := _int(line.get("raw_bytes"))) > 0
+        and (summary := _int(line.get("summary_bytes"))) > 0
+    ]
+    made.append(
+        charts.dots("compression ratio of each session (raw bytes : summary bytes)", ratios, ":1")
+    )
+    return made
+
+
+def _history_totals(lines: list[dict[str, object]]) -> dict[str, int]:
+    totals: Counter[str] = Counter()
+    for line in lines:
+        totals[str(line.get("action", ""))] += 1
+    return dict(sorted(totals.items()))
+
+
+def _amount(key: str, line: dict[str, object]) -> int:
+    ids = line.get("ids")
+    count = len(ids) if isinstance(ids, list) else 0
+    if key == "sessions":
+        return 1 if _int(line.get("raw_bytes")) > 0 or count else 0
+    if key == "supersessions":
+        return count // 2  # each pair names the older and the newer entry
+    return count
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+Bucket = Callable[[str], str]
+MAX_BUCKETS = 400
+
+
+def _bucketing(times: list[str]) -> Bucket:
+    """Day, week (from Monday) or month buckets, whichever keeps a chart readable."""
+    days = (parse_time(max(times)) - parse_time(min(times))).days
+    if days <= 45:
+        return lambda t: t[:10]
+    if days <= 730:
+        return _week
+    return lambda t: t[:7]
+
+
+def _week(time: str) -> str:
+    moment = parse_time(time)
+    return (moment - timedelta(days=moment.weekday())).strftime("%Y-%m-%d")
+
+
+def _filled(
+    counts: Counter[str], bucket: Bucket, dated: list[tuple[str, object]]
+) -> list[tuple[str, float]]:
+    """Every bucket from the first audit line to the last, empty ones as 0."""
+    times = sorted(t for t, _ in dated)
+    keys: list[str] = []
+    moment, stop = parse_time(times[0]), parse_time(times[-1])
+    while moment <= stop + timedelta(days=1) and len(keys) < MAX_BUCKETS:
+        key = bucket(moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        if key <= bucket(times[-1]) and (not keys or keys[-1] != key):
+            keys.append(key)
+        moment += timedelta(days=1)
+    return [(k, float(counts.get(k, 0))) for k in keys]
+
+
+# --- the wiki -------------------------------------------------------------------------------
+
+
+def _topics(ctx: Context, entries: list[EntryView]) -> list[Topic]:
+    by_page: dict[str, list[EntryView]] = defaultdict(list)
+    for view in entries:
+        if view.tier == "wiki":
+            by_page[view.topic].append(view)
+    found = []
+    for name, items in sorted(by_page.items()):
+        size = _size(ctx.layout.tier_file("wiki", name))
+        found.append(Topic(name, items, sum(1 for e in items if not e.status), size))
+    return found
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+# --- a spawn preview ------------------------------------------------------------------------
+
+
+def _preview(ctx: Context, agent: str, task: str) -> Preview:
+    """The spawn `spawn AGENT --task T --auto` builds, and why each entry is in or out.
+
+    The spawn says what it loaded and what it left out for lack of budget; the scores come
+    from the same search the spawn runs (cold of the agent and the team, and the wiki).
+    """
+    result = assemble(ctx, SpawnRequest(agent=agent, task=task, auto=True))
+    budget = ctx.config.spawn.budget_tokens
+    cold, wiki = ctx.index.search_each(
+        task,
+        [
+            Scope(tiers=("cold",), agents=(agent, TEAM), active_only=True),
+            Scope(tiers=("wiki",), active_only=True),
+        ],
+        limit=60,
+    )
+    ranked = ctx.ranker.rank([*cold, *wiki], agent)
+    place = {h.doc.id: (n + 1, h.score) for n, h in enumerate(ranked)}
+    loaded = {s.id for s in result.sources}
+    left = set(result.left_out)
+    shown = [s.id for s in result.sources] + result.left_out
+    shown += [h.doc.id for h in ranked if h.doc.id not in loaded | left][:10]
+    docs = {d.id: d for d in ctx.index.by_ids(shown)}
+    best = ranked[0].score if ranked else 0.0
+    rows = []
+    for doc_id in dict.fromkeys(shown):
+        doc = docs.get(doc_id)
+        if doc is None:
+            continue
+        rank, score = place.get(doc_id, (None, None))
+        verdict, why = _verdict(doc, doc_id in loaded, doc_id in left, result, score, best, budget)
+        stale = citations.stale_paths(ctx, doc)
+        rows.append(
+            Considered(
+                doc_id, doc.tier, doc.title, doc.cls, doc.tokens, score, rank, verdict, why, stale
+            )
+        )
+    return Preview(agent, task, result, budget, rows)
+
+
+def _verdict(
+    doc: Doc,
+    loaded: bool,
+    left: bool,
+    result: SpawnResult,
+    score: float | None,
+    best: float,
+    budget: int,
+) -> tuple[str, str]:
+    """Loaded, left out or not loaded, and why, as the spawn's rules tell it."""
+    if loaded and doc.cls == "policy":
+        return (
+            "loaded",
+            f"a policy: policies are pinned first, within {POLICY_SHARE:.0%} of the budget",
+        )
+    if loaded and score is None:
+        return "loaded", "one of the agent's latest sessions: no past session matched the task"
+    if loaded:
+        return "loaded", "it matches the task, and fitted the budget in rank order"
+    if left and doc.cls == "policy":
+        return "left out", f"a policy beyond the {POLICY_SHARE:.0%} of the budget kept for policies"
+    if left:
+        return (
+            "left out",
+            f"it matches the task, but did not fit what was left of {budget:,} tokens",
+        )
+    if doc.tier not in result.tiers:
+        return "not loaded", f"the situation ({result.situation}) does not load {doc.tier}"
+    if score is not None and score < best * RELEVANCE_FLOOR:
+        return "not loaded", (
+            f"a weak match (under {RELEVANCE_FLOOR:.0%} of the best score): weak matches only "
+            f"fill the first {MIN_FILL:.0%} of the budget"
+        )
+    return "not loaded", "ranked below the entries loaded, and not reported as left out"

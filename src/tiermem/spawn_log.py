@@ -1,0 +1,111 @@
+"""The spawn log: which entries each spawn loaded, kept in this clone only.
+
+Every spawn through `Memory.spawn` appends one JSON line to `.squad/memory/spawns.jsonl`
+(git-ignored: a read never changes what the team commits): the time, the agent, the task,
+the situation, the entry ids loaded and left out, the tokens, and the loaded entries that
+cite repository paths git no longer tracks. `tiermem log` answers from it which spawns got
+an entry, and what a spawn got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from . import citations, files
+from .context import Context
+from .layout import Layout
+from .results import SpawnRecord, SpawnResult
+
+LOG_NAME = "spawns.jsonl"
+
+
+def path_of(layout: Layout) -> Path:
+    """Where the log lives."""
+    return layout.memory / LOG_NAME
+
+
+def record(ctx: Context, task: str, result: SpawnResult) -> SpawnRecord:
+    """Append one spawn to the log; return what was logged."""
+    ids = [loaded.id for loaded in result.sources]
+    docs = ctx.index.by_ids(ids) if ids else []
+    stale = {d.id: gone for d in docs if (gone := citations.stale_paths(ctx, d))}
+    entry = SpawnRecord(
+        time=ctx.stamp(),
+        agent=result.agent,
+        task=ctx.redact(task)[0],
+        situation=result.situation,
+        entries=ids,
+        left_out=list(result.left_out),
+        tokens=dict(result.tokens),
+        stale=stale,
+    )
+    _append(ctx.layout, entry)
+    return entry
+
+
+def _append(layout: Layout, entry: SpawnRecord) -> None:
+    """One line, appended under the log's lock (small O_APPEND writes never interleave)."""
+    line = json.dumps(entry.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+    path = path_of(layout)
+    with files.locked(layout, path):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+
+def read(layout: Layout) -> list[SpawnRecord]:
+    """Every logged spawn, oldest first (a torn or foreign line is skipped)."""
+    try:
+        text = path_of(layout).read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for raw in text.splitlines():
+        entry = _parse(raw)
+        if entry is not None:
+            found.append(entry)
+    return found
+
+
+def _parse(raw: str) -> SpawnRecord | None:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    try:
+        return SpawnRecord(
+            time=str(data["time"]),
+            agent=str(data["agent"]),
+            task=str(data.get("task", "")),
+            situation=str(data.get("situation", "")),
+            entries=[str(i) for i in data.get("entries", [])],
+            left_out=[str(i) for i in data.get("left_out", [])],
+            tokens={str(k): int(v) for k, v in dict(data.get("tokens", {})).items()},
+            stale={str(k): [str(p) for p in v] for k, v in dict(data.get("stale", {})).items()},
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def spawns(ctx: Context, agent: str | None, entry: str | None, limit: int) -> list[SpawnRecord]:
+    """Logged spawns, newest first: of one agent, and/or that loaded one entry (or its parts)."""
+    wanted: set[str] = set()
+    if entry:
+        ctx.sync()
+        wanted = {entry, *(d.id for d in ctx.index.parts(entry))}
+    found = []
+    for item in reversed(read(ctx.layout)):
+        if agent and item.agent != agent:
+            continue
+        if wanted and not wanted.intersection(item.entries):
+            continue
+        found.append(item)
+        if len(found) == limit:
+            break
+    return found
