@@ -482,3 +482,28 @@ def test_golden_prompt(team: Memory) -> None:
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_bytes(result.prompt.encode("utf-8"))
     assert result.prompt.encode("utf-8") == GOLDEN.read_bytes()
+
+
+# --- stale citations ------------------------------------------------------------------------
+
+
+def test_an_entry_citing_a_file_gone_from_the_repository_is_marked_and_ranked_after(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "parser.py").write_text("x = 1\n", encoding="utf-8")
+    for argv in (["init", "-q"], ["add", "src/parser.py"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True, capture_output=True)
+    mem, _ = Memory.init(tmp_path, now=T0)
+    for path in ("src/parser.py", "src/lexer.py"):
+        mem.hot_set("ada", "tune the tokenizer retry loop")
+        mem.hot_add("ada", "note", f"Tokenizer retry loop lives in {path}; capped at 3 tries.")
+        mem.end_session("ada")
+    result = at(mem, later(1)).spawn("ada", "Resume the tokenizer retry loop", include_cold=True)
+    assert result.stale and all(paths == ["src/lexer.py"] for paths in result.stale.values())
+    assert "stale: cites src/lexer.py, no longer in the repository" in result.prompt
+    fresh = result.prompt.index("src/parser.py; capped")
+    stale = result.prompt.index("src/lexer.py; capped")
+    assert fresh < stale

@@ -130,9 +130,7 @@ def _code_lines(lines: Sequence[str], candidates: Sequence[int]) -> _FencePass:
 def scan(text: str, marks: tuple[str, ...] = ()) -> Scan:
     """Locate headings (and lines starting with one of `marks`), skipping fenced code."""
     lines, starts = split_lines(text)
-    candidates = [
-        bisect_right(starts, m.start()) - 1 for m in _candidates(marks).finditer(text)
-    ]
+    candidates = [bisect_right(starts, m.start()) - 1 for m in _candidates(marks).finditer(text)]
     fences = _code_lines(lines, candidates)
     headings: list[Heading] = []
     marked: list[int] = []
@@ -162,9 +160,7 @@ class Title:
 def titles(text: str) -> list[Title]:
     """The headings of a text outside fenced code, by character offset."""
     found = scan(text)
-    return [
-        Title(found.starts[h.line], h.level, heading_text(h.text)) for h in found.headings
-    ]
+    return [Title(found.starts[h.line], h.level, heading_text(h.text)) for h in found.headings]
 
 
 def heading_text(line: str) -> str:

@@ -61,19 +61,22 @@ def fence_safe(text: str) -> str:
     return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
-def marks(doc: Doc) -> str:
-    """What a block says of its entry: class (or archived), date, id, trust."""
+def marks(doc: Doc, missing: Sequence[str] = ()) -> str:
+    """What a block says of its entry: class (or archived), date, id, trust, and the files it
+    cites that are gone from the repository."""
     kind = "archived" if doc.tier == "archive" else doc.cls
     found = [kind, f"as of {doc.created[:10] or 'undated'}", doc.id]
     if doc.trust:
         found.append("untrusted source")
+    if missing:
+        found.append(f"stale: cites {', '.join(missing[:3])}, no longer in the repository")
     return f"({', '.join(found)})"
 
 
-def entry_block(doc: Doc) -> str:
+def entry_block(doc: Doc, missing: Sequence[str] = ()) -> str:
     """One entry as a titled block."""
     body = doc.text.split("\n", 1)[1] if "\n" in doc.text else ""
-    return fence_safe(f"#### {doc.title} {marks(doc)}\n{body}".rstrip())
+    return fence_safe(f"#### {doc.title} {marks(doc, missing)}\n{body}".rstrip())
 
 
 def fenced(tier: str, label: str, blocks: Sequence[str]) -> str:

@@ -302,6 +302,10 @@ class SpawnResult(Result):
     left_out: list[str] = field(
         default_factory=list, metadata=about("Relevant entries that did not fit the budget.")
     )
+    stale: dict[str, list[str]] = field(
+        default_factory=dict,
+        metadata=about("Loaded entries citing repository paths git no longer tracks, by id."),
+    )
 
 
 @dataclass

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from . import agents, prompt, render, tokens, use
+from . import agents, citations, prompt, render, tokens, use
 from .context import Context
 from .index import Doc, Hit, Scope
 from .layout import TEAM
@@ -213,6 +213,7 @@ class _Picked:
     policies: list[Hit] = field(default_factory=list)
     chosen: list[Hit] = field(default_factory=list)
     left: list[Hit] = field(default_factory=list)
+    stale: dict[str, list[str]] = field(default_factory=dict)  # id -> cited paths now gone
 
     @property
     def left_out(self) -> list[str]:
@@ -223,6 +224,14 @@ class _Picked:
     def used(self) -> list[Doc]:
         """Every entry the prompt holds, in prompt order."""
         return [h.doc for h in [*self.policies, *self.chosen]]
+
+    def block(self, doc: Doc) -> str:
+        """An entry's block, marked stale where it cites files that are gone."""
+        return prompt.entry_block(doc, self.stale.get(doc.id, ()))
+
+    def stale_used(self) -> dict[str, list[str]]:
+        """The loaded entries that cite files gone from the repository."""
+        return {d.id: self.stale[d.id] for d in self.used if d.id in self.stale}
 
 
 def _policy_groups(ctx: Context, agent: str, found: _Found) -> list[list[Hit]]:
@@ -261,20 +270,25 @@ def _pin(counter: tokens.TokenCounter, groups: list[list[Hit]], budget: int) -> 
     return picked
 
 
-def _relevant(ctx: Context, request: SpawnRequest, found: _Found, seen: Situation) -> list[Hit]:
+def _relevant(
+    ctx: Context, request: SpawnRequest, found: _Found, seen: Situation, picked: _Picked
+) -> list[Hit]:
     """Cold, wiki and archived matches in the order the agent should see them, each text
-    once (from the tier that holds it in its most finished form); policies are pinned apart."""
-    picked: list[Hit] = []
+    once (from the tier that holds it in its most finished form), an entry citing files gone
+    from the repository after fresh ones of equal relevance; policies are pinned apart."""
+    candidates: list[Hit] = []
     if seen.cold:
-        picked += [h for h in found.cold if h.doc.cls != "policy"]
+        candidates += [h for h in found.cold if h.doc.cls != "policy"]
     if seen.wiki:
-        picked += _wiki_matches(ctx, found, request.include_wiki or ())
+        candidates += _wiki_matches(ctx, found, request.include_wiki or ())
     if seen.archive:
         archived = _unretired(found.archive, found.superseded)
-        picked += [replace(h, score=h.score * ARCHIVE_WEIGHT) for h in archived]
-    ranked = once(ctx.ranker.rank(picked, request.agent))
+        candidates += [replace(h, score=h.score * ARCHIVE_WEIGHT) for h in archived]
+    ranked = once(ctx.ranker.rank(candidates, request.agent))
     if seen.cold and not any(h.doc.tier == "cold" for h in ranked):
         ranked += _recent_cold(ctx, request.agent, 3)
+    ranked, stale = citations.fresh_first(ctx, ranked)
+    picked.stale |= stale
     return ranked
 
 
@@ -334,7 +348,8 @@ def _pick(
     picked = _pin(counter, _policy_groups(ctx, request.agent, found), int(budget * POLICY_SHARE))
     policies = sum(_cost(counter, h.doc) for h in picked.policies)
     fences = FENCE_TOKENS * (bool(picked.policies) + seen.cold + seen.wiki + seen.archive)
-    relevant = _relevant(ctx, request, found, seen)
+    _, picked.stale = citations.fresh_first(ctx, picked.policies)
+    relevant = _relevant(ctx, request, found, seen, picked)
     room = budget - policies - fences
     _pack(counter, picked, relevant, room, int(room * MIN_FILL))
     return picked
@@ -359,7 +374,7 @@ def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
     """The fenced text of each memory section (empty where nothing was chosen)."""
     sections: dict[str, str] = {}
     if picked.policies:
-        blocks = [prompt.entry_block(h.doc) for h in picked.policies]
+        blocks = [picked.block(h.doc) for h in picked.policies]
         sections["policy"] = prompt.fenced("policy", 'pinned="true"', blocks)
     labels = {"cold": f'agent="{request.agent}"', "wiki": 'scope="team"', "archive": 'kind="raw"'}
     for tier, label in labels.items():
@@ -371,7 +386,7 @@ def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
             ids = ", ".join(d.id for d in docs)
             sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
         else:
-            sections[tier] = prompt.fenced(tier, label, [prompt.entry_block(d) for d in docs])
+            sections[tier] = prompt.fenced(tier, label, [picked.block(d) for d in docs])
     return sections
 
 
@@ -448,4 +463,5 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
         baseline_tokens=baseline.load_tokens(ctx, agent),
         sources=[Loaded(d.tier, d.id, d.path) for d in picked.used],
         left_out=picked.left_out,
+        stale=picked.stale_used(),
     )

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from . import citations, files
+from . import files
 from .context import Context
 from .layout import Layout
 from .results import SpawnRecord, SpawnResult
@@ -29,8 +29,6 @@ def path_of(layout: Layout) -> Path:
 def record(ctx: Context, task: str, result: SpawnResult) -> SpawnRecord:
     """Append one spawn to the log; return what was logged."""
     ids = [loaded.id for loaded in result.sources]
-    docs = ctx.index.by_ids(ids) if ids else []
-    stale = {d.id: gone for d in docs if (gone := citations.stale_paths(ctx, d))}
     entry = SpawnRecord(
         time=ctx.stamp(),
         agent=result.agent,
@@ -39,7 +37,7 @@ def record(ctx: Context, task: str, result: SpawnResult) -> SpawnRecord:
         entries=ids,
         left_out=list(result.left_out),
         tokens=dict(result.tokens),
-        stale=stale,
+        stale=dict(result.stale),
     )
     _append(ctx.layout, entry)
     return entry
