@@ -853,3 +853,43 @@ def test_largest_real_decisions_file_parses_fast() -> None:
     )
     text = largest.read_text(encoding="utf-8")
     assert fast_enough(lambda: parse_decisions(text), limit=1.0)
+
+
+# --- Squad 0.10 governed decisions (front matter, no heading) -----------------------------
+
+GOVERNED = (
+    "---\n"
+    "id: f69086b3-1b7c-486b-a7e1-f6b0680255dc\n"
+    "class: DECISION\n"
+    "loadGuidance: [ALWAYS]\n"
+    'title: "Use Postgres for the event store"\n'
+    'author: "flight"\n'
+    "createdAt: 2026-12-01T06:51:24.850Z\n"
+    "metadata: {}\n"
+    "---\n\n"
+    "We use Postgres 16 for the event store. Why: JSONB and logical replication.\n"
+)
+
+
+def test_a_governed_inbox_file_is_one_decision_with_its_front_matters_fields() -> None:
+    sections = parse_inbox(GOVERNED, "flight-use-postgres-for-the-event-store-f69086b3.md")
+    assert "".join(s.text for s in sections) == GOVERNED
+    [decision] = [s for s in sections if s.kind == "decision"]
+    assert (decision.title, decision.author, decision.date) == (
+        "Use Postgres for the event store",
+        "flight",
+        "2026-12-01",
+    )
+    assert decision.text.strip() == GOVERNED.split("---\n\n", 1)[1].strip()
+
+
+def test_a_governed_decision_appended_by_nap_is_the_same_decision() -> None:
+    inbox = parse_inbox(GOVERNED, "flight-use-postgres.md")
+    log = "# Decisions\n\n### 2026-11-30: Earlier\n**By:** hal\n\nKeep it.\n\n" + GOVERNED
+    sections = parse_decisions(log)
+    assert "".join(s.text for s in sections) == log
+    decisions = [s for s in sections if s.kind == "decision"]
+    assert [s.title for s in decisions] == ["Earlier", "Use Postgres for the event store"]
+    keys = {decision_key(s) for s in inbox if s.kind == "decision"}
+    assert decision_key(decisions[-1]) in keys
+    assert "Postgres" not in decisions[0].text

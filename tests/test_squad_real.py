@@ -340,14 +340,6 @@ def test_a_governed_decision_arrives_in_tiermem_once(tmp_path: Path, env: dict[s
     assert len(decision_entries(repo)) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="squad_parse does not read the YAML front matter of Squad 0.10's governed decisions "
-    "(title, author, createdAt): in an inbox file the title comes from the file name and the "
-    "front matter stays in the body; where `squad nap` appended the file to decisions.md, the "
-    "block is read as part of the section before it",
-)
 def test_a_governed_decision_keeps_squads_title_author_and_date(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

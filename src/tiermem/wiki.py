@@ -2,135 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from . import archive, files, hot, store, validate
+from . import agents, archive, files, hot, store, topics, validate
 from .classify import classify, is_structured
 from .context import Context
-from .entries import Entry, content_id
+from .entries import Entry, content_id, render, render_entry
 from .errors import NotFoundError
 from .results import Page, WikiEntry
+from .squad import team
 
-# Seed subjects: a page is chosen by the words an entry uses most. Projects differ, so an
-# entry's own tags win, and anything that matches no subject goes to `general`.
-SUBJECTS: dict[str, tuple[str, ...]] = {
-    "release": (
-        "release",
-        "publish",
-        "npm",
-        "version",
-        "versioning",
-        "changeset",
-        "semver",
-        "tag",
-        "nuget",
-        "changelog",
-    ),
-    "testing": (
-        "test",
-        "tests",
-        "testing",
-        "vitest",
-        "jest",
-        "xunit",
-        "coverage",
-        "qa",
-        "e2e",
-        "playwright",
-        "fixture",
-    ),
-    "ci": ("ci", "workflow", "workflows", "actions", "pipeline", "build", "github actions", "lint"),
-    "security": (
-        "security",
-        "secret",
-        "secrets",
-        "auth",
-        "authentication",
-        "authorization",
-        "token",
-        "pii",
-        "permission",
-        "oauth",
-        "entra",
-    ),
-    "docs": ("docs", "documentation", "readme", "blog", "guide", "tutorial", "website"),
-    "architecture": (
-        "architecture",
-        "module",
-        "modules",
-        "sdk",
-        "adapter",
-        "interface",
-        "layer",
-        "design",
-        "contract",
-        "schema",
-        "api",
-    ),
-    "process": (
-        "process",
-        "proposal",
-        "review",
-        "pr",
-        "prs",
-        "branch",
-        "merge",
-        "triage",
-        "issue",
-        "issues",
-        "workflow",
-    ),
-    "team": (
-        "team",
-        "agent",
-        "agents",
-        "casting",
-        "charter",
-        "roster",
-        "squad",
-        "coordinator",
-        "spawn",
-        "ceremony",
-    ),
-    "cli": ("cli", "command", "commands", "shell", "repl", "terminal", "flag"),
-    "data": ("database", "data", "storage", "sql", "migration", "cache", "table", "entity"),
-    "ui": (
-        "ui",
-        "ux",
-        "render",
-        "rendering",
-        "layout",
-        "css",
-        "component",
-        "theme",
-        "font",
-        "sprite",
-    ),
-    "performance": ("performance", "latency", "memory", "speed", "throughput", "benchmark"),
-    "dependencies": ("dependency", "dependencies", "package", "packages", "library", "upgrade"),
-    "networking": ("network", "server", "client", "multiplayer", "websocket", "http", "protocol"),
-}
-_WORDS = re.compile(r"[a-z][a-z0-9-]+")
-
-
-def topic_of(entry: Entry) -> str:
-    """The wiki page an entry belongs on: its first tag, else its strongest subject."""
-    for tag in entry.tags:
-        try:
-            return validate.name(tag, "topic")
-        except Exception:
-            continue
-    title_words = Counter(_WORDS.findall(entry.title.lower()))
-    body_words = Counter(_WORDS.findall(entry.body.lower()[:4000]))
-    best, best_score = "general", 0.0
-    for name, words in SUBJECTS.items():
-        score = sum(3 * title_words[w] + min(body_words[w], 3) for w in words)
-        if score > best_score:
-            best, best_score = name, score
-    return best
+# A page stays readable and cheap to rewrite: past this size new entries go on a next page of
+# the same topic (`release-2`, `release-3`...).
+PAGE_MAX_BYTES = 32 * 1024
 
 
 def page_path(ctx: Context, topic: str) -> Path:
@@ -139,11 +26,46 @@ def page_path(ctx: Context, topic: str) -> Path:
 
 
 def add(ctx: Context, topic: str, entries: list[Entry]) -> None:
-    """Merge entries into a topic page (same id: the newer version is kept)."""
-    path = page_path(ctx, topic)
-    with store.update(ctx.layout, "wiki", path, lambda: store.blank("wiki", topic)) as page:
-        for entry in entries:
-            page.put(entry)
+    """Merge entries into a topic's pages (same id: the newer version is kept where it is);
+    new entries fill the topic's last page up to PAGE_MAX_BYTES, then a next one."""
+    for name, items in _placed(ctx, topic, entries).items():
+        path = page_path(ctx, name)
+        with store.update(
+            ctx.layout, "wiki", path, functools.partial(store.blank, "wiki", name)
+        ) as page:
+            for entry in items:
+                page.put(entry)
+
+
+def _family(ctx: Context, topic: str) -> list[str]:
+    """A topic's pages in order: `topic`, `topic-2`, `topic-3`..., those that exist."""
+    names = [topic]
+    while page_path(ctx, f"{topic}-{len(names) + 1}").exists():
+        names.append(f"{topic}-{len(names) + 1}")
+    return names
+
+
+def _placed(ctx: Context, topic: str, entries: list[Entry]) -> dict[str, list[Entry]]:
+    """Which page of the topic each entry goes on."""
+    names = _family(ctx, topic)
+    holds: dict[str, str] = {}
+    size = 0
+    for name in names:
+        page = store.load(ctx.layout, "wiki", page_path(ctx, name))
+        holds |= {e.id: name for e in page.entries} if page else {}
+        size = len(render(page).encode("utf-8")) if page else 0
+    placed: dict[str, list[Entry]] = {}
+    for entry in entries:
+        if entry.id in holds:
+            placed.setdefault(holds[entry.id], []).append(entry)
+            continue
+        cost = len(render_entry(entry).encode("utf-8")) + 1
+        if size + cost > PAGE_MAX_BYTES and size:
+            names.append(f"{topic}-{len(names) + 1}")
+            size = 0
+        size += cost
+        placed.setdefault(names[-1], []).append(entry)
+    return placed
 
 
 def write(ctx: Context, topic: str, text: str, by: str) -> WikiEntry:
@@ -199,6 +121,22 @@ def read(ctx: Context, topic: str) -> str:
     return text
 
 
+def vocabulary_for(ctx: Context, entries: list[Entry]) -> topics.Vocabulary:
+    """The page names entries promoted together can take: the topics there are, the words
+    their titles share; never an agent's name."""
+    existing = {_base(p.stem) for p in ctx.layout.tier_dir("wiki").glob("*.md")}
+    names = {*agents.with_memory(ctx), *team.folders(ctx)}
+    return topics.Vocabulary([e.title for e in entries], existing, names)
+
+
+_CONTINUED = re.compile(r"-\d+$")
+
+
+def _base(page: str) -> str:
+    """The topic of a page (`release-2` is a next page of `release`)."""
+    return _CONTINUED.sub("", page)
+
+
 def _parent(entry: Entry) -> str:
     return dict(entry.extra).get("parent", "")
 
@@ -208,7 +146,9 @@ def _part_number(entry: Entry) -> int:
     return int(number) if number.isdigit() else 1
 
 
-def _pages_of_parents(ctx: Context, entries: list[Entry]) -> dict[str, str]:
+def _pages_of_parents(
+    ctx: Context, entries: list[Entry], vocabulary: topics.Vocabulary
+) -> dict[str, str]:
     """One page for all parts of a long entry: where a part already is, else its first part's.
 
     A page per part would scatter one decision over several topics by the words of each part.
@@ -219,16 +159,17 @@ def _pages_of_parents(ctx: Context, entries: list[Entry]) -> dict[str, str]:
         if not parent or parent in pages:
             continue
         placed = [d.path for d in ctx.index.parts(parent) if d.tier == "wiki"]
-        pages[parent] = Path(placed[0]).stem if placed else topic_of(entry)
+        pages[parent] = _base(Path(placed[0]).stem) if placed else vocabulary.topic(entry)
     return pages
 
 
 def promote(ctx: Context, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
     """Move (cold file agent, entry) pairs to their topic pages; cold loses them after."""
     by_topic: dict[str, list[Entry]] = {}
-    pages_of_parents = _pages_of_parents(ctx, [e for _, e in entries])
+    vocabulary = vocabulary_for(ctx, [e for _, e in entries])
+    pages_of_parents = _pages_of_parents(ctx, [e for _, e in entries], vocabulary)
     for _, entry in entries:
-        topic = pages_of_parents.get(_parent(entry)) or topic_of(entry)
+        topic = pages_of_parents.get(_parent(entry)) or vocabulary.topic(entry)
         tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
         by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
     for topic, items in sorted(by_topic.items()):

@@ -429,9 +429,64 @@ def _field_sections(cut: _Cut, inner: Sequence[_Facts]) -> _Cut:
 
 
 def parse_decisions(text: str) -> list[Section]:
-    """Split decisions.md (or an archive) into title, group and decision sections."""
+    """Split decisions.md (or an archive) into title, group and decision sections.
+
+    A governed decision as Squad 0.10 writes it (`squad memory write --class DECISION`: YAML
+    front matter with its title, author and `createdAt`, then the text, no heading) is a
+    decision of its own wherever it stands, in an inbox file or appended by `squad nap`.
+    """
     doc = _scan(text)
-    return _materialize(doc, _decision_cuts(doc))
+    governed = _governed_cuts(doc)
+    if not governed:
+        return _materialize(doc, _decision_cuts(doc))
+    taken = {cut.line for cut in governed}
+    cuts = [cut for cut in _decision_cuts(doc) if cut.line not in taken] + governed
+    return _materialize(doc, sorted(cuts, key=lambda cut: cut.line))
+
+
+_FRONT_KEY = re.compile(r"^[A-Za-z][\w-]*[ \t]*:")
+_FRONT_REACH = 40  # lines a front matter block may span
+
+
+def _governed_cuts(doc: Scan) -> list[_Cut]:
+    """Cuts for each front-matter block that names a title: the block, then its decision."""
+    cuts: list[_Cut] = []
+    for number, line in enumerate(doc.lines):
+        if line.strip() != "---" or number in doc.code:
+            continue
+        end = _front_end(doc.lines, number)
+        if end is None:
+            continue
+        fields = _fields(doc.lines[number + 1 : end])
+        if fields.get("title") and end + 1 < len(doc.lines):
+            hit = find_date(fields.get("createdat") or fields.get("date", ""))
+            author = fields.get("author") or fields.get("by") or None
+            cuts.append(_Cut(number, "front-matter"))
+            cuts.append(
+                _Cut(end + 1, "decision", fields["title"], hit.value if hit else None, 0, author)
+            )
+    return cuts
+
+
+def _front_end(lines: Sequence[str], first: int) -> int | None:
+    """The closing `---` of a front matter block opened at `first` (None: it is no block)."""
+    for number in range(first + 1, min(len(lines), first + _FRONT_REACH)):
+        line = lines[number]
+        if line.strip() == "---":
+            return number if number > first + 1 else None
+        if not (_FRONT_KEY.match(line) or line.startswith((" ", "\t", "- "))):
+            return None
+    return None
+
+
+def _fields(lines: Sequence[str]) -> dict[str, str]:
+    """`key: value` pairs of front matter lines, keys lower-cased, quotes dropped."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not line.startswith((" ", "\t")):
+            fields.setdefault(key.strip().lower(), value.strip().strip("\"'"))
+    return fields
 
 
 # --- inbox ----------------------------------------------------------------------------------
@@ -444,12 +499,7 @@ def _front_matter(text: str) -> dict[str, str]:
     match = _FRONT_MATTER.match(text)
     if match is None:
         return {}
-    fields: dict[str, str] = {}
-    for line in match.group("body").splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            fields.setdefault(key.strip().lower(), value.strip().strip("\"'"))
-    return fields
+    return _fields(match.group("body").splitlines())
 
 
 def _filename_title(filename: str) -> str:

@@ -13,6 +13,14 @@ def folder(ctx: Context, agent: str) -> Path:
     return ctx.layout.squad / "agents" / agent
 
 
+def folders(ctx: Context) -> list[str]:
+    """The names of the agents Squad has folders for, lower-cased as tiermem names agents."""
+    where = ctx.layout.squad / "agents"
+    if not where.is_dir():
+        return []
+    return sorted({p.name.lower() for p in where.iterdir() if p.is_dir()})
+
+
 def has_folder(ctx: Context, agent: str) -> bool:
     """Whether Squad has a folder for the agent."""
     return folder(ctx, agent).is_dir()
