@@ -408,11 +408,13 @@ PART_MAX_BYTES = 1200
 def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
     """An entry whose body is too long for a prompt, as parts that each load on their own.
 
-    Parts keep the entry's metadata, get ids derived from it, and name it as `parent`.
+    Parts keep the entry's metadata, get ids derived from it, and name it as `parent`. A code
+    fence left open (merge damage in the source) is closed where the entry or part ends.
     """
     parts = split_long(entry.body, limit)
     if len(parts) == 1:
-        return [entry]
+        body = markdown.closed(entry.body)
+        return [entry if body == entry.body else replace(entry, body=body)]
     made = []
     for n, (subtitle, text) in enumerate(parts):
         if n == 0:
@@ -422,9 +424,7 @@ def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
         else:
             title = f"{entry.title} ({n + 1}/{len(parts)})"
         extra = (*entry.extra, ("parent", entry.id), ("part", f"{n + 1}/{len(parts)}"))
-        made.append(
-            replace(
-                entry, id=content_id(entry.id, str(n)), title=title[:200], body=text, extra=extra
-            )
-        )
+        body = markdown.closed(text)
+        part_id = content_id(entry.id, str(n))
+        made.append(replace(entry, id=part_id, title=title[:200], body=body, extra=extra))
     return made

@@ -12,19 +12,23 @@ run performs the whole import on a scratch copy, so its table shows where entrie
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 
 from . import archive, audit, bootstrap, decisions, files, store, wiki
 from .classify import classify, is_structured
+from .clock import format_time, parse_time
 from .context import Context
-from .entries import Entry, content_id, split_entry
+from .entries import Entry, content_id, render_entry, split_entry
 from .layout import TEAM, Layout
 from .progress import track, working
 from .results import ImportReport, Totals
 from .scribe import maintenance
 from .scribe.summarize import ExtractiveSummarizer, budget_for
 from .squad import parse as squad_parse
+from .squad.dates import find_dates
 from .squad.sources import Source, read, sources
 from .stats import tier_totals
 
@@ -92,6 +96,14 @@ def _fill_dates(sections: list[squad_parse.Section]) -> list[str | None]:
     return filled
 
 
+def _file_date(text: str, fallback: str) -> str:
+    """The date a file speaks of last, for what in it has no date of its own (the import's
+    time only when the file names none)."""
+    found = [_stamp(hit.value) for hit in find_dates(text)]
+    dated = [d for d in found if d and d <= fallback]
+    return max(dated) if dated else fallback
+
+
 def _body(section: squad_parse.Section) -> str:
     text = section.text
     if section.level and "\n" in text:
@@ -109,26 +121,52 @@ class _Planner:
     def __init__(self, ctx: Context, report: Plan) -> None:
         self.report = report
         self.now = ctx.stamp()
+        self.file_date = self.now
         self.target = ctx.config.scribe.compression_target
+        self.cold_budget = ctx.config.cold.budget_bytes
+        self.ttl_days = ctx.config.cold.ttl_days
 
     def source(self, source: Source, text: str, record: archive.Record) -> None:
         """Plan the entries of one Squad file, by its kind."""
+        self.file_date = _file_date(text, self.now)
         if source.kind == "history":
             self.history(source, text, record)
         elif source.kind == "log":
             self.log(source, text, record)
+        elif source.kind == "skill":
+            self.skill(source, text, record)
         else:
             self.decisions(source, text, record)
 
     def add(self, tier: str, name: str, entry: Entry) -> None:
         self.report.planned.append(Planned(tier, name, entry))
 
+    def keep_recent(self) -> None:
+        """Every agent with a history starts with its latest work in cold: the sessions of
+        its last TTL days of activity, up to its cold budget, the work it most likely picks
+        up again. Their TTL counts from the import; older sessions keep their own dates and
+        Scribe ages them into the archive."""
+        by_agent: dict[str, list[Planned]] = {}
+        for item in self.report.planned:
+            entry = item.entry
+            if item.tier == "cold" and entry.agent != TEAM and entry.cls == "learning":
+                by_agent.setdefault(entry.agent, []).append(item)
+        for items in by_agent.values():
+            items.sort(key=lambda i: (i.entry.created, i.entry.id), reverse=True)
+            since = _days_before(items[0].entry.created, self.ttl_days)
+            spent = 0
+            for item in (i for i in items if i.entry.created >= since):
+                spent += len(render_entry(item.entry).encode("utf-8")) + 1
+                if spent > self.cold_budget:
+                    break
+                item.entry = replace(item.entry, used=self.now)
+
     def history(self, source: Source, text: str, record: archive.Record) -> None:
         sections = squad_parse.parse_history(text)
         for section, date in zip(sections, _fill_dates(sections), strict=True):
             if section.kind not in _HISTORY_KINDS or not _body(section).strip():
                 continue
-            self._history_section(source, section, date or self.now, record)
+            self._history_section(source, section, date or self.file_date, record)
 
     def _history_section(
         self, source: Source, section: squad_parse.Section, date: str, record: archive.Record
@@ -138,6 +176,8 @@ class _Planner:
         where = (f"{record.location}#L{section.line}",)
         key = content_id("i", source.agent, title, body)
         if section.kind == "core-context":
+            # The agent's standing context: its own, kept whole and current; Scribe files it
+            # in the wiki by its subject (a page is never named after an agent).
             entry = Entry(
                 key,
                 "contract",
@@ -147,10 +187,9 @@ class _Planner:
                 created=date,
                 used=self.now,
                 sources=where,
-                tags=(source.agent,),
             )
             for part in split_entry(entry):
-                self.add("wiki", source.agent, part)
+                self.add("cold", source.agent, part)
             return
         cls = classify(title, body)
         if section.kind == "team-update":
@@ -176,13 +215,13 @@ class _Planner:
             if section.kind != "decision" or not _body(section).strip():
                 continue
             for entry in decisions.decision_entries(
-                section, section.author or "", self.now, "", record.location
+                section, section.author or "", self.file_date, "", record.location
             ):
                 self.add("cold", TEAM, _dated(entry))
 
     def log(self, source: Source, text: str, record: archive.Record) -> None:
         for section in squad_parse.parse_log(text, source.path.name):
-            date = _stamp(section.date) or self.now
+            date = _stamp(section.date) or self.file_date
             title = (section.title or source.path.stem)[:200]
             entry = Entry(
                 content_id("i", "log", source.rel, text),
@@ -195,6 +234,39 @@ class _Planner:
                 sources=(record.location,),
             )
             self.add("cold", TEAM, entry)
+
+    def skill(self, source: Source, text: str, record: archive.Record) -> None:
+        """A team skill (`.squad/skills/{name}/SKILL.md`): a convention, filed whole in the
+        wiki under the skill's name, with the file it came from."""
+        fields, body = squad_parse.front_matter(text)
+        folder = source.path.parent.name
+        name = fields.get("name") or folder
+        about = fields.get("description", "")
+        title = (f"{name}: {about}" if about else name)[:200]
+        entry = Entry(
+            content_id("s", source.rel, text),
+            "convention",
+            title,
+            body.strip("\n"),
+            agent=TEAM,
+            created=self.file_date,
+            used=self.file_date,
+            sources=(record.location,),
+            tags=(_topic(folder),),
+            extra=(("path", source.rel),),
+        )
+        for part in split_entry(entry):
+            self.add("wiki", _topic(folder), part)
+
+
+def _topic(name: str) -> str:
+    """A wiki topic from a folder name (`Squad Conventions` gives `squad-conventions`)."""
+    slug = "-".join(re.findall(r"[a-z0-9]+", name.lower()))[:64]
+    return slug or "skills"
+
+
+def _days_before(stamp: str, days: int) -> str:
+    return format_time(parse_time(stamp) - timedelta(days=days))
 
 
 def _dated(entry: Entry) -> Entry:
@@ -242,6 +314,7 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
         archive.write(ctx.layout, record)  # a no-op when a crashed import archived it
         planned.archived.append(record.location)
         planner.source(source, cleaned, record)
+    planner.keep_recent()
     return planned
 
 

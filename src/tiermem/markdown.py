@@ -188,6 +188,13 @@ def code_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def closed(text: str) -> str:
+    """The text with a code fence it leaves open closed at its end (a merge can leave half
+    a code block behind; memory must not open a fence that swallows what follows it)."""
+    fence = scan(text).open_fence
+    return f"{text.rstrip(chr(10))}\n{fence}" if fence else text
+
+
 def _line_end(found: Scan, number: int) -> int:
     """The offset just after a line and its newline."""
     return found.starts[number + 1] if number + 1 < len(found.starts) else len(found.text)

@@ -18,6 +18,9 @@ from .squad import team
 # A page stays readable and cheap to rewrite: past this size new entries go on a next page of
 # the same topic (`release-2`, `release-3`...).
 PAGE_MAX_BYTES = 32 * 1024
+# New entries stop filling a page a little short of it: later marks (superseded, used) grow
+# the entries already there.
+PAGE_FILL_BYTES = PAGE_MAX_BYTES - 1024
 
 
 def page_path(ctx: Context, topic: str) -> Path:
@@ -60,7 +63,7 @@ def _placed(ctx: Context, topic: str, entries: list[Entry]) -> dict[str, list[En
             placed.setdefault(holds[entry.id], []).append(entry)
             continue
         cost = len(render_entry(entry).encode("utf-8")) + 1
-        if size + cost > PAGE_MAX_BYTES and size:
+        if size + cost > PAGE_FILL_BYTES and size:
             names.append(f"{topic}-{len(names) + 1}")
             size = 0
         size += cost

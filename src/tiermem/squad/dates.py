@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DateHit", "date_leads", "find_date", "parse_date", "split_date", "strip_heading_marks"]
+__all__ = [
+    "DateHit",
+    "date_leads",
+    "find_date",
+    "find_dates",
+    "parse_date",
+    "split_date",
+    "strip_heading_marks",
+]
 
 
 _ISO_DATE = re.compile(
@@ -83,6 +91,17 @@ def find_date(text: str) -> DateHit | None:
         return None
     hits = [hit for hit in (_iso_hit(text), _month_hit(text)) if hit is not None]
     return min(hits, key=lambda hit: hit.start) if hits else None
+
+
+def find_dates(text: str) -> list[DateHit]:
+    """Every ISO day in text ('2026-03-10', '2026-03-10T09:00Z'), in order."""
+    found = []
+    for match in _ISO_DATE.finditer(text):
+        day = match.group("d")
+        if day and day != "XX":
+            value = f"{match.group('y')}-{match.group('m')}-{day}"
+            found.append(DateHit(value, match.start(), match.end()))
+    return found
 
 
 def strip_heading_marks(heading: str) -> str:

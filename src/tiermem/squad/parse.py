@@ -17,6 +17,7 @@ from .dates import date_leads, find_date, parse_date, split_date, strip_heading_
 __all__ = [
     "Section",
     "decision_key",
+    "front_matter",
     "merge_inbox",
     "parse_decisions",
     "parse_history",
@@ -500,6 +501,14 @@ def _front_matter(text: str) -> dict[str, str]:
     if match is None:
         return {}
     return _fields(match.group("body").splitlines())
+
+
+def front_matter(text: str) -> tuple[dict[str, str], str]:
+    """The `key: value` pairs of a leading front matter block, and the text after it."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return {}, text
+    return _fields(match.group("body").splitlines()), text[match.end() :]
 
 
 def _filename_title(filename: str) -> str:

@@ -16,7 +16,7 @@ class Source:
 
     path: Path
     rel: str
-    kind: str  # history | decisions | inbox | log
+    kind: str  # history | decisions | inbox | log | skill
     agent: str
 
 
@@ -39,8 +39,20 @@ def sources(squad: Path) -> list[Source]:
     found += [Source(p, "", "inbox", TEAM) for p in inbox]
     for logs in ("log", "orchestration-log"):
         found += [Source(p, "", "log", TEAM) for p in sorted(squad.glob(f"{logs}/*.md"))]
+    found += [Source(p, "", "skill", TEAM) for p in _skills(squad)]
     top = squad.parent
     return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
+
+
+# Skills that describe tiered memory itself (Squad's design note, tiermem's own runtime skill)
+# are no convention of the team's.
+_NOT_THE_TEAMS = frozenset({"tiered-memory"})
+
+
+def _skills(squad: Path) -> list[Path]:
+    """The team's written conventions: `.squad/skills/{name}/SKILL.md`."""
+    found = sorted(squad.glob("skills/*/SKILL.md"))
+    return [p for p in found if p.parent.name.lower() not in _NOT_THE_TEAMS]
 
 
 def read(source: Source, squad: Path) -> tuple[str | None, str]:
