@@ -38,7 +38,7 @@ TOOLS = {
     "spawn",
     "end_session",
 }
-READ_ONLY = {"hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read"}
+READ_ONLY = {"hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read", "search", "spawn"}
 TEMPLATES = {"memory://hot/{agent}", "memory://cold/{agent}", "memory://wiki/{topic}"}
 
 pytestmark = pytest.mark.anyio

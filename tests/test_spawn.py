@@ -392,11 +392,15 @@ def test_using_an_entry_refreshes_its_last_use(team: Memory) -> None:
     result = at(team, later(20)).spawn("ada", "Resume the flaky release fix", include_cold=True)
     used = [s.id for s in result.sources if s.tier == "cold"]
     assert used
+    # The spawn wrote no tier file: its use is recorded in this clone until Scribe folds it.
+    assert cold_used(team, "ada") == before
+    at(team, later(20)).scribe_run()
     after = cold_used(team, "ada")
+    day = later(20)[:10] + "T00:00:00Z"
     for entry_id in used:
-        assert after[entry_id] == later(20)
+        assert after[entry_id] == day
     text = team.layout.tier_file("cold", "ada").read_text(encoding="utf-8")
-    assert f"used={later(20)}" in text
+    assert f"used={day}" in text
 
 
 # --- JSON and the baseline --------------------------------------------------------------------

@@ -15,6 +15,8 @@ index.sqlite
 index.sqlite-*
 .locks/
 .tmp-*
+# This clone's own state (when entries were last used): Scribe folds it into the tiers.
+local/
 """
 
 _GITATTRIBUTES = """\

@@ -424,13 +424,9 @@ def _record_id(value: str) -> str:
 
 # --- assembly -----------------------------------------------------------------------
 
+# Search and spawn record the use of the entries they return in this clone's local state
+# (Scribe later folds it into the tiers): memory itself is unchanged, so they read only.
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-# Search and spawn refresh the last-use time of the cold and wiki entries they return
-# (which keeps them from ageing out), so they are not read-only, though repeating them
-# changes nothing more.
-_REFRESH = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 _ADD = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
@@ -451,13 +447,13 @@ def _tool_table(tools: MemoryTools) -> list[tuple[Callable[..., object], str, To
         (tools.hot_set, "Set current task", _REPLACE),
         (tools.hot_add, "Record in hot memory", _ADD),
         (tools.hot_unblock, "Resolve a blocker", _REMOVE),
-        (tools.search, "Search memory", _REFRESH),
+        (tools.search, "Search memory", _READ),
         (tools.read_entry, "Read an archive record", _READ),
         (tools.read_tier, "Read a tier file", _READ),
         (tools.wiki_list, "List wiki pages", _READ),
         (tools.wiki_read, "Read a wiki page", _READ),
         (tools.wiki_write, "Request a wiki entry", _ADD),
-        (tools.spawn, "Render a spawn prompt", _REFRESH),
+        (tools.spawn, "Render a spawn prompt", _READ),
         (tools.end_session, "End the session", _REPLACE),
     ]
 

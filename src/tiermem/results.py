@@ -215,6 +215,10 @@ class RunReport(Result):
     promoted: dict[str, list[str]] = field(default_factory=dict)
     expired: list[str] = field(default_factory=list)
     over_budget: list[str] = field(default_factory=list)
+    refreshed: list[str] = field(
+        default_factory=list,
+        metadata=about("Entries whose last use, recorded in this clone, was folded into them."),
+    )
 
     def lines(self) -> list[str]:
         """The report in words."""
@@ -227,6 +231,7 @@ class RunReport(Result):
             f"{len(self.promoted)} wiki page(s)",
             f"expire: {verb}archive {len(self.expired)} cold entr(ies) unused for the TTL",
             f"cold budget: {verb}archive {len(self.over_budget)} oldest entr(ies) over budget",
+            f"use: {verb}fold this clone's recorded use into {len(self.refreshed)} entr(ies)",
         ]
         out += [f"skipped: {s}" for s in self.inbox_skipped]
         return out
