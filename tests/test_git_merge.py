@@ -78,7 +78,14 @@ def make_origin(base: Path, run_cli: RunCli, squad_attributes: bool = True) -> P
         "**Why:** CI finds it later, and that costs a whole pipeline run",
     )
     first.ok("2026-03-01T10:00:00Z", "scribe", "end-session", "flight")
-    first.ok("2026-03-01T10:00:00Z", "hot", "note", "eecom", "Reader rewrite started mark-base-3")
+    first.ok(
+        "2026-03-01T10:00:00Z",
+        "hot",
+        "note",
+        "eecom",
+        "--new-agent",
+        "Reader rewrite started mark-base-3",
+    )
     first.ok("2026-03-01T10:00:00Z", "scribe", "end-session", "eecom")
     first.ok("2026-03-01T10:00:00Z", "decision", "add", "--by", "flight", "Use pnpm mark-base-4")
     first.commit("base")
@@ -96,7 +103,7 @@ def work(clone: Clone, side: str, day: int, open_agent: str = "") -> None:
         clone.ok(now, "hot", "action", "flight", f"{side} step {n} mark-{side}-action-{n}")
     clone.ok(later, "scribe", "end-session", "flight")
     own = f"agent-{side}"
-    clone.ok(now, "hot", "set", own, "--task", f"Own work of {side} mark-{side}-own")
+    clone.ok(now, "hot", "set", own, "--new-agent", "--task", f"Own work of {side} mark-{side}-own")
     clone.ok(later, "scribe", "end-session", own)
     clone.ok(now, "decision", "add", "--by", own, f"Adopt tool-{side} mark-{side}-decision")
     clone.ok(now, "wiki", "write", "release", f"Release rule {side}\nTag it mark-{side}-wiki")
@@ -104,7 +111,15 @@ def work(clone: Clone, side: str, day: int, open_agent: str = "") -> None:
     clone.ok(f"2026-03-{day + 9:02d}T10:00:00Z", "scribe", "run")
     # A session still open at commit time.
     agent = open_agent or own
-    clone.ok(later, "hot", "set", agent, "--task", f"Still on it in {side} mark-{side}-open")
+    clone.ok(
+        later,
+        "hot",
+        "set",
+        agent,
+        "--new-agent",
+        "--task",
+        f"Still on it in {side} mark-{side}-open",
+    )
     clone.ok(later, "hot", "note", agent, f"Open note {side} mark-{side}-open-note")
 
 
@@ -343,7 +358,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(
 ) -> None:
     def session(clone: Clone, day: int, topic: str, steps: int) -> None:
         now, later = f"2026-03-{day:02d}T10:00:00Z", f"2026-03-{day:02d}T11:00:00Z"
-        clone.ok(now, "hot", "set", "fido", "--task", f"Pin the {topic} schema")
+        clone.ok(now, "hot", "set", "fido", "--new-agent", "--task", f"Pin the {topic} schema")
         for n in range(steps):
             clone.ok(now, "hot", "action", "fido", f"{topic} step {n}")
         # A one-line contract note: both the session summary's last line and the body of

@@ -424,6 +424,7 @@ def test_policies_never_expire(mem: Memory) -> None:
             assert policy in reachable, f"policy {policy} gone after {days} days"
             assert reachable[policy].active
             assert reachable[policy].cls == "policy"
+    (mem.layout.squad / "agents" / "bo").mkdir(parents=True)  # on the team, no memory yet
     prompt = at(mem, later(800)).spawn("bo", "write the release notes").prompt
     assert "Always use Zod for validating API input." in prompt
 

@@ -54,6 +54,7 @@ def test_an_agent_finds_its_own_memory_and_the_teams_but_not_another_agents(mem:
 def test_an_agent_finds_the_whole_wiki_whoever_wrote_each_entry(mem: Memory) -> None:
     put(mem, "wiki", "parsing", entry("k-000000000a", "Parser retries", "Bo's finding.", "bo"))
     put(mem, "cold", "bo", entry("c-000000000c", "Parser retries", "Bo's own session."))
+    (mem.layout.squad / "agents" / "ada").mkdir(parents=True)  # on the team, no memory yet
 
     found = {h.id for h in mem.search("parser retries", agent="ada")}
     assert found == {"k-000000000a"}

@@ -458,6 +458,7 @@ def test_baseline_is_what_a_squad_spawn_loads(store: Memory) -> None:
     (mem.layout.squad / "decisions.md").write_text(decisions, encoding="utf-8")
     baseline = mem.spawn("ada", "anything").baseline_tokens
     assert baseline == o200k.count(history + "\n" + decisions)
+    (mem.layout.squad / "agents" / "bo").mkdir()  # on the team, with no history.md yet
     assert mem.spawn("bo", "anything").baseline_tokens == o200k.count(decisions)
 
 

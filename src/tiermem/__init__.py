@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .archive import Record
     from .memory import Memory
     from .results import (
+        AgentInfo,
         HotEntry,
         HotView,
         ImportReport,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .spawn import SpawnRequest
 
 __all__ = [
+    "AgentInfo",
     "HotEntry",
     "HotView",
     "ImportReport",

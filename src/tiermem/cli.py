@@ -94,7 +94,7 @@ def _say(lines: Sequence[str]) -> None:
 def cmd_init(args: argparse.Namespace) -> int:
     from .memory import Memory
 
-    root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or os.getcwd()
+    root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or _root_above()
     if args.merge_driver:
         from pathlib import Path
 
@@ -107,6 +107,18 @@ def cmd_init(args: argparse.Namespace) -> int:
         lines += merge.install(top, mem.layout.memory)
     _say(lines or [f"tiermem store already set up in {root}"])
     return 0
+
+
+def _root_above() -> str:
+    """Where `init` sets up without --root: the .squad/ above, as every command finds it,
+    else the working directory."""
+    from .errors import StoreError
+    from .layout import discover_root
+
+    try:
+        return str(discover_root())
+    except StoreError:
+        return os.getcwd()
 
 
 def cmd_merge_file(args: argparse.Namespace) -> int:
@@ -142,6 +154,7 @@ def cmd_hot(args: argparse.Namespace) -> int:
             _read_text(args.task, "task"),
             _read_text(args.why, "why") if args.why is not None else None,
             args.talking_to,
+            known_only=not args.new_agent,
         )
     elif action == "clear":
         report = mem.hot_clear(args.agent)
@@ -151,7 +164,10 @@ def cmd_hot(args: argparse.Namespace) -> int:
         slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
             action
         ]
-        report = mem.hot_add(args.agent, slot, _read_text(args.text, "text"), source=args.source)
+        text = _read_text(args.text, "text")
+        report = mem.hot_add(
+            args.agent, slot, text, source=args.source, known_only=not args.new_agent
+        )
     _say(report.messages)
     if report.redactions:
         print(f"redacted: {', '.join(report.redactions)}", file=sys.stderr)
@@ -358,6 +374,15 @@ def _add(
     return parser
 
 
+def _new_agent(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--new-agent",
+        action="store_true",
+        help="AGENT is new to the team (without it, a name that Squad does not list and that "
+        "has no memory is refused as a likely typo)",
+    )
+
+
 def _hot_parsers(sub: Any) -> None:
     hot = _add(sub, "hot", cmd_hot, _HELP["hot"])
     verbs = hot.add_subparsers(
@@ -368,6 +393,7 @@ def _hot_parsers(sub: Any) -> None:
     s.add_argument("--task", required=True, help="what the agent is doing ('-' reads stdin)")
     s.add_argument("--why", help="why it matters")
     s.add_argument("--talking-to", metavar="NAME", help="who the agent works with")
+    _new_agent(s)
     for verb, text in (
         ("action", "record something the agent did (only the last 5 stay)"),
         ("decide", "record a decision made in this session"),
@@ -379,6 +405,7 @@ def _hot_parsers(sub: Any) -> None:
         p.add_argument("agent", metavar="AGENT")
         p.add_argument("text", metavar="TEXT", help="the text ('-' reads stdin)")
         if verb != "unblock":
+            _new_agent(p)
             p.add_argument(
                 "--source",
                 choices=("agent", "user", "tool", "web"),

@@ -71,6 +71,14 @@ Agent = Annotated[
     str,
     Field(description="Agent name, e.g. 'flight': 1-64 letters, digits, '.', '_' or '-'."),
 ]
+NewAgent = Annotated[
+    bool,
+    Field(
+        description="True when the agent is new to the team. Without it, a name that Squad "
+        "does not list and that has no memory is refused as a likely typo (the error names "
+        "the nearest agents)."
+    ),
+]
 Topic = Annotated[
     str,
     Field(description="Wiki topic, e.g. 'release': 1-64 letters, digits, '.', '_' or '-'."),
@@ -243,16 +251,28 @@ class MemoryTools:
         ],
         why: Annotated[str | None, Field(description="Why the task matters.")] = None,
         talking_to: Annotated[str | None, Field(description="Who the agent works with.")] = None,
+        new_agent: NewAgent = False,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Set the agent's current task (and why, and who it talks to) in its hot tier."""
-        return await self._answer(lambda: self._mem.hot_set(agent, task, why, talking_to).to_json())
+        return await self._answer(
+            lambda: self._mem.hot_set(
+                agent, task, why, talking_to, known_only=not new_agent
+            ).to_json()
+        )
 
     async def hot_add(
-        self, agent: Agent, kind: Kind, text: Text, source: Source = "agent"
+        self,
+        agent: Agent,
+        kind: Kind,
+        text: Text,
+        source: Source = "agent",
+        new_agent: NewAgent = False,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Record an action, decision, blocker or note in the agent's hot tier."""
         return await self._answer(
-            lambda: self._mem.hot_add(agent, kind, text, source=source).to_json()
+            lambda: self._mem.hot_add(
+                agent, kind, text, source=source, known_only=not new_agent
+            ).to_json()
         )
 
     async def hot_unblock(

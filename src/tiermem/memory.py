@@ -18,6 +18,7 @@ from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
 from .ranking import Ranker
 from .results import (
+    AgentInfo,
     HotView,
     ImportReport,
     Page,
@@ -87,19 +88,36 @@ class Memory:
     # --- hot tier -----------------------------------------------------------------------
 
     def hot_set(
-        self, agent: str, task: str, why: str | None = None, talking_to: str | None = None
+        self,
+        agent: str,
+        task: str,
+        why: str | None = None,
+        talking_to: str | None = None,
+        *,
+        known_only: bool = False,
     ) -> WriteReport:
-        """Set the current task (and why, and who the agent talks to)."""
+        """Set the current task (and why, and who the agent talks to).
+
+        With `known_only`, an agent the team does not know (no Squad folder, no memory) is
+        refused as a likely typo, naming the nearest agents: the CLI and the MCP server ask
+        for that unless told the agent is new (see `agents`).
+        """
         agent = validate.name(agent)
         values = {"task": task, "why": why, "talking-to": talking_to}
         given = {slot: validate.text(v, slot) for slot, v in values.items() if v is not None}
-        return hot_writes.set_task(self._ready(), agent, given)
+        ctx = self._ready()
+        if known_only:
+            agents.require_for_write(ctx, agent)
+        return hot_writes.set_task(ctx, agent, given)
 
-    def hot_add(self, agent: str, slot: str, text: str, source: str = "agent") -> WriteReport:
+    def hot_add(
+        self, agent: str, slot: str, text: str, source: str = "agent", *, known_only: bool = False
+    ) -> WriteReport:
         """Record an action, decision, blocker or note in the agent's hot tier.
 
         `source` says where the text came from: text from `tool` output or the `web` is
         marked untrusted, shown as such in prompts, and never promoted to the wiki.
+        `known_only` refuses an unknown agent, as for `hot_set`.
         """
         agent = validate.name(agent)
         if slot not in HOT_SLOTS:
@@ -107,16 +125,23 @@ class Memory:
         if source not in SOURCES:
             raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
         trust = "untrusted" if source in UNTRUSTED else ""
-        return hot_writes.add(self._ready(), agent, slot, text, trust)
+        ctx = self._ready()
+        if known_only:
+            agents.require_for_write(ctx, agent)
+        return hot_writes.add(ctx, agent, slot, text, trust)
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
         agent = validate.name(agent)
-        return hot_writes.unblock(self.context, agent, validate.text(text, "blocker"))
+        text = validate.text(text, "blocker")
+        agents.require(self._ready(), agent, even_alone=True)
+        return hot_writes.unblock(self.context, agent, text)
 
     def hot_clear(self, agent: str) -> WriteReport:
         """Empty the hot tier; its content is archived and queued for Scribe first."""
-        return hot_writes.clear(self.context, validate.name(agent))
+        agent = validate.name(agent)
+        agents.require(self._ready(), agent, even_alone=True)
+        return hot_writes.clear(self.context, agent)
 
     def hot_view(self, agent: str) -> HotView:
         """The agent's hot tier; NotFoundError for an agent with no memory at all."""
@@ -125,14 +150,16 @@ class Memory:
         view = hot_writes.view(ctx, agent)
         if view is not None:
             return view
-        if not agents.known(ctx, agent):
-            where = ctx.layout.relative(ctx.layout.memory)
-            raise NotFoundError(f"unknown agent {agent!r} (no memory for it under {where})")
+        agents.require(ctx, agent, even_alone=True)
         return HotView(agent, "", 0, render.hot_markdown(agent, []), ())
 
     def agents(self) -> list[str]:
         """Every agent with memory in hot, cold or the archive."""
         return agents.with_memory(self.context)
+
+    def team(self) -> list[AgentInfo]:
+        """Every agent of the team: Squad's agent folders and every agent with memory."""
+        return agents.roster(self._ready())
 
     # --- reading ------------------------------------------------------------------------
 
@@ -154,7 +181,10 @@ class Memory:
             raise UsageError(f"unknown tier {tier!r} (expected one of {', '.join(TIERS)})")
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
-        hits = search(self._ready(), query, agent, tier, limit)
+        ctx = self._ready()
+        if agent is not None:
+            agents.require(ctx, agent)
+        hits = search(ctx, query, agent, tier, limit)
         return [
             SearchHit(
                 h.doc.id,
@@ -215,8 +245,7 @@ class Memory:
 
         agent = validate.name(agent)
         ctx = self._ready()
-        if not agents.known(ctx, agent):
-            raise NotFoundError(f"unknown agent {agent!r}")
+        agents.require(ctx, agent, even_alone=True)
         return end_session(ctx, agent)
 
     def scribe_run(self, dry_run: bool = False) -> RunReport:
@@ -259,7 +288,9 @@ class Memory:
         validate.text(request.task, "task")
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
-        return assemble(self._ready(), request)
+        ctx = self._ready()
+        agents.require(ctx, request.agent)
+        return assemble(ctx, request)
 
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
         """Import the root's existing `.squad/` memory into tiers (archive first).

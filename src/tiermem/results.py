@@ -95,6 +95,17 @@ class WriteReport(Result):
     )
 
 
+@dataclass(frozen=True)
+class AgentInfo(Result):
+    """An agent of the team: whether Squad lists it, and where it has memory."""
+
+    name: str
+    squad: bool = field(metadata=about("Whether Squad has a folder for it (.squad/agents/)."))
+    memory: list[str] = field(
+        default_factory=list, metadata=about("The tiers holding its memory: hot, cold, ...")
+    )
+
+
 # --- reading -----------------------------------------------------------------------------
 
 
