@@ -215,11 +215,12 @@ def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         if proc.returncode != 0:
             crashed.append(err.decode("utf-8", "replace")[-1000:])
     seconds = time.monotonic() - began
-    # Ending the session of an agent that has written nothing yet is refused, as it should be.
+    # Ending the session of, or searching as, an agent that has written nothing yet is
+    # refused, as it should be.
     failed = [
         x
         for x in lines
-        if x["code"] != 0 and not (x["op"] == "end" and "unknown agent" in x["err"])
+        if x["code"] != 0 and not (x["op"] in ("end", "search") and "unknown agent" in x["err"])
     ]
     written = {x["marker"] for x in lines if x["code"] == 0 and x["marker"]}
     text = files_text(root)

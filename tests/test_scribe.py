@@ -624,6 +624,7 @@ def test_run_report_text_and_json(tmp_path: Path, run_cli: RunCli) -> None:
         "expired",
         "over_budget",
         "refreshed",
+        "notes",
     }
     assert data["dry_run"] is False
     assert len(data["inbox_merged"]) == 4

@@ -88,6 +88,12 @@ def _say(lines: Sequence[str]) -> None:
         print(line)
 
 
+def _skipped(inputs: Sequence[str]) -> None:
+    """Inputs a command left out, one line each on stderr, the same way for every command."""
+    for what in inputs:
+        print(f"tiermem: skipped {_one_line(what)}", file=sys.stderr)
+
+
 # --- handlers -------------------------------------------------------------------------
 
 
@@ -237,6 +243,7 @@ def cmd_scribe(args: argparse.Namespace) -> int:
         _print_json(report.to_json())
     else:
         _say(report.lines())
+    _skipped(report.inbox_skipped)
     return 0
 
 
@@ -300,8 +307,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         from . import tables
 
         tables.imported(report)
-    for line in report.skipped:
-        print(f"tiermem: skipped {line}", file=sys.stderr)
+    _skipped(report.skipped)
     return 1 if report.skipped else 0
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from . import agents, archive, bootstrap, hot_writes, render, validate
 from .clock import Clock
@@ -36,6 +36,13 @@ SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
 MAX_SEARCH_LIMIT = 10_000
 UNTRUSTED = frozenset({"tool", "web"})
+
+
+class _Carries(Protocol):
+    notes: list[str]
+
+
+_Noted = TypeVar("_Noted", bound=_Carries)
 
 
 class Memory:
@@ -81,9 +88,15 @@ class Memory:
         self.context.close()
 
     def _ready(self) -> Context:
-        """The context, once the store is known to exist."""
+        """The context, once the store is known to exist (and holding no earlier call's notes)."""
         self.context.require_store()
+        self.context.take_notes()
         return self.context
+
+    def _noted(self, report: _Noted) -> _Noted:
+        """A write's result with the notes its steps made (a summarizer that fell back)."""
+        report.notes = self.context.take_notes()
+        return report
 
     # --- hot tier -----------------------------------------------------------------------
 
@@ -108,7 +121,7 @@ class Memory:
         ctx = self._ready()
         if known_only:
             agents.require_for_write(ctx, agent)
-        return hot_writes.set_task(ctx, agent, given)
+        return self._noted(hot_writes.set_task(ctx, agent, given))
 
     def hot_add(
         self, agent: str, slot: str, text: str, source: str = "agent", *, known_only: bool = False
@@ -128,7 +141,7 @@ class Memory:
         ctx = self._ready()
         if known_only:
             agents.require_for_write(ctx, agent)
-        return hot_writes.add(ctx, agent, slot, text, trust)
+        return self._noted(hot_writes.add(ctx, agent, slot, text, trust))
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
@@ -230,7 +243,7 @@ class Memory:
             return ctx.index.check()
         report = ctx.index.rebuild()
         for error in report.errors:
-            ctx.warn(f"warning: {error} (skipped)")
+            ctx.skipped(str(error))
         return [f"indexed {report.scanned} files"]
 
     def sync(self) -> None:
@@ -246,13 +259,13 @@ class Memory:
         agent = validate.name(agent)
         ctx = self._ready()
         agents.require(ctx, agent, even_alone=True)
-        return end_session(ctx, agent)
+        return self._noted(end_session(ctx, agent))
 
     def scribe_run(self, dry_run: bool = False) -> RunReport:
         """Scribe maintenance: checkpoints, inbox merge, supersede, promote, expire."""
         from .scribe.maintenance import run
 
-        return run(self._ready(), dry_run=dry_run)
+        return self._noted(run(self._ready(), dry_run=dry_run))
 
     def decide(self, text: str, by: str) -> list[str]:
         """Record a team decision (also appended to Squad's decisions.md); return its ids."""

@@ -93,6 +93,10 @@ class WriteReport(Result):
     redactions: list[str] = field(
         default_factory=list, metadata=about("Kinds of credential-shaped text replaced.")
     )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
 
 
 @dataclass(frozen=True)
@@ -210,8 +214,16 @@ class SessionReport(Result):
         default_factory=list, metadata=about("Blockers carried into the next session's hot.")
     )
     raw_bytes: int = 0
-    summary_bytes: int = 0
-    summarizer: str = "extractive"
+    summary_bytes: int = field(
+        default=0, metadata=about("Bytes of the summary under the cold entry's heading.")
+    )
+    summarizer: str = field(
+        default="extractive", metadata=about("What wrote the summary (a model only if called).")
+    )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
 
 
 @dataclass
@@ -230,6 +242,10 @@ class RunReport(Result):
         default_factory=list,
         metadata=about("Entries whose last use, recorded in this clone, was folded into them."),
     )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
 
     def lines(self) -> list[str]:
         """The report in words."""
@@ -244,8 +260,7 @@ class RunReport(Result):
             f"cold budget: {verb}archive {len(self.over_budget)} oldest entr(ies) over budget",
             f"use: {verb}fold this clone's recorded use into {len(self.refreshed)} entr(ies)",
         ]
-        out += [f"skipped: {s}" for s in self.inbox_skipped]
-        return out
+        return out  # skipped inbox files are said on stderr, as every command says them
 
 
 # --- spawn -------------------------------------------------------------------------------

@@ -254,13 +254,14 @@ def _summary_entry(
     open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
     tail = ("Open: " + "; ".join(open_items)) if open_items else ""
     title = f"{stamp[:10]} {kind}: {_title(items)}"
-    summarizer, _ = summarizer_for(ctx)
-    summary = ""
+    name, summary = "extractive", ""  # the overview alone: no summarizer is called
     if notes.strip():
+        summarizer, _ = summarizer_for(ctx)
         # The entry as a whole (title and overview included) holds the compression target.
         budget = budget_for(_raw_session(items), ctx.config.scribe.compression_target)
         room = max(200, budget - len(f"{title}\n{head}\n{tail}".encode()))
         summary = summarizer.summarize(notes, title=_title(items), budget_bytes=room)
+        name = summarizer.name
     body = "\n".join(p for p in (head, summary, tail) if p)
     raw = _raw_session(items)
     if len(body.encode("utf-8")) >= len(raw.encode("utf-8")):
@@ -279,7 +280,7 @@ def _summary_entry(
         # Which hot entries this summary holds: a step repeated after a crash skips them.
         extra=(("from", ",".join(sorted(e.id for e in items))),),
     )
-    return entry, summarizer.name
+    return entry, name
 
 
 def _decide(ctx: Context, agent: str, items: Sequence[Entry]) -> list[str]:
