@@ -587,8 +587,15 @@ reads: agents/*/history*.md, decisions.md, decisions-archive*.md, decisions/*.md
 Every file is archived byte for byte before its sections become entries; Scribe's rules
 then promote, supersede and age them. Only .squad/memory/ is written, and a file imported
 before with the same content is skipped, so a second run changes nothing.
-exit status: 0 done; 1 some files could not be read (named on stderr, the rest imported);
-2 bad input.
+A file with bytes that are not UTF-8 is imported all the same: its text reads them as
+U+FFFD, the archive keeps the original bytes, and a note on stderr names the line.
+exit status: 0 done (notes included); 1 some files were skipped (binary, unreadable, a link
+out of .squad/: each named on stderr as `tiermem: skipped FILE:LINE: why`), the rest
+imported; 2 bad input, and nothing was written.
+
+example:
+  cd my-repo && tiermem import squad --dry-run   # where each entry would land
+  tiermem import squad && tiermem stats
 """
 
 

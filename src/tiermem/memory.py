@@ -314,7 +314,8 @@ class Memory:
         from . import importer
 
         ctx = self.context if dry_run else self._ready()
-        return importer.run(ctx, dry_run=dry_run, progress=progress)
+        ctx.take_notes()
+        return self._noted(importer.run(ctx, dry_run=dry_run, progress=progress))
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""

@@ -321,3 +321,7 @@ class ImportReport(Result):
     after: dict[str, Totals] = field(
         metadata=about("Entries, bytes and tokens per tier after the import.")
     )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("Files imported with U+FFFD for bytes that are not UTF-8 (the line)."),
+    )
