@@ -25,6 +25,7 @@ from tiermem.memory import Memory
 NOW = "2026-03-02T10:00:00Z"
 
 TOOLS = {
+    "agents",
     "hot_show",
     "hot_set",
     "hot_add",
@@ -38,7 +39,10 @@ TOOLS = {
     "spawn",
     "end_session",
 }
-READ_ONLY = {"hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read", "search", "spawn"}
+READ_ONLY = {
+    *("hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read", "search", "spawn"),
+    "agents",
+}
 TEMPLATES = {"memory://hot/{agent}", "memory://cold/{agent}", "memory://wiki/{topic}"}
 
 pytestmark = pytest.mark.anyio
@@ -277,7 +281,12 @@ async def test_end_session_and_read_entry(root: Path) -> None:
         record = await call(client, "read_entry", agent="flight", id=record_id)
         hot = await call(client, "hot_show", agent="flight")
     assert report["cold"] and report["carried"] and report["summarizer"]
-    assert record["id"] == record_id and record["location"] == report["archived"][0]
+    assert record["id"] == record_id and record["path"].endswith(report["archived"][0])
+    assert (record["tier"], record["source"], record["next_offset"]) == (
+        "archive",
+        "hot/flight.md",
+        None,
+    )
     assert "Use JWT refresh tokens" in record["text"]
     # Blockers outlive the session; everything else moved to cold.
     assert [e["slot"] for e in hot["entries"]] == ["blocker"]
@@ -346,7 +355,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     (
         "read_entry",
         {"agent": "flight", "id": "../../hot/flight"},
-        "must not contain path separators",
+        "is not an entry id",
     ),
     ("read_entry", {"agent": "flight", "id": "a-0000000000"}, "no archive record"),
     ("read_tier", {"tier": "cold", "name": "nobody"}, "no cold file for 'nobody'"),

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .results import (
         AgentInfo,
+        EntryText,
         HotEntry,
         HotView,
         ImportReport,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentInfo",
+    "EntryText",
     "HotEntry",
     "HotView",
     "ImportReport",

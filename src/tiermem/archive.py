@@ -170,6 +170,12 @@ def read(layout: Layout, agent: str, record_id: str) -> Record:
     return parse(path.read_bytes(), path)
 
 
+def records_folders(layout: Layout) -> list[Path]:
+    """The archive's folders, one per agent (or the team), sorted."""
+    base = layout.tier_dir("archive")
+    return sorted(p for p in base.glob("*") if p.is_dir() and not p.is_symlink())
+
+
 def records(layout: Layout, agent: str | None = None) -> list[Path]:
     """Paths of all records (of one agent), sorted."""
     base = layout.tier_dir("archive")

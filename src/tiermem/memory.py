@@ -19,6 +19,7 @@ from .layout import TIERS, Layout, discover_root
 from .ranking import Ranker
 from .results import (
     AgentInfo,
+    EntryText,
     HotView,
     ImportReport,
     Page,
@@ -223,6 +224,15 @@ class Memory:
         if not archive.path_of(self.layout, agent, base).exists():
             raise NotFoundError(f"no archive record {base} for {agent}")
         return archive.read(self.layout, agent, base)
+
+    def read_entry(self, entry_id: str, agent: str | None = None) -> EntryText:
+        """Any id a search or spawn gives, read whole: a tier entry, an archived record
+        (`a-0123456789`, byte for byte) or one section of it (`a-0123456789#4`)."""
+        from .lookup import read_entry
+
+        if agent is not None:
+            agent = validate.name(agent)
+        return read_entry(self._ready(), validate.text(entry_id.strip(), "id"), agent)
 
     def tier_text(self, tier: str, name: str) -> str:
         """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""

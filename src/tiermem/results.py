@@ -136,6 +136,28 @@ class SearchHit(Result):
 
 
 @dataclass(frozen=True)
+class EntryText(Result):
+    """Any id a search returns, read: a tier entry, an archived record, or a section of one."""
+
+    id: str
+    tier: str
+    agent: str
+    path: str = field(metadata=about("The file it lives in, relative to the repository."))
+    title: str
+    text: str = field(metadata=about("Its text (archived text byte for byte as archived)."))
+    cls: str = field(
+        default="", metadata=about("The entry's class (empty for archived text).", json="class")
+    )
+    created: str = ""
+    source: str = field(default="", metadata=about("What an archived text came from."))
+    offset: int = field(default=0, metadata=about("Where this text starts, in characters."))
+    total_chars: int = field(default=0, metadata=about("Characters of the whole text."))
+    next_offset: int | None = field(
+        default=None, metadata=about("Where the rest starts, when the text was cut; else null.")
+    )
+
+
+@dataclass(frozen=True)
 class Page(Result):
     """A wiki topic and how much it holds."""
 
