@@ -389,8 +389,24 @@ def _new_agent(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _examples(text: str) -> dict[str, Any]:
+    """An epilog of examples, printed as written."""
+    return {"epilog": text, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+_HOT_EPILOG = """examples:
+  tiermem hot set flight --task "Fix the publish pipeline" --why "v0.9.1 broke installs"
+  tiermem hot action flight "Ran npm pack; found file: refs in package.json"
+  tiermem hot decide flight "Pin squad-sdk to an exact version"
+  tiermem hot block flight "Waiting on the npm token rotation"
+  git log -1 --format=%B | tiermem hot note flight -
+  tiermem hot show flight
+  tiermem hot set eecom --new-agent --task "Start the reader rewrite"   # a new agent
+"""
+
+
 def _hot_parsers(sub: Any) -> None:
-    hot = _add(sub, "hot", cmd_hot, _HELP["hot"])
+    hot = _add(sub, "hot", cmd_hot, _HELP["hot"], **_examples(_HOT_EPILOG))
     verbs = hot.add_subparsers(
         dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -426,8 +442,16 @@ def _hot_parsers(sub: Any) -> None:
     clear.add_argument("agent", metavar="AGENT")
 
 
+_SCRIBE_EPILOG = """examples:
+  tiermem scribe end-session flight     # hot -> a dated cold summary; blockers carried
+  tiermem scribe end-session --all
+  tiermem scribe run --dry-run          # what maintenance would do, writing nothing
+  tiermem scribe run                    # then commit .squad/memory/ with the team
+"""
+
+
 def _scribe_parsers(sub: Any) -> None:
-    scribe = _add(sub, "scribe", cmd_scribe, _HELP["scribe"])
+    scribe = _add(sub, "scribe", cmd_scribe, _HELP["scribe"], **_examples(_SCRIBE_EPILOG))
     verbs = scribe.add_subparsers(
         dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -464,8 +488,15 @@ def _wiki_parsers(sub: Any) -> None:
     show.add_argument("topic", metavar="TOPIC")
 
 
+_SPAWN_EPILOG = """examples:
+  tiermem spawn flight --task "Publish v0.9.2 to npm" --auto
+  tiermem spawn flight --task "Review the release ADR" --include-wiki release --budget 3000
+  tiermem spawn flight --task - --auto --format json < task.md   # the prompt and its sources
+"""
+
+
 def _spawn_parser(sub: Any) -> None:
-    p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"])
+    p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"], **_examples(_SPAWN_EPILOG))
     p.add_argument("agent", metavar="AGENT")
     p.add_argument("--task", required=True, help="the task ('-' reads stdin)")
     p.add_argument("--why", help="why the task matters")
@@ -593,7 +624,7 @@ exit status: 0 done (notes included); 1 some files were skipped (binary, unreada
 out of .squad/: each named on stderr as `tiermem: skipped FILE:LINE: why`), the rest
 imported; 2 bad input, and nothing was written.
 
-example:
+examples:
   cd my-repo && tiermem import squad --dry-run   # where each entry would land
   tiermem import squad && tiermem stats
 """
@@ -667,8 +698,16 @@ def _squad_parsers(sub: Any) -> None:
     _format(install)
 
 
+_SEARCH_EPILOG = """examples:
+  tiermem search "npm publish file: refs"
+  tiermem search "token refresh" --agent flight --limit 5
+  tiermem search "release tag" --tier wiki --format json
+  tiermem search c-6f342dcc23 a-c832f390f7#2      # read entries by the ids search gives
+"""
+
+
 def _search_parser(sub: Any) -> None:
-    search = _add(sub, "search", cmd_search, _HELP["search"])
+    search = _add(sub, "search", cmd_search, _HELP["search"], **_examples(_SEARCH_EPILOG))
     search.add_argument(
         "query", metavar="QUERY", help="words to look for, or entry ids to read those entries"
     )
@@ -680,8 +719,20 @@ def _search_parser(sub: Any) -> None:
     _format(search)
 
 
+_INIT_EPILOG = """\
+Sets up the .squad/ found above the working directory (as every command finds
+it), else one in the working directory; --root names another folder. A second
+init changes nothing.
+
+examples:
+  cd my-repo && tiermem init && git add .squad .gitattributes
+  tiermem init --merge-driver      # this clone merges tier files entry by entry
+  tiermem init --root ../other-repo
+"""
+
+
 def _init_parser(sub: Any) -> None:
-    init = _add(sub, "init", cmd_init, _HELP["init"])
+    init = _add(sub, "init", cmd_init, _HELP["init"], **_examples(_INIT_EPILOG))
     init.add_argument(
         "--merge-driver",
         action="store_true",
