@@ -325,7 +325,7 @@ def test_any_non_empty_key_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_from_config_says_how_to_install_openai(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(UsageError, match=r"install tiermem\[openai\]"):
+    with pytest.raises(UsageError, match=r"pip install -e '\.\[openai\]'"):
         OpenAICompatibleSummarizer.from_config(_settings())
 
 

@@ -111,7 +111,9 @@ def test_the_readme_commands_work_in_either_order_in_fresh_shells(tmp_path: Path
             seconds, done = _fresh_shell(command, checkout)
             name = "demo" if command == demo else "check"
             timings.append(f"{order}/{name} {seconds:.0f} s")
-            assert done.returncode == 0, f"{order}: {command}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+            assert done.returncode == 0, (
+                f"{order}: {command}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+            )
             if command == demo:
                 assert "What to try next" in done.stdout
             else:
