@@ -125,7 +125,7 @@ async def _mcp_writes(root: Path) -> list[dict[str, Any]]:
     async with Client(build_server(Memory(root, now=T0)), mode="legacy") as client:
         calls: list[tuple[str, dict[str, Any]]] = [
             ("hot_set", {"agent": "flight", "task": ALL_LINES, "why": ALL_LINES}),
-            ("hot_set", {"agent": "fido", "task": "t", "talking_to": ALL_LINES}),
+            ("hot_set", {"agent": "fido", "task": "t", "talking_to": ALL_LINES, "new_agent": True}),
             *[
                 ("hot_add", {"agent": "flight", "kind": kind, "text": ALL_LINES})
                 for kind in ("action", "decision", "blocker", "note")

@@ -132,9 +132,9 @@ def _op_argv(rng: random.Random, op: str, agent: str, marker: str) -> list[str]:
     if op in ("note", "action", "decide", "block"):
         verb = {"note": "note", "action": "action", "decide": "decide", "block": "block"}[op]
         source = ["--source", "web"] if rng.random() < 0.1 else []
-        return ["hot", verb, agent, text, *source]
+        return ["hot", verb, agent, text, "--new-agent", *source]
     if op == "set":
-        return ["hot", "set", agent, "--task", text, "--why", f"because {marker}"]
+        return ["hot", "set", agent, "--new-agent", "--task", text, "--why", f"because {marker}"]
     if op == "decision":
         day = rng.randint(1, 28)
         return [
@@ -215,11 +215,12 @@ def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         if proc.returncode != 0:
             crashed.append(err.decode("utf-8", "replace")[-1000:])
     seconds = time.monotonic() - began
-    # Ending the session of an agent that has written nothing yet is refused, as it should be.
+    # Ending the session of, or searching as, an agent that has written nothing yet is
+    # refused, as it should be.
     failed = [
         x
         for x in lines
-        if x["code"] != 0 and not (x["op"] == "end" and "unknown agent" in x["err"])
+        if x["code"] != 0 and not (x["op"] in ("end", "search") and "unknown agent" in x["err"])
     ]
     written = {x["marker"] for x in lines if x["code"] == 0 and x["marker"]}
     text = files_text(root)
@@ -418,7 +419,7 @@ def _merge_session(rng: random.Random, root: Path, side: str, day: int, marks: s
     for agent in rng.sample(["flight", "eecom", "fido", f"own-{side}"], k=rng.randint(1, 3)):
         m = [mark() for _ in range(4)]
         marks.update(m)
-        _must(root, now, "hot", "set", agent, "--task", f"Task {m[0]}")
+        _must(root, now, "hot", "set", agent, "--new-agent", "--task", f"Task {m[0]}")
         _must(root, now, "hot", "note", agent, f"Note {m[1]} " + " ".join(rng.sample(WORDS, 6)))
         for k in range(rng.randint(0, 8)):
             a = mark()
@@ -443,7 +444,7 @@ def _merge_session(rng: random.Random, root: Path, side: str, day: int, marks: s
     if rng.random() < 0.5:  # a session of its own agent left open at commit time
         o = mark()
         marks.add(o)
-        _must(root, later, "hot", "note", f"own-{side}", f"Open {o}")
+        _must(root, later, "hot", "note", f"own-{side}", f"Open {o}", "--new-agent")
 
 
 def _merged_problems(root: Path, marks: set[str]) -> list[str]:

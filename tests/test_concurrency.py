@@ -44,7 +44,7 @@ WORKER = textwrap.dedent(
         verb = "action" if n % 3 == 0 else "note"
         filler = " ".join(["lorem"] * ((worker * 31 + n * 17) % 90))
         text = f"p{worker:02d}w{n:04d} {verb} for {agent} {filler}".rstrip()
-        code = main(["hot", verb, agent, text, "--root", root])
+        code = main(["hot", verb, agent, text, "--new-agent", "--root", root])
         if code != 0:
             sys.exit(f"write {n} of worker {worker} failed with {code}")
     """

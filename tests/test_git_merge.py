@@ -3,7 +3,8 @@
 `tiermem init` writes `.squad/memory/.gitattributes` with merge=union for the tier files; the
 repository also carries Squad's own root `.gitattributes` (union for `.squad/decisions.md`).
 Both clones run sessions for the same and for different agents, record decisions, ask for
-wiki entries, run Scribe and search (which refreshes last-use times), and commit. Merging
+wiki entries, search (which records last use in the clone's untracked state) and run Scribe
+(which folds that use into the tier files), and commit. Merging
 one into the other, in either direction, must succeed without conflict markers, leave a
 store that loads, show no entry id twice, lose nothing, and pick the same version of an
 entry both clones changed. The git helpers are in tests/merges.py, which tests/stress.py
@@ -77,7 +78,14 @@ def make_origin(base: Path, run_cli: RunCli, squad_attributes: bool = True) -> P
         "**Why:** CI finds it later, and that costs a whole pipeline run",
     )
     first.ok("2026-03-01T10:00:00Z", "scribe", "end-session", "flight")
-    first.ok("2026-03-01T10:00:00Z", "hot", "note", "eecom", "Reader rewrite started mark-base-3")
+    first.ok(
+        "2026-03-01T10:00:00Z",
+        "hot",
+        "note",
+        "eecom",
+        "--new-agent",
+        "Reader rewrite started mark-base-3",
+    )
     first.ok("2026-03-01T10:00:00Z", "scribe", "end-session", "eecom")
     first.ok("2026-03-01T10:00:00Z", "decision", "add", "--by", "flight", "Use pnpm mark-base-4")
     first.commit("base")
@@ -95,15 +103,23 @@ def work(clone: Clone, side: str, day: int, open_agent: str = "") -> None:
         clone.ok(now, "hot", "action", "flight", f"{side} step {n} mark-{side}-action-{n}")
     clone.ok(later, "scribe", "end-session", "flight")
     own = f"agent-{side}"
-    clone.ok(now, "hot", "set", own, "--task", f"Own work of {side} mark-{side}-own")
+    clone.ok(now, "hot", "set", own, "--new-agent", "--task", f"Own work of {side} mark-{side}-own")
     clone.ok(later, "scribe", "end-session", own)
     clone.ok(now, "decision", "add", "--by", own, f"Adopt tool-{side} mark-{side}-decision")
     clone.ok(now, "wiki", "write", "release", f"Release rule {side}\nTag it mark-{side}-wiki")
-    clone.ok(later, "search", "reader rewrite")  # refreshes the last use of a base entry
+    clone.ok(later, "search", "reader rewrite")  # records the last use of a base entry
     clone.ok(f"2026-03-{day + 9:02d}T10:00:00Z", "scribe", "run")
     # A session still open at commit time.
     agent = open_agent or own
-    clone.ok(later, "hot", "set", agent, "--task", f"Still on it in {side} mark-{side}-open")
+    clone.ok(
+        later,
+        "hot",
+        "set",
+        agent,
+        "--new-agent",
+        "--task",
+        f"Still on it in {side} mark-{side}-open",
+    )
     clone.ok(later, "hot", "note", agent, f"Open note {side} mark-{side}-open-note")
 
 
@@ -220,6 +236,7 @@ def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
     assert "mark-after" in a.memory_text()
     # The next write of the file folds the two versions: the index is exact again.
     a.ok("2026-03-31T10:00:00Z", "search", "reader rewrite")
+    a.ok("2026-03-31T10:00:00Z", "scribe", "run")  # writes the use into the file
     assert not entries.parse(
         (a.root / ".squad/memory/cold/eecom.md").read_text(encoding="utf-8")
     ).conflicts
@@ -263,6 +280,7 @@ def test_a_merge_conflict_on_one_entry_is_reported(tmp_path: Path, run_cli: RunC
     a, b = two_clones(tmp_path, run_cli)
     for clone, day in ((a, 4), (b, 5)):
         clone.ok(f"2026-03-{day:02d}T10:00:00Z", "search", "reader rewrite")
+        clone.ok(f"2026-03-{day:02d}T10:00:00Z", "scribe", "run")  # folds the use, by day
         clone.commit("used the reader entry")
     into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
@@ -270,7 +288,7 @@ def test_a_merge_conflict_on_one_entry_is_reported(tmp_path: Path, run_cli: RunC
     assert a.entries()["cold/eecom.md"] == b.entries()["cold/eecom.md"]
     layout = Layout(a.root)
     merged = store.load(layout, "cold", layout.tier_file("cold", "eecom"))
-    assert merged is not None and [e.used for e in merged.entries] == ["2026-03-05T10:00:00Z"]
+    assert merged is not None and [e.used for e in merged.entries] == ["2026-03-05T00:00:00Z"]
     for clone in (a, b):
         cold = clone.root / ".squad/memory/cold/eecom.md"
         [conflict] = entries.parse(cold.read_text(encoding="utf-8")).conflicts
@@ -340,7 +358,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(
 ) -> None:
     def session(clone: Clone, day: int, topic: str, steps: int) -> None:
         now, later = f"2026-03-{day:02d}T10:00:00Z", f"2026-03-{day:02d}T11:00:00Z"
-        clone.ok(now, "hot", "set", "fido", "--task", f"Pin the {topic} schema")
+        clone.ok(now, "hot", "set", "fido", "--new-agent", "--task", f"Pin the {topic} schema")
         for n in range(steps):
             clone.ok(now, "hot", "action", "fido", f"{topic} step {n}")
         # A one-line contract note: both the session summary's last line and the body of
@@ -356,6 +374,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(
 
     a, b = two_clones(tmp_path, run_cli, prepare=prepare, driver=driver)
     a.ok("2026-03-02T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
+    a.ok("2026-03-02T11:00:00Z", "scribe", "run")  # folds the use into the file
     session(a, 2, "widget", 2)
     a.commit("used and added")
     b.ok("2026-03-03T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
@@ -398,6 +417,7 @@ def test_an_entry_promoted_in_one_clone_and_used_in_the_other_is_found_once(
     assert re.search(r"promote: move [1-9]", out)
     a.commit("promotion")
     b.ok("2026-03-03T10:00:00Z", "search", "linter commit")
+    b.ok("2026-03-03T10:00:00Z", "scribe", "run")  # folds the use into the file
     b.commit("use")
     into_a, _ = merge_both_ways(a.root, b.root)
     assert into_a.returncode == 0

@@ -365,28 +365,78 @@ def test_files_outside_memory_are_never_modified(tmp_path: Path, run_cli: RunCli
 
 def test_unreadable_files_are_reported_and_skipped(tmp_path: Path, run_cli: RunCli) -> None:
     squad = write_squad(tmp_path)
+    history = b"# Cy\n\n## Learnings\n### 2026-04-01: Caf\xe9 build\nbroken byte above\n"
     (squad / "agents" / "cy").mkdir()
-    (squad / "agents" / "cy" / "history.md").write_bytes(
-        b"# Cy\n\n## Learnings\n### 2026-04-01: Caf\xe9 build\nbroken byte above\n"
-    )
+    (squad / "agents" / "cy" / "history.md").write_bytes(history)
     (squad / "log" / "2026-04-02-paste.md").write_bytes(
         b"# Pasted output\n\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\n"
     )
     code, out, err = run_cli(*import_args(tmp_path, "--format", "json"))
-    assert code == 1
+    assert code == 1  # a partial import: one file skipped, the rest imported
+    note = (
+        ".squad/agents/cy/history.md:4: 1 byte(s) not valid UTF-8, read as U+FFFD "
+        "(the archive keeps the original bytes)"
+    )
     assert err.splitlines() == [
-        "tiermem: skipped .squad/agents/cy/history.md:4: not valid UTF-8; skipped",
-        "tiermem: skipped .squad/log/2026-04-02-paste.md:4: binary data; skipped",
+        f"tiermem: note: {note}",
+        "tiermem: skipped .squad/log/2026-04-02-paste.md:4: binary data",
     ]
     data = json.loads(out)
     assert data["files"] == 8
-    assert len(data["skipped"]) == 2
-    # The rest is imported as if the two files were not there.
-    assert rebuild_check(tmp_path)["exact"] == 6
+    assert data["skipped"] == [".squad/log/2026-04-02-paste.md:4: binary data"]
+    assert data["notes"] == [note]
+    # The stray byte dropped nothing: the file is rebuilt from the archive byte for byte.
+    assert rebuild_check(tmp_path)["exact"] == 7
     mem = Memory(tmp_path, now=NOW)
     assert titled(entries(mem, "wiki"), "ada: Core Context")
-    assert not mem.layout.tier_file("cold", "cy").exists()
+    hits = [h for h in mem.search("broken byte above") if h.agent == "cy"]
+    assert hits and all("Caf\ufffd build" in h.text for h in hits)
+    [record] = [p for p in archive.records(mem.layout, "cy") if b"decode=replace" in p.read_bytes()]
+    assert archive.body(record.read_bytes()) == history
+    assert archive.parse(record.read_bytes(), record).text == history.decode("utf-8", "replace")
     mem.close()
+    # A second run finds the same record: nothing new, and nothing said twice but the note.
+    code, out, err = run_cli(*import_args(tmp_path, "--format", "json"))
+    assert code == 1 and json.loads(out)["unchanged_files"] == 7
+
+
+def test_a_stray_byte_alone_imports_everything_with_status_0(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    squad = write_squad(tmp_path)
+    (squad / "agents" / "cy").mkdir()
+    (squad / "agents" / "cy" / "history.md").write_bytes(b"# Cy\n### Ship\nA token: \xff ok\n")
+    code, _, err = run_cli(*import_args(tmp_path))
+    assert code == 0
+    assert err.startswith("tiermem: note: .squad/agents/cy/history.md:3: 1 byte(s) not valid")
+    assert rebuild_check(tmp_path)["differ"] == 0
+
+
+def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, run_cli: RunCli) -> None:
+    write_squad(tmp_path)
+    before = snapshot(tmp_path / ".squad")
+    code, out, err = run_cli(*import_args(tmp_path, "--format", "yaml"))
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    code, _, err = run_cli("--root", str(tmp_path / "nowhere"), "import", "squad")
+    assert code == 2 and err.count("\n") == 1
+    assert snapshot(tmp_path / ".squad") == before
+
+
+def test_a_credential_next_to_a_stray_byte_is_redacted_in_the_archive(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    squad = write_squad(tmp_path)
+    token = "ghp_" + "A1b2" * 9
+    raw = f"# Cy\n### Keys\nrotated {token} today \xfe\n".encode("utf-8", "surrogateescape")
+    raw = raw.replace("\xfe".encode(), b"\xfe")
+    (squad / "agents" / "cy").mkdir()
+    (squad / "agents" / "cy" / "history.md").write_bytes(raw)
+    assert run_cli(*import_args(tmp_path))[0] == 0
+    folder = tmp_path / ".squad/memory/archive"
+    archived = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    assert token.encode() not in archived
+    assert b"today \xfe" in archived
+    assert rebuild_check(tmp_path)["redacted"] == 1
 
 
 def test_json_report(tmp_path: Path, run_cli: RunCli) -> None:

@@ -325,7 +325,7 @@ def test_any_non_empty_key_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_from_config_says_how_to_install_openai(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(UsageError, match=r"install tiermem\[openai\]"):
+    with pytest.raises(UsageError, match=r"pip install -e '\.\[openai\]'"):
         OpenAICompatibleSummarizer.from_config(_settings())
 
 
@@ -335,3 +335,103 @@ def test_importing_the_module_does_not_import_openai() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "False"
+
+
+# --- fallbacks said: the CLI's stderr line, `notes` in JSON, an audit line naming no stranger
+
+
+def _store_with_model(root: Any, base_url: str, timeout: float) -> None:
+    from tiermem.memory import Memory
+
+    Memory.init(root)
+    config = root / ".squad" / "memory" / "config.toml"
+    head, _, rest = config.read_text(encoding="utf-8").partition("[summarizer]")
+    tail = rest[rest.index("\n[") :] if "\n[" in rest else ""
+    config.write_text(
+        f'{head}[summarizer]\nkind = "openai"\nbase_url = "{base_url}"\nmodel = "{MODEL}"\n'
+        f'api_key_env = "{KEY_ENV}"\ntimeout_seconds = {timeout}\n{tail}',
+        encoding="utf-8",
+    )
+
+
+def _end_session(root: Any, run_cli: Any) -> tuple[int, dict[str, Any], str, list[Any]]:
+    common = ("--root", str(root), "--now", "2026-03-02T10:00:00Z")
+    assert run_cli(*common, "hot", "set", "ada", "--task", "fix the flaky reader")[0] == 0
+    assert run_cli(*common, "hot", "note", "ada", SESSION)[0] == 0
+    code, out, err = run_cli(*common, "scribe", "end-session", "ada", "--format", "json")
+    audit = root / ".squad" / "memory" / "audit.jsonl"
+    lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
+    [report] = json.loads(out)
+    return code, report, err, lines
+
+
+@pytest.mark.parametrize("mode", ["http500", "malformed", "slow", "refused", "no key"])
+def test_a_fallback_is_said_on_stderr_and_in_json(
+    endpoint: Endpoint, tmp_path: Any, run_cli: Any, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    url = CLOSED_URL if mode == "refused" else endpoint.base_url
+    endpoint.mode = mode
+    _store_with_model(tmp_path, url, 0.5 if mode == "slow" else 5.0)
+    if mode == "no key":
+        monkeypatch.delenv(KEY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(KEY_ENV, API_KEY)
+    code, report, err, audit = _end_session(tmp_path, run_cli)
+    assert code == 0
+    [line] = err.splitlines()
+    assert line.startswith("tiermem: note: summarizer openai") and "used extractive" in line
+    assert API_KEY not in err
+    assert report["summarizer"] == "extractive"
+    assert report["notes"] == [line.removeprefix("tiermem: note: ")]
+    [fallback] = [a for a in audit if a["action"] == "summarizer-fallback"]
+    [ended] = [a for a in audit if a["action"] == "end-session"]
+    assert ended["summarizer"] == "extractive"
+    if mode == "no key":
+        # The model was never called: no audit line names it.
+        assert "model" not in fallback and MODEL not in json.dumps(audit)
+        assert endpoint.seen == []
+    else:
+        assert fallback["model"] == MODEL
+
+
+def test_a_model_that_answers_leaves_no_note(
+    endpoint: Endpoint, tmp_path: Any, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store_with_model(tmp_path, endpoint.base_url, 5.0)
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    code, report, err, _ = _end_session(tmp_path, run_cli)
+    assert (code, err, report["notes"]) == (0, "", [])
+    assert report["summarizer"] == "openai:" + MODEL
+
+
+def test_a_session_without_notes_names_no_model(
+    tmp_path: Any, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store_with_model(tmp_path, CLOSED_URL, 5.0)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    common = ("--root", str(tmp_path))
+    assert run_cli(*common, "hot", "set", "ada", "--task", "fix the flaky reader")[0] == 0
+    code, out, err = run_cli(*common, "scribe", "end-session", "ada", "--format", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)[0]["summarizer"] == "extractive"
+
+
+def test_every_command_says_a_skipped_input_the_same_way(tmp_path: Any, run_cli: Any) -> None:
+    from tiermem.memory import Memory
+
+    Memory.init(tmp_path)
+    root = ("--root", str(tmp_path))
+    assert run_cli(*root, "hot", "set", "ada", "--task", "a task")[0] == 0
+    (tmp_path / ".squad" / "memory" / "cold" / "bo.md").write_bytes(b"# bo\n\xff\n")
+    inbox = tmp_path / ".squad" / "decisions" / "inbox"
+    inbox.mkdir(parents=True)
+    (inbox / "ada-x.md").write_bytes(b"### 2026-03-02: X\n\xfe\n")
+    for args in (("search", "task"), ("stats",), ("reindex",), ("scribe", "run")):
+        for index in (tmp_path / ".squad" / "memory").glob("index.sqlite*"):
+            index.unlink()  # each command then reads the broken file afresh
+        if args == ("scribe", "run"):  # which needs every cold file: only the inbox is left
+            (tmp_path / ".squad" / "memory" / "cold" / "bo.md").unlink()
+        code, _, err = run_cli(*root, *args)
+        assert code == 0, (args, err)
+        skipped = [line for line in err.splitlines() if "skipped" in line]
+        assert skipped and all(line.startswith("tiermem: skipped ") for line in skipped), args

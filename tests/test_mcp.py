@@ -25,6 +25,7 @@ from tiermem.memory import Memory
 NOW = "2026-03-02T10:00:00Z"
 
 TOOLS = {
+    "agents",
     "hot_show",
     "hot_set",
     "hot_add",
@@ -39,7 +40,10 @@ TOOLS = {
     "end_session",
     "forget",
 }
-READ_ONLY = {"hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read"}
+READ_ONLY = {
+    *("hot_show", "read_entry", "read_tier", "wiki_list", "wiki_read", "search", "spawn"),
+    "agents",
+}
 TEMPLATES = {"memory://hot/{agent}", "memory://cold/{agent}", "memory://wiki/{topic}"}
 
 pytestmark = pytest.mark.anyio
@@ -215,7 +219,7 @@ async def test_search_returns_hits_with_their_fields(root: Path) -> None:
         every = (await call(client, "search", query="login bug"))["results"]
         hot_only = (await call(client, "search", query="release tag", tier="hot"))["results"]
         wiki = (await call(client, "search", query="release tag", tier="wiki", limit=1))["results"]
-        other = (await call(client, "search", query="login", agent="nobody"))["results"]
+        other = await client.call_tool("search", {"query": "login", "agent": "nobody"})
     assert every and set(every[0]) == {
         *("id", "tier", "agent", "path", "title", "text", "score"),
         *("class", "created", "tokens", "session", "sources", "origin"),
@@ -223,7 +227,7 @@ async def test_search_returns_hits_with_their_fields(root: Path) -> None:
     assert every[0]["agent"] == "flight" and isinstance(every[0]["score"], float)
     assert all(hit["tier"] == "hot" for hit in hot_only)
     assert len(wiki) == 1 and wiki[0]["tier"] == "wiki" and "semver" in wiki[0]["text"]
-    assert other == []
+    assert other.is_error and "unknown agent 'nobody'" in _text(other)
 
 
 async def test_read_tier_and_resources(root: Path) -> None:
@@ -278,7 +282,12 @@ async def test_end_session_and_read_entry(root: Path) -> None:
         record = await call(client, "read_entry", agent="flight", id=record_id)
         hot = await call(client, "hot_show", agent="flight")
     assert report["cold"] and report["carried"] and report["summarizer"]
-    assert record["id"] == record_id and record["location"] == report["archived"][0]
+    assert record["id"] == record_id and record["path"].endswith(report["archived"][0])
+    assert (record["tier"], record["source"], record["next_offset"]) == (
+        "archive",
+        "hot/flight.md",
+        None,
+    )
     assert "Use JWT refresh tokens" in record["text"]
     # Blockers outlive the session; everything else moved to cold.
     assert [e["slot"] for e in hot["entries"]] == ["blocker"]
@@ -345,7 +354,11 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("hot_add", {"agent": "flight", "kind": "note", "text": "  "}, "note is empty"),
     ("hot_set", {"agent": "flight", "task": ""}, "task is empty"),
-    ("hot_unblock", {"agent": "nobody", "text": "x"}, "has no hot tier"),
+    ("hot_unblock", {"agent": "nobody", "text": "x"}, "unknown agent 'nobody'"),
+    ("spawn", {"agent": "nobody", "task": "x"}, "unknown agent 'nobody' (agents: flight)"),
+    ("spawn", {"agent": "fligth", "task": "x"}, "did you mean 'flight'?"),
+    ("hot_set", {"agent": "fligth", "task": "x"}, "did you mean 'flight'?"),
+    ("hot_add", {"agent": "fligth", "kind": "note", "text": "x"}, "say it is new"),
     ("hot_unblock", {"agent": "flight", "text": "no such blocker"}, "no blocker of flight"),
     ("search", {"query": " "}, "query is empty"),
     ("search", {"query": "x", "limit": 0}, "limit must be between 1 and"),
@@ -354,7 +367,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     (
         "read_entry",
         {"agent": "flight", "id": "../../hot/flight"},
-        "must not contain path separators",
+        "is not an entry id",
     ),
     ("read_entry", {"agent": "flight", "id": "a-0000000000"}, "no archive record"),
     ("read_tier", {"tier": "cold", "name": "nobody"}, "no cold file for 'nobody'"),
@@ -550,3 +563,14 @@ def test_a_client_that_vanishes_mid_answer_leaves_no_traceback(raw_server: _RawS
         raw_server.send("tools/call", {"name": "wiki_list", "arguments": {}})
     status, stderr = raw_server.finish()
     assert status == 0 and "Traceback" not in stderr
+
+
+async def test_a_new_agent_is_written_when_said_to_be_new(root: Path) -> None:
+    async with connect(root) as client:
+        await call(client, "hot_set", agent="flight", task="Fix the login bug")
+        refused = await client.call_tool("hot_set", {"agent": "eecom", "task": "Reader"})
+        assert refused.is_error and "unknown agent 'eecom'" in _text(refused)
+        await call(client, "hot_set", agent="eecom", task="Reader", new_agent=True)
+        await call(client, "hot_add", agent="eecom", kind="note", text="known now")
+        shown = await call(client, "hot_show", agent="eecom")
+    assert "known now" in shown["markdown"]

@@ -190,7 +190,7 @@ def test_untrusted_cold_entry_is_marked_in_the_spawn_prompt(mem: Store) -> None:
         "hot", "note", "flight", "Release checklist from a forum post mark-web", "--source", "web"
     )
     mem.ok("scribe", "end-session", "flight", now=T_END)
-    mem.ok("hot", "note", "eecom", "Release checklist we wrote ourselves mark-own")
+    mem.ok("hot", "note", "eecom", "--new-agent", "Release checklist we wrote ourselves mark-own")
     mem.ok("scribe", "end-session", "eecom", now=T_END)
     web = mem.ok("spawn", "flight", "--task", "release checklist", "--include-cold", now=T_END)
     own = mem.ok("spawn", "eecom", "--task", "release checklist", "--include-cold", now=T_END)

@@ -66,6 +66,11 @@ def audit_lines(mem: Memory) -> list[dict[str, object]]:
     return [json.loads(line) for line in text.splitlines()]
 
 
+def day_of(when: str) -> str:
+    """The last-use time Scribe folds a use at `when` into: its day."""
+    return when[:10] + "T00:00:00Z"
+
+
 def at(mem: Memory, when: str) -> Memory:
     """The same store with the clock moved."""
     return Memory(mem.root, now=when)
@@ -302,8 +307,10 @@ def test_ttl_counts_from_last_use(mem: Memory) -> None:
     hits = at(mem, later(20)).search("websocket reconnect jitter")
     assert sockets in [h.id for h in hits]
     assert atlas not in [h.id for h in hits]
+    # The search recorded its use in this clone; Scribe folds it into the file, by day.
+    at(mem, later(20)).scribe_run()
     [refreshed] = [e for e in cold(mem, "ada") if e.id == sockets]
-    assert refreshed.used == later(20)
+    assert refreshed.used == day_of(later(20))
 
     report = at(mem, later(31)).scribe_run()
     assert report.expired == [atlas]
@@ -417,6 +424,7 @@ def test_policies_never_expire(mem: Memory) -> None:
             assert policy in reachable, f"policy {policy} gone after {days} days"
             assert reachable[policy].active
             assert reachable[policy].cls == "policy"
+    (mem.layout.squad / "agents" / "bo").mkdir(parents=True)  # on the team, no memory yet
     prompt = at(mem, later(800)).spawn("bo", "write the release notes").prompt
     assert "Zod" not in prompt  # pinned where it bears on the task, not everywhere
     prompt = at(mem, later(800)).spawn("bo", "validate the release API input").prompt
@@ -617,6 +625,8 @@ def test_run_report_text_and_json(tmp_path: Path, run_cli: RunCli) -> None:
         "promoted",
         "expired",
         "over_budget",
+        "refreshed",
+        "notes",
     }
     assert data["dry_run"] is False
     assert len(data["inbox_merged"]) == 4

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import archive
+from tiermem import archive, use
 from tiermem import store as files
 from tiermem.entries import Entry, TierFile, split_entry
 from tiermem.index import Scope
@@ -54,6 +54,7 @@ def test_an_agent_finds_its_own_memory_and_the_teams_but_not_another_agents(mem:
 def test_an_agent_finds_the_whole_wiki_whoever_wrote_each_entry(mem: Memory) -> None:
     put(mem, "wiki", "parsing", entry("k-000000000a", "Parser retries", "Bo's finding.", "bo"))
     put(mem, "cold", "bo", entry("c-000000000c", "Parser retries", "Bo's own session."))
+    (mem.layout.squad / "agents" / "ada").mkdir(parents=True)  # on the team, no memory yet
 
     found = {h.id for h in mem.search("parser retries", agent="ada")}
     assert found == {"k-000000000a"}
@@ -166,11 +167,15 @@ def test_using_a_whole_entry_refreshes_every_part(mem: Memory) -> None:
     put(mem, "cold", "team", *parts)
     later = Memory(mem.root, now="2026-03-05T09:00:00Z")
     later.search("stage_1")
+    # Use is recorded in this clone (the tier file is left as it is) until Scribe folds it.
+    recorded = use.recorded(mem.layout)
+    assert {recorded.get(p.id) for p in parts} == {"2026-03-05"}
+    later.scribe_run()
     used = {
         e.id: e.used
         for e in files.load(mem.layout, "cold", mem.layout.tier_file("cold", "team")).entries
     }
-    assert set(used.values()) == {"2026-03-05T09:00:00Z"}
+    assert set(used.values()) == {"2026-03-05T00:00:00Z"}
 
 
 def test_parts_of_one_entry_are_promoted_to_one_page(mem: Memory) -> None:

@@ -401,11 +401,15 @@ def test_using_an_entry_refreshes_its_last_use(team: Memory) -> None:
     result = at(team, later(20)).spawn("ada", "Resume the flaky release fix", include_cold=True)
     used = [s.id for s in result.sources if s.tier == "cold"]
     assert used
+    # The spawn wrote no tier file: its use is recorded in this clone until Scribe folds it.
+    assert cold_used(team, "ada") == before
+    at(team, later(20)).scribe_run()
     after = cold_used(team, "ada")
+    day = later(20)[:10] + "T00:00:00Z"
     for entry_id in used:
-        assert after[entry_id] == later(20)
+        assert after[entry_id] == day
     text = team.layout.tier_file("cold", "ada").read_text(encoding="utf-8")
-    assert f"used={later(20)}" in text
+    assert f"used={day}" in text
 
 
 # --- JSON and the baseline --------------------------------------------------------------------
@@ -463,6 +467,7 @@ def test_baseline_is_what_a_squad_spawn_loads(store: Memory) -> None:
     (mem.layout.squad / "decisions.md").write_text(decisions, encoding="utf-8")
     baseline = mem.spawn("ada", "anything").baseline_tokens
     assert baseline == o200k.count(history + "\n" + decisions)
+    (mem.layout.squad / "agents" / "bo").mkdir()  # on the team, with no history.md yet
     assert mem.spawn("bo", "anything").baseline_tokens == o200k.count(decisions)
 
 

@@ -134,7 +134,7 @@ def test_install_then_uninstall_gives_back_squads_bytes(team: Path, run_cli: Run
 def test_an_unused_store_goes_with_its_local_files(team: Path, run_cli: RunCli) -> None:
     before = snapshot(team)
     assert run_cli("squad", "install", "--root", str(team))[0] == 0
-    code, _, _ = run_cli("spawn", "nobody", "--task", "look around", "--root", str(team))
+    code, _, _ = run_cli("spawn", "ralph", "--task", "look around", "--root", str(team))
     assert code == 0 and (team / ".squad" / "memory" / "spawns.jsonl").is_file()
     code, out, _ = run_cli("squad", "install", "--uninstall", "--root", str(team))
     assert code == 0 and states(out)[".squad/memory/"] == "removed"

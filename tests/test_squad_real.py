@@ -30,6 +30,7 @@ BIN = PREFIX / "node_modules" / ".bin"
 PACKAGES = PREFIX / "node_modules" / "@bradygaster"
 VERSIONS = {"node": "v22.", "squad-cli": "0.10.0", "squad-sdk": "0.13.1"}
 TOOLS = {
+    "agents",
     "hot_show",
     "hot_set",
     "hot_add",

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from .archive import Record
     from .memory import Memory
     from .results import (
+        AgentInfo,
+        EntryText,
         ForgetReport,
         HotEntry,
         HotView,
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
     from .spawn import SpawnRequest
 
 __all__ = [
+    "AgentInfo",
+    "EntryText",
     "ForgetReport",
     "HotEntry",
     "HotView",

@@ -4,6 +4,10 @@ A record is `.squad/memory/archive/{agent}/{id}.md`: one header comment line, th
 text exactly as it was given (after secret redaction, the one deliberate loss). The id is
 derived from the content, so archiving the same text twice is a no-op: that makes every
 Scribe step safe to repeat after a crash.
+
+An imported file that is not all UTF-8 is archived as its original bytes (header
+`decode=replace`): the record's text reads them with U+FFFD in place of the bytes that are not
+UTF-8, and the file can still be rebuilt byte for byte (`body`).
 """
 
 from __future__ import annotations
@@ -56,14 +60,33 @@ class Record(Result):
         self.location = f"archive/{self.agent}/{self.id}.md"
 
 
-def new_record(agent: str, created: str, kind: str, source: str, title: str, text: str) -> Record:
-    """A record whose id depends on what it holds, not on when it was made."""
-    record_id = content_id("a", agent, kind, source, text)
+def new_record(
+    agent: str,
+    created: str,
+    kind: str,
+    source: str,
+    title: str,
+    text: str,
+    raw: bytes | None = None,
+) -> Record:
+    """A record whose id depends on what it holds, not on when it was made.
+
+    `raw`: the original bytes of a text that is not all UTF-8 (`text` is their decoding with
+    U+FFFD); two such files that decode alike still get two records.
+    """
+    parts = (text,) if raw is None else (text, _sha256(raw))
+    record_id = content_id("a", agent, kind, source, *parts)
     return Record(record_id, agent, created, kind, source, " ".join(title.split())[:200], text)
 
 
-def _header(record: Record, **extra: str) -> str:
-    raw = record.text.encode("utf-8")
+def decode(raw: bytes) -> str:
+    """Bytes as text, with U+FFFD for what is not UTF-8 (as a lossy record is read)."""
+    return raw.decode("utf-8", "replace")
+
+
+def _header(record: Record, raw: bytes | None = None, **extra: str) -> str:
+    lossy = raw is not None
+    raw = raw if raw is not None else record.text.encode("utf-8")
     fields = {
         "id": record.id,
         "agent": record.agent,
@@ -73,6 +96,7 @@ def _header(record: Record, **extra: str) -> str:
         "title": record.title,
         "bytes": str(len(raw)),
         "sha256": _sha256(raw),
+        "decode": "replace" if lossy else "",
         **extra,
     }
     items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
@@ -98,9 +122,13 @@ def path_of(layout: Layout, agent: str, record_id: str) -> Path:
     return layout.tier_dir("archive") / agent / f"{record_id}.md"
 
 
-def write(layout: Layout, record: Record) -> bool:
-    """Archive a record; False when the same record was already there."""
-    data = (_header(record) + record.text).encode("utf-8")
+def write(layout: Layout, record: Record, raw: bytes | None = None) -> bool:
+    """Archive a record; False when the same record was already there.
+
+    With `raw`, the record keeps those bytes (of which `record.text` is the decoding).
+    """
+    body = record.text.encode("utf-8") if raw is None else raw
+    data = _header(record, raw).encode("utf-8") + body
     return files.create_exclusive(path_of(layout, record.agent, record.id), data)
 
 
@@ -112,6 +140,11 @@ def rewrite(layout: Layout, record: Record, purged: str) -> None:
     """
     data = (_header(record, purged=purged) + record.text).encode("utf-8")
     files.atomic_write(path_of(layout, record.agent, record.id), data)
+
+
+def body(data: bytes) -> bytes:
+    """The archived bytes of a record file, as they were given (after its header line)."""
+    return data[data.find(b"\n") + 1 :]
 
 
 def parse(data: bytes, path: Path) -> Record:
@@ -126,7 +159,7 @@ def parse(data: bytes, path: Path) -> Record:
     if str(len(raw)) != fields.get("bytes") or _sha256(raw) != fields.get("sha256"):
         raise ParseError(path, 2, "archive record does not match its recorded size and hash")
     try:
-        text = raw.decode("utf-8")
+        text = decode(raw) if fields.get("decode") == "replace" else raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ParseError(path, 2, "archive record is not valid UTF-8") from None
     return Record(
@@ -157,6 +190,12 @@ def read(layout: Layout, agent: str, record_id: str) -> Record:
     """Load one record by agent and id."""
     path = path_of(layout, agent, record_id)
     return parse(path.read_bytes(), path)
+
+
+def records_folders(layout: Layout) -> list[Path]:
+    """The archive's folders, one per agent (or the team), sorted."""
+    base = layout.tier_dir("archive")
+    return sorted(p for p in base.glob("*") if p.is_dir() and not p.is_symlink())
 
 
 def records(layout: Layout, agent: str | None = None) -> list[Path]:

@@ -18,6 +18,8 @@ index.sqlite-*
 # Local to this clone: the log of spawns and the list of files git tracks.
 spawns.jsonl
 citations.cache
+# This clone's own state (when entries were last used): Scribe folds it into the tiers.
+local/
 """
 
 _GITATTRIBUTES = """\

@@ -89,13 +89,19 @@ def _say(lines: Sequence[str]) -> None:
         print(line)
 
 
+def _skipped(inputs: Sequence[str]) -> None:
+    """Inputs a command left out, one line each on stderr, the same way for every command."""
+    for what in inputs:
+        print(f"tiermem: skipped {_one_line(what)}", file=sys.stderr)
+
+
 # --- handlers -------------------------------------------------------------------------
 
 
 def cmd_init(args: argparse.Namespace) -> int:
     from .memory import Memory
 
-    root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or os.getcwd()
+    root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or _root_above()
     if args.merge_driver:
         from pathlib import Path
 
@@ -108,6 +114,18 @@ def cmd_init(args: argparse.Namespace) -> int:
         lines += merge.install(top, mem.layout.memory)
     _say(lines or [f"tiermem store already set up in {root}"])
     return 0
+
+
+def _root_above() -> str:
+    """Where `init` sets up without --root: the .squad/ above, as every command finds it,
+    else the working directory."""
+    from .errors import StoreError
+    from .layout import discover_root
+
+    try:
+        return str(discover_root())
+    except StoreError:
+        return os.getcwd()
 
 
 def cmd_merge_file(args: argparse.Namespace) -> int:
@@ -143,6 +161,7 @@ def cmd_hot(args: argparse.Namespace) -> int:
             _read_text(args.task, "task"),
             _read_text(args.why, "why") if args.why is not None else None,
             args.talking_to,
+            known_only=not args.new_agent,
         )
     elif action == "clear":
         report = mem.hot_clear(args.agent)
@@ -152,7 +171,10 @@ def cmd_hot(args: argparse.Namespace) -> int:
         slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
             action
         ]
-        report = mem.hot_add(args.agent, slot, _read_text(args.text, "text"), source=args.source)
+        text = _read_text(args.text, "text")
+        report = mem.hot_add(
+            args.agent, slot, text, source=args.source, known_only=not args.new_agent
+        )
     _say(report.messages)
     if report.redactions:
         print(f"redacted: {', '.join(report.redactions)}", file=sys.stderr)
@@ -248,6 +270,7 @@ def cmd_scribe(args: argparse.Namespace) -> int:
         _print_json(report.to_json())
     else:
         _say(report.lines())
+    _skipped(report.inbox_skipped)
     return 0
 
 
@@ -323,8 +346,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         from . import tables
 
         tables.imported(report)
-    for line in report.skipped:
-        print(f"tiermem: skipped {line}", file=sys.stderr)
+    _skipped(report.skipped)
     return 1 if report.skipped else 0
 
 
@@ -397,8 +419,33 @@ def _add(
     return parser
 
 
+def _new_agent(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--new-agent",
+        action="store_true",
+        help="AGENT is new to the team (without it, a name that Squad does not list and that "
+        "has no memory is refused as a likely typo)",
+    )
+
+
+def _examples(text: str) -> dict[str, Any]:
+    """An epilog of examples, printed as written."""
+    return {"epilog": text, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+_HOT_EPILOG = """examples:
+  tiermem hot set flight --task "Fix the publish pipeline" --why "v0.9.1 broke installs"
+  tiermem hot action flight "Ran npm pack; found file: refs in package.json"
+  tiermem hot decide flight "Pin squad-sdk to an exact version"
+  tiermem hot block flight "Waiting on the npm token rotation"
+  git log -1 --format=%B | tiermem hot note flight -
+  tiermem hot show flight
+  tiermem hot set eecom --new-agent --task "Start the reader rewrite"   # a new agent
+"""
+
+
 def _hot_parsers(sub: Any) -> None:
-    hot = _add(sub, "hot", cmd_hot, _HELP["hot"])
+    hot = _add(sub, "hot", cmd_hot, _HELP["hot"], **_examples(_HOT_EPILOG))
     verbs = hot.add_subparsers(
         dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -407,6 +454,7 @@ def _hot_parsers(sub: Any) -> None:
     s.add_argument("--task", required=True, help="what the agent is doing ('-' reads stdin)")
     s.add_argument("--why", help="why it matters")
     s.add_argument("--talking-to", metavar="NAME", help="who the agent works with")
+    _new_agent(s)
     for verb, text in (
         ("action", "record something the agent did (only the last 5 stay)"),
         ("decide", "record a decision made in this session"),
@@ -418,6 +466,7 @@ def _hot_parsers(sub: Any) -> None:
         p.add_argument("agent", metavar="AGENT")
         p.add_argument("text", metavar="TEXT", help="the text ('-' reads stdin)")
         if verb != "unblock":
+            _new_agent(p)
             p.add_argument(
                 "--source",
                 choices=("agent", "user", "tool", "web"),
@@ -432,8 +481,16 @@ def _hot_parsers(sub: Any) -> None:
     clear.add_argument("agent", metavar="AGENT")
 
 
+_SCRIBE_EPILOG = """examples:
+  tiermem scribe end-session flight     # hot -> a dated cold summary; blockers carried
+  tiermem scribe end-session --all
+  tiermem scribe run --dry-run          # what maintenance would do, writing nothing
+  tiermem scribe run                    # then commit .squad/memory/ with the team
+"""
+
+
 def _scribe_parsers(sub: Any) -> None:
-    scribe = _add(sub, "scribe", cmd_scribe, _HELP["scribe"])
+    scribe = _add(sub, "scribe", cmd_scribe, _HELP["scribe"], **_examples(_SCRIBE_EPILOG))
     verbs = scribe.add_subparsers(
         dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser
     )
@@ -470,8 +527,15 @@ def _wiki_parsers(sub: Any) -> None:
     show.add_argument("topic", metavar="TOPIC")
 
 
+_SPAWN_EPILOG = """examples:
+  tiermem spawn flight --task "Publish v0.9.2 to npm" --auto
+  tiermem spawn flight --task "Review the release ADR" --include-wiki release --budget 3000
+  tiermem spawn flight --task - --auto --format json < task.md   # the prompt and its sources
+"""
+
+
 def _spawn_parser(sub: Any) -> None:
-    p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"])
+    p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"], **_examples(_SPAWN_EPILOG))
     p.add_argument("agent", metavar="AGENT")
     p.add_argument("--task", required=True, help="the task ('-' reads stdin)")
     p.add_argument("--why", help="why the task matters")
@@ -598,8 +662,15 @@ reads: agents/*/history*.md, decisions.md, decisions-archive*.md, decisions/*.md
 Every file is archived byte for byte before its sections become entries; Scribe's rules
 then promote, supersede and age them. Only .squad/memory/ is written, and a file imported
 before with the same content is skipped, so a second run changes nothing.
-exit status: 0 done; 1 some files could not be read (named on stderr, the rest imported);
-2 bad input.
+A file with bytes that are not UTF-8 is imported all the same: its text reads them as
+U+FFFD, the archive keeps the original bytes, and a note on stderr names the line.
+exit status: 0 done (notes included); 1 some files were skipped (binary, unreadable, a link
+out of .squad/: each named on stderr as `tiermem: skipped FILE:LINE: why`), the rest
+imported; 2 bad input, and nothing was written.
+
+examples:
+  cd my-repo && tiermem import squad --dry-run   # where each entry would land
+  tiermem import squad && tiermem stats
 """
 
 
@@ -707,8 +778,16 @@ def _log_parser(sub: Any) -> None:
     _format(log)
 
 
+_SEARCH_EPILOG = """examples:
+  tiermem search "npm publish file: refs"
+  tiermem search "token refresh" --agent flight --limit 5
+  tiermem search "release tag" --tier wiki --format json
+  tiermem search c-6f342dcc23 a-c832f390f7#2      # read entries by the ids search gives
+"""
+
+
 def _search_parser(sub: Any) -> None:
-    search = _add(sub, "search", cmd_search, _HELP["search"])
+    search = _add(sub, "search", cmd_search, _HELP["search"], **_examples(_SEARCH_EPILOG))
     search.add_argument(
         "query", metavar="QUERY", help="words to look for, or entry ids to read those entries"
     )
@@ -720,8 +799,20 @@ def _search_parser(sub: Any) -> None:
     _format(search)
 
 
+_INIT_EPILOG = """\
+Sets up the .squad/ found above the working directory (as every command finds
+it), else one in the working directory; --root names another folder. A second
+init changes nothing.
+
+examples:
+  cd my-repo && tiermem init && git add .squad .gitattributes
+  tiermem init --merge-driver      # this clone merges tier files entry by entry
+  tiermem init --root ../other-repo
+"""
+
+
 def _init_parser(sub: Any) -> None:
-    init = _add(sub, "init", cmd_init, _HELP["init"])
+    init = _add(sub, "init", cmd_init, _HELP["init"], **_examples(_INIT_EPILOG))
     init.add_argument(
         "--merge-driver",
         action="store_true",

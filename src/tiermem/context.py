@@ -56,6 +56,7 @@ class Context:
         self.warn = warn
         self._config: Config | None = None
         self._index: Index | None = None
+        self.notes: list[str] = []
 
     @property
     def config(self) -> Config:
@@ -99,13 +100,28 @@ class Context:
         return self.clock.stamp()
 
     def sync(self) -> SyncReport:
-        """Bring the index up to date; warn about files that could not be read."""
+        """Bring the index up to date; say which files could not be read."""
         report = self.index.sync()
         for error in report.errors:
-            self.warn(f"warning: {error} (skipped)")
+            self.skipped(str(error))
         for conflict in report.conflicts:
-            self.warn(f"note: {conflict}")
+            self.warn(f"tiermem: note: {conflict}")
         return report
+
+    def skipped(self, what: str) -> None:
+        """One line on stderr for an input left out (every command says it the same way)."""
+        self.warn(f"tiermem: skipped {what}")
+
+    def note(self, line: str) -> None:
+        """Something the user should know about a result (a fallback): said now on stderr,
+        and kept for the result's `notes` (see `take_notes`)."""
+        self.notes.append(line)
+        self.warn(f"tiermem: note: {line}")
+
+    def take_notes(self) -> list[str]:
+        """The notes since the last call, which the result of a step then carries."""
+        taken, self.notes = self.notes, []
+        return taken
 
     def audit(
         self, action: str, ids: list[str], tiers: list[str], reason: str = "", **details: object

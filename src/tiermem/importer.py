@@ -29,7 +29,7 @@ from .scribe import maintenance
 from .scribe.summarize import ExtractiveSummarizer, budget_for
 from .squad import parse as squad_parse
 from .squad.dates import find_dates
-from .squad.sources import Source, read, sources
+from .squad.sources import Read, Source, read, sources
 from .stats import tier_totals
 
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
@@ -294,16 +294,18 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
     planner = _Planner(ctx, planned)
     done = completed_records(ctx)
     for source in track(sources(squad), "importing .squad/", progress):
-        text, problem = read(source, squad)
+        got = read(source, squad)
         planned.files += 1
-        if text is None:
-            planned.skipped.append(problem)
+        if got.data is None:
+            planned.skipped.append(got.problem)
             continue
-        planned.before_bytes += len(text.encode("utf-8"))
+        if got.lossy:
+            ctx.note(got.problem)
+        planned.before_bytes += len(got.data)
         # Squad files are not CLI input: any size, and a stray NUL, are imported as they are.
-        cleaned, kinds = ctx.redact(text)
+        cleaned, raw, kinds = _redacted(ctx, got)
         record = archive.new_record(
-            source.agent, ctx.stamp(), "import", source.rel, source.rel, cleaned
+            source.agent, ctx.stamp(), "import", source.rel, source.rel, cleaned, raw
         )
         if record.id in done:
             planned.unchanged += 1
@@ -311,11 +313,26 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
         planned.records.append(record.id)
         if kinds:
             ctx.audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
-        archive.write(ctx.layout, record)  # a no-op when a crashed import archived it
+        archive.write(ctx.layout, record, raw)  # a no-op when a crashed import archived it
         planned.archived.append(record.location)
         planner.source(source, cleaned, record)
     planner.keep_recent()
     return planned
+
+
+def _redacted(ctx: Context, got: Read) -> tuple[str, bytes | None, list[str]]:
+    """(text, original bytes when not all UTF-8, kinds of credentials replaced).
+
+    Bytes that are not UTF-8 ride through redaction as escapes and come back as they were,
+    so the archive keeps them while no credential reaches it; the text is their decoding.
+    """
+    assert got.data is not None
+    if not got.lossy:
+        text, kinds = ctx.redact(got.data.decode("utf-8"))
+        return text, None, kinds
+    escaped, kinds = ctx.redact(got.data.decode("utf-8", "surrogateescape"))
+    raw = escaped.encode("utf-8", "surrogateescape")
+    return archive.decode(raw), raw, kinds
 
 
 def completed_records(ctx: Context) -> set[str]:
@@ -405,11 +422,14 @@ def rehearse(ctx: Context, progress: bool = False) -> Plan:
                 ignore=shutil.ignore_patterns("index.sqlite*", ".locks"),
             )
         bootstrap.init_store(scratch_root, squad_files=False)
-        scratch = Context(Layout(scratch_root), ctx.clock, tokens=ctx.tokens, ranker=ctx.ranker)
+        scratch = Context(
+            Layout(scratch_root), ctx.clock, tokens=ctx.tokens, ranker=ctx.ranker, warn=ctx.warn
+        )
         try:
             planned = plan(scratch, progress=progress, squad=ctx.layout.squad)
             write(scratch, planned, progress=progress)
         finally:
+            ctx.notes += scratch.take_notes()
             scratch.close()
     planned.archived = []
     planned.written = 0

@@ -24,6 +24,8 @@ class Layout:
         self.index = self.memory / "index.sqlite"
         self.audit = self.memory / "audit.jsonl"
         self.config = self.memory / "config.toml"
+        # This clone's own state (last use of entries): never committed, never a cache.
+        self.used = self.memory / "local" / "used"
 
     def tier_dir(self, tier: str) -> Path:
         """Folder of a tier (hot, cold, wiki, archive, queue)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import agents, render, validate
 from .clock import Clock
@@ -18,6 +18,8 @@ from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
 from .results import (
+    AgentInfo,
+    EntryText,
     ForgetReport,
     HotView,
     ImportReport,
@@ -43,6 +45,13 @@ SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
 MAX_SEARCH_LIMIT = 10_000
 UNTRUSTED = frozenset({"tool", "web"})
+
+
+class _Carries(Protocol):
+    notes: list[str]
+
+
+_Noted = TypeVar("_Noted", bound=_Carries)
 
 
 class Memory:
@@ -89,28 +98,51 @@ class Memory:
         self.context.close()
 
     def _ready(self) -> Context:
-        """The context, once the store is known to exist."""
+        """The context, once the store is known to exist (and holding no earlier call's notes)."""
         self.context.require_store()
+        self.context.take_notes()
         return self.context
+
+    def _noted(self, report: _Noted) -> _Noted:
+        """A write's result with the notes its steps made (a summarizer that fell back)."""
+        report.notes = self.context.take_notes()
+        return report
 
     # --- hot tier -----------------------------------------------------------------------
 
     def hot_set(
-        self, agent: str, task: str, why: str | None = None, talking_to: str | None = None
+        self,
+        agent: str,
+        task: str,
+        why: str | None = None,
+        talking_to: str | None = None,
+        *,
+        known_only: bool = False,
     ) -> WriteReport:
-        """Set the current task (and why, and who the agent talks to)."""
+        """Set the current task (and why, and who the agent talks to).
+
+        With `known_only`, an agent the team does not know (no Squad folder, no memory) is
+        refused as a likely typo, naming the nearest agents: the CLI and the MCP server ask
+        for that unless told the agent is new (see `agents`).
+        """
         agent = validate.name(agent)
         values = {"task": task, "why": why, "talking-to": talking_to}
         given = {slot: validate.text(v, slot) for slot, v in values.items() if v is not None}
         from .hot_writes import set_task
 
-        return set_task(self._ready(), agent, given)
+        ctx = self._ready()
+        if known_only:
+            agents.require_for_write(ctx, agent)
+        return self._noted(set_task(ctx, agent, given))
 
-    def hot_add(self, agent: str, slot: str, text: str, source: str = "agent") -> WriteReport:
+    def hot_add(
+        self, agent: str, slot: str, text: str, source: str = "agent", *, known_only: bool = False
+    ) -> WriteReport:
         """Record an action, decision, blocker or note in the agent's hot tier.
 
         `source` says where the text came from: text from `tool` output or the `web` is
         marked untrusted, shown as such in prompts, and never promoted to the wiki.
+        `known_only` refuses an unknown agent, as for `hot_set`.
         """
         agent = validate.name(agent)
         if slot not in HOT_SLOTS:
@@ -120,20 +152,27 @@ class Memory:
         trust = "untrusted" if source in UNTRUSTED else ""
         from .hot_writes import add
 
-        return add(self._ready(), agent, slot, text, trust)
+        ctx = self._ready()
+        if known_only:
+            agents.require_for_write(ctx, agent)
+        return self._noted(add(ctx, agent, slot, text, trust))
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
         agent = validate.name(agent)
         from .hot_writes import unblock
 
-        return unblock(self.context, agent, validate.text(text, "blocker"))
+        text = validate.text(text, "blocker")
+        agents.require(self._ready(), agent, even_alone=True)
+        return unblock(self.context, agent, text)
 
     def hot_clear(self, agent: str) -> WriteReport:
         """Empty the hot tier; its content is archived and queued for Scribe first."""
         from .hot_writes import clear
 
-        return clear(self.context, validate.name(agent))
+        agent = validate.name(agent)
+        agents.require(self._ready(), agent, even_alone=True)
+        return clear(self.context, agent)
 
     def hot_view(self, agent: str) -> HotView:
         """The agent's hot tier; NotFoundError for an agent with no memory at all."""
@@ -142,14 +181,16 @@ class Memory:
         view = render.hot_view(ctx, agent)
         if view is not None:
             return view
-        if not agents.known(ctx, agent):
-            where = ctx.layout.relative(ctx.layout.memory)
-            raise NotFoundError(f"unknown agent {agent!r} (no memory for it under {where})")
+        agents.require(ctx, agent, even_alone=True)
         return HotView(agent, "", 0, render.hot_markdown(agent, []), ())
 
     def agents(self) -> list[str]:
         """Every agent with memory in hot, cold or the archive."""
         return agents.with_memory(self.context)
+
+    def team(self) -> list[AgentInfo]:
+        """Every agent of the team: Squad's agent folders and every agent with memory."""
+        return agents.roster(self._ready())
 
     # --- reading ------------------------------------------------------------------------
 
@@ -173,6 +214,8 @@ class Memory:
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         ctx = self._ready()
+        if agent is not None:
+            agents.require(ctx, agent)
         hits = search(ctx, query, agent, tier, limit)
         return [
             SearchHit(
@@ -205,6 +248,15 @@ class Memory:
             raise NotFoundError(f"no archive record {base} for {agent}")
         return archive.read(self.layout, agent, base)
 
+    def read_entry(self, entry_id: str, agent: str | None = None) -> EntryText:
+        """Any id a search or spawn gives, read whole: a tier entry, an archived record
+        (`a-0123456789`, byte for byte) or one section of it (`a-0123456789#4`)."""
+        from .lookup import read_entry
+
+        if agent is not None:
+            agent = validate.name(agent)
+        return read_entry(self._ready(), validate.text(entry_id.strip(), "id"), agent)
+
     def tier_text(self, tier: str, name: str) -> str:
         """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""
         from . import files
@@ -234,7 +286,7 @@ class Memory:
             return ctx.index.check()
         report = ctx.index.rebuild()
         for error in report.errors:
-            ctx.warn(f"warning: {error} (skipped)")
+            ctx.skipped(str(error))
         return [f"indexed {report.scanned} files"]
 
     def sync(self) -> None:
@@ -249,15 +301,14 @@ class Memory:
 
         agent = validate.name(agent)
         ctx = self._ready()
-        if not agents.known(ctx, agent):
-            raise NotFoundError(f"unknown agent {agent!r}")
-        return end_session(ctx, agent)
+        agents.require(ctx, agent, even_alone=True)
+        return self._noted(end_session(ctx, agent))
 
     def scribe_run(self, dry_run: bool = False) -> RunReport:
         """Scribe maintenance: checkpoints, inbox merge, supersede, promote, expire."""
         from .scribe.maintenance import run
 
-        return run(self._ready(), dry_run=dry_run)
+        return self._noted(run(self._ready(), dry_run=dry_run))
 
     def decide(self, text: str, by: str) -> list[str]:
         """Record a team decision (also appended to Squad's decisions.md); return its ids."""
@@ -295,6 +346,7 @@ class Memory:
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
         ctx = self._ready()
+        agents.require(ctx, request.agent)
         result = assemble(ctx, request)
         spawn_log.record(ctx, request.task, result)
         return result
@@ -322,7 +374,8 @@ class Memory:
         from . import importer
 
         ctx = self.context if dry_run else self._ready()
-        return importer.run(ctx, dry_run=dry_run, progress=progress)
+        ctx.take_notes()
+        return self._noted(importer.run(ctx, dry_run=dry_run, progress=progress))
 
     def report(
         self, out: str | Path | None = None, task: str | None = None, agent: str | None = None

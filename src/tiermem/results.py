@@ -93,6 +93,21 @@ class WriteReport(Result):
     redactions: list[str] = field(
         default_factory=list, metadata=about("Kinds of credential-shaped text replaced.")
     )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
+
+
+@dataclass
+class AgentInfo(Result):
+    """An agent of the team: whether Squad lists it, and where it has memory."""
+
+    name: str
+    squad: bool = field(metadata=about("Whether Squad has a folder for it (.squad/agents/)."))
+    memory: list[str] = field(
+        default_factory=list, metadata=about("The tiers holding its memory: hot, cold, ...")
+    )
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -125,6 +140,28 @@ class SearchHit(Result):
     )
     origin: str = field(
         default="", metadata=about("Where it came from, in words (from its first source).")
+    )
+
+
+@dataclass
+class EntryText(Result):
+    """Any id a search returns, read: a tier entry, an archived record, or a section of one."""
+
+    id: str
+    tier: str
+    agent: str
+    path: str = field(metadata=about("The file it lives in, relative to the repository."))
+    title: str
+    text: str = field(metadata=about("Its text (archived text byte for byte as archived)."))
+    cls: str = field(
+        default="", metadata=about("The entry's class (empty for archived text).", json="class")
+    )
+    created: str = ""
+    source: str = field(default="", metadata=about("What an archived text came from."))
+    offset: int = field(default=0, metadata=about("Where this text starts, in characters."))
+    total_chars: int = field(default=0, metadata=about("Characters of the whole text."))
+    next_offset: int | None = field(
+        default=None, metadata=about("Where the rest starts, when the text was cut; else null.")
     )
 
 
@@ -207,8 +244,16 @@ class SessionReport(Result):
         default_factory=list, metadata=about("Blockers carried into the next session's hot.")
     )
     raw_bytes: int = 0
-    summary_bytes: int = 0
-    summarizer: str = "extractive"
+    summary_bytes: int = field(
+        default=0, metadata=about("Bytes of the summary under the cold entry's heading.")
+    )
+    summarizer: str = field(
+        default="extractive", metadata=about("What wrote the summary (a model only if called).")
+    )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
 
 
 @dataclass
@@ -223,6 +268,14 @@ class RunReport(Result):
     promoted: dict[str, list[str]] = field(default_factory=dict)
     expired: list[str] = field(default_factory=list)
     over_budget: list[str] = field(default_factory=list)
+    refreshed: list[str] = field(
+        default_factory=list,
+        metadata=about("Entries whose last use, recorded in this clone, was folded into them."),
+    )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
 
     def lines(self) -> list[str]:
         """The report in words."""
@@ -235,9 +288,9 @@ class RunReport(Result):
             f"{len(self.promoted)} wiki page(s)",
             f"expire: {verb}archive {len(self.expired)} cold entr(ies) unused for the TTL",
             f"cold budget: {verb}archive {len(self.over_budget)} oldest entr(ies) over budget",
+            f"use: {verb}fold this clone's recorded use into {len(self.refreshed)} entr(ies)",
         ]
-        out += [f"skipped: {s}" for s in self.inbox_skipped]
-        return out
+        return out  # skipped inbox files are said on stderr, as every command says them
 
 
 @dataclass
@@ -345,7 +398,7 @@ class SpawnLog(Result):
 # --- report ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReportResult(Result):
     """The report page written, and what it holds."""
 
@@ -381,4 +434,8 @@ class ImportReport(Result):
     )
     after: dict[str, Totals] = field(
         metadata=about("Entries, bytes and tokens per tier after the import.")
+    )
+    notes: list[str] = field(
+        default_factory=list,
+        metadata=about("Files imported with U+FFFD for bytes that are not UTF-8 (the line)."),
     )

@@ -80,9 +80,16 @@ def _wholes(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[
         key = hit.doc.parent or hit.doc.id
         if key in held:
             continue
-        held[key] = ctx.index.parts(key) if hit.doc.parent else [hit.doc]
+        held[key] = _parts(ctx, key) if hit.doc.parent else [hit.doc]
         wholes.append(replace(hit, doc=_joined(held[key])) if hit.doc.parent else hit)
     return wholes, held
+
+
+def _parts(ctx: Context, parent: str) -> list[Doc]:
+    """The parts of one entry, from the one file that holds it (the wiki's, for an entry
+    caught halfway through its promotion)."""
+    parts = ctx.index.parts(parent)
+    return [p for p in parts if p.path == parts[0].path] or parts
 
 
 def once(found: list[Hit]) -> list[Hit]:

@@ -1,45 +1,153 @@
 """Last use: a spawn or search that uses a cold or wiki entry refreshes it (the TTL counts
-from its last use)."""
+from its last use).
+
+Use is recorded in this clone's local state, never in a tracked file, so a read leaves
+`git status` clean and two clones never conflict over last-use times. `local/used` under
+`.squad/memory/` (a folder that ignores itself in git) holds one line per use,
+`YYYY-MM-DD ID`, appended at most once a day per entry. It is not the index: deleting the
+index (a cache) keeps it. Scribe's maintenance folds the recorded days into the entries'
+`used` field, at day granularity (`YYYY-MM-DDT00:00:00Z`), so two clones folding the same
+day write the same bytes; until then the TTL counts from the later of the two.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from . import store
+from . import files, store
 from .context import Context
+from .entries import Entry
 from .errors import ParseError
 from .index import Doc
+from .layout import Layout
+
+_LINE = re.compile(r"(\d{4}-\d\d-\d\d) (\S+)")
+_IGNORE_ALL = "# Local state of this clone: never committed.\n*\n"
+# Lines beyond twice the entries they name (plus this slack) are compacted to one each.
+_COMPACT_SLACK = 200
+FOLDED_TIERS = ("cold", "wiki")
+
+
+def day_stamp(day: str) -> str:
+    """A day of use as the time an entry's `used` field holds."""
+    return f"{day}T00:00:00Z"
+
+
+def recorded(layout: Layout) -> dict[str, str]:
+    """Entry id -> the last day this clone used it (YYYY-MM-DD)."""
+    return _parse(_read(layout.used))
+
+
+def last_use(used: str, created: str, local: Mapping[str, str], entry_id: str) -> str:
+    """The later of an entry's `used` time and the day this clone last used it."""
+    day = local.get(entry_id)
+    mine = day_stamp(day) if day else ""
+    return max(used or created, mine)
 
 
 def mark_used(ctx: Context, docs: Sequence[Doc]) -> None:
-    """Move the last-use time of these cold/wiki entries to now (at most once a day)."""
-    today = ctx.stamp()
-    by_path: dict[str, set[str]] = {}
-    for d in docs:
-        if d.tier in ("cold", "wiki") and d.used[:10] < today[:10]:
-            by_path.setdefault(d.path, set()).add(d.id)
-    if not by_path:
+    """Record that these cold/wiki entries were used today (at most one line a day each)."""
+    today = ctx.stamp()[:10]
+    wanted = {d.id for d in docs if d.tier in FOLDED_TIERS and d.used[:10] < today}
+    if not wanted:
         return  # the common case: already used today, nothing to write
-    wrote = [_refresh(ctx, rel, ids, today) for rel, ids in sorted(by_path.items())]
-    if any(wrote):
-        ctx.index.sync()  # keep the index in step with what was just written
+    path = ctx.layout.used
+    with files.locked(ctx.layout, path):
+        lines = _read(path)
+        seen = _parse(lines)
+        new = sorted(i for i in wanted if seen.get(i, "") < today)
+        if not new:
+            return
+        if len(lines) > 2 * len(seen) + _COMPACT_SLACK:
+            _rewrite(ctx.layout, seen | dict.fromkeys(new, today))
+        else:
+            _append(ctx.layout, [f"{today} {i}" for i in new])
 
 
-def _refresh(ctx: Context, rel: str, ids: set[str], today: str) -> bool:
-    """Mark entries of one file used today; whether the file was rewritten."""
-    path = ctx.layout.root / rel
-    changed = False
+def fold(ctx: Context, dry_run: bool = False) -> list[str]:
+    """Write recorded days of use into the entries' `used` field; return the ids moved.
+
+    The local record is kept (compacted): it costs little, and a fold whose tier writes
+    are thrown away (`git checkout`) loses nothing.
+    """
+    path = ctx.layout.used
+    if not path.exists():
+        return []
+    with files.locked(ctx.layout, path):
+        local = recorded(ctx.layout)
+        moved: list[str] = []
+        for tier in FOLDED_TIERS if local else ():
+            for tier_path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
+                if not files.is_temp(tier_path):
+                    moved += _fold_file(ctx, tier, tier_path, local, dry_run)
+        if local and not dry_run:
+            _rewrite(ctx.layout, local)
+    return moved
+
+
+def _fold_file(
+    ctx: Context, tier: str, path: Path, local: Mapping[str, str], dry_run: bool
+) -> list[str]:
+    """Ids of one file's entries used later than their `used` says (updated unless dry)."""
     try:
-        with store.update_existing(ctx.layout, path.parent.name, path) as tier_file:
+        if dry_run:
+            loaded = store.load(ctx.layout, tier, path)
+            return [e.id for e in loaded.entries if _later(e, local)] if loaded else []
+        with store.update_existing(ctx.layout, tier, path) as tier_file:
             if tier_file is None:
-                return False
-            for entry in tier_file.entries:
-                if entry.id in ids and entry.used < today:
-                    tier_file.put(replace(entry, used=today))
-                    changed = True
-    except ParseError:
-        # A file broken since it was indexed: the read that used its entries goes on (the
-        # sync has warned about the file), and it is not rewritten.
-        return False
-    return changed
+                return []
+            moved = [e for e in tier_file.entries if _later(e, local)]
+            for entry in moved:
+                tier_file.put(replace(entry, used=day_stamp(local[entry.id])))
+            return [e.id for e in moved]
+    except ParseError as exc:
+        ctx.warn(f"tiermem: skipped {exc} (recorded use not folded into it)")
+        return []
+
+
+def _later(entry: Entry, local: Mapping[str, str]) -> bool:
+    return local.get(entry.id, "") > entry.used[:10]
+
+
+def _read(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def _parse(lines: Iterable[str]) -> dict[str, str]:
+    """The last day of each id; a torn or foreign line is skipped, never an error."""
+    days: dict[str, str] = {}
+    for line in lines:
+        if m := _LINE.fullmatch(line.strip()):
+            day, entry_id = m.groups()
+            days[entry_id] = max(day, days.get(entry_id, ""))
+    return days
+
+
+def _ready(layout: Layout) -> None:
+    """The local folder, ignored by git whatever the store's own .gitignore says."""
+    folder = layout.used.parent
+    if not (folder / ".gitignore").exists():
+        files.atomic_write(folder / ".gitignore", _IGNORE_ALL)
+
+
+def _append(layout: Layout, lines: list[str]) -> None:
+    _ready(layout)
+    data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+    fd = os.open(layout.used, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)  # one write under the lock: whole lines, never a torn one
+    finally:
+        os.close(fd)
+
+
+def _rewrite(layout: Layout, days: Mapping[str, str]) -> None:
+    _ready(layout)
+    text = "".join(f"{day} {i}\n" for i, day in sorted(days.items()))
+    files.atomic_write(layout.used, text)

@@ -58,17 +58,25 @@ def _placed(ctx: Context, topic: str, entries: list[Entry]) -> dict[str, list[En
         holds |= {e.id: name for e in page.entries} if page else {}
         size = len(render(page).encode("utf-8")) if page else 0
     placed: dict[str, list[Entry]] = {}
-    for entry in entries:
-        if entry.id in holds:
-            placed.setdefault(holds[entry.id], []).append(entry)
-            continue
-        cost = len(render_entry(entry).encode("utf-8")) + 1
-        if size + cost > PAGE_FILL_BYTES and size:
-            names.append(f"{topic}-{len(names) + 1}")
-            size = 0
-        size += cost
-        placed.setdefault(names[-1], []).append(entry)
+    for group in _groups(entries):
+        home = next((holds[e.id] for e in group if e.id in holds), None)
+        if home is None:
+            cost = sum(len(render_entry(e).encode("utf-8")) + 1 for e in group)
+            if size + cost > PAGE_FILL_BYTES and size:
+                names.append(f"{topic}-{len(names) + 1}")
+                size = 0
+            size += cost
+            home = names[-1]
+        placed.setdefault(home, []).extend(group)
     return placed
+
+
+def _groups(entries: list[Entry]) -> list[list[Entry]]:
+    """Entries with the parts of one long entry together: they share one page."""
+    groups: dict[str, list[Entry]] = {}
+    for entry in entries:
+        groups.setdefault(_parent(entry) or entry.id, []).append(entry)
+    return list(groups.values())
 
 
 def write(ctx: Context, topic: str, text: str, by: str) -> WikiEntry:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -76,7 +77,7 @@ def _print_replay(data: dict[str, Any]) -> None:
         f"{len(run['expired'])} expired, {len(run['over_budget'])} over cold budget"
     )
     for line in data["skipped"][:10]:
-        print(f"skipped: {line}")
+        print(f"tiermem: skipped {line}", file=sys.stderr)
 
 
 def _probes(args: argparse.Namespace) -> int:

@@ -32,8 +32,9 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
 def rebuild_check(root: Path) -> dict[str, Any]:
     """Rebuild every imported Squad file from the archive and compare it with the original.
 
-    Redaction of credentials is the one deliberate change; a file that differs only by
-    `[REDACTED:...]` markers counts as rebuilt with redactions.
+    Byte for byte: a record holds the file's bytes as they were, even those that are not
+    UTF-8. Redaction of credentials is the one deliberate change; a file that differs only
+    by `[REDACTED:...]` markers counts as rebuilt with redactions.
     """
     from .. import archive
     from ..layout import Layout
@@ -43,18 +44,20 @@ def rebuild_check(root: Path) -> dict[str, Any]:
     layout = Layout(root)
     by_source = {}
     for path in archive.records(layout):
-        record = archive.parse(path.read_bytes(), path)
+        data = path.read_bytes()
+        record = archive.parse(data, path)
         if record.kind == "import":
-            by_source[record.source] = record.text
+            by_source[record.source] = archive.body(data)
     exact = redacted = missing = 0
     for source in sources(layout.squad):
-        original = source.path.read_bytes().decode("utf-8", "replace")
+        original = source.path.read_bytes()
         rebuilt = by_source.get(source.rel)
+        escaped = original.decode("utf-8", "surrogateescape")
         if rebuilt is None:
             missing += 1
         elif rebuilt == original:
             exact += 1
-        elif rebuilt == redact(original)[0]:
+        elif rebuilt == redact(escaped)[0].encode("utf-8", "surrogateescape"):
             redacted += 1
         else:
             missing += 1

@@ -138,7 +138,8 @@ class OpenAICompatibleSummarizer:
         # find_spec looks the package up without importing it (an import takes seconds).
         if importlib.util.find_spec("openai") is None:
             raise UsageError(
-                "summarizer.kind 'openai' needs the openai package: install tiermem[openai]"
+                "summarizer.kind 'openai' needs the openai package: in the checkout, "
+                "pip install -e '.[openai]'"
             )
         return cls(
             base_url=settings.base_url,

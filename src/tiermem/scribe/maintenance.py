@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
-from .. import archive, files, store, wiki
+from .. import archive, files, store, use, wiki
 from ..classify import is_structured
 from ..clock import parse_time
 from ..context import Context
@@ -14,9 +15,13 @@ from . import inbox, supersede
 from .session import checkpoint
 
 
-def age_of(entry: Entry, now_stamp: str) -> float:
-    """Days since the entry was last used (or created)."""
-    last = entry.used or entry.created or now_stamp
+def age_of(entry: Entry, now_stamp: str, local: Mapping[str, str] | None = None) -> float:
+    """Days since the entry was last used (or created), here or in any clone.
+
+    `local` is this clone's record of use (see `use`), which Scribe may not have folded
+    into the entry yet: a reader's use protects an entry before any fold.
+    """
+    last = use.last_use(entry.used, entry.created, local or {}, entry.id) or now_stamp
     return (parse_time(now_stamp) - parse_time(last)).total_seconds() / 86400
 
 
@@ -81,16 +86,21 @@ def _to_leave(
     which takes them once they are stable.
     """
     ttl = ctx.config.cold.ttl_days
+    local = use.recorded(ctx.layout)
     expired, over = [], []
     for agent, cold in colds:
         keep = [e for e in cold.entries if e.id not in skip]
         for entry in keep:
-            if entry.cls != "policy" and age_of(entry, now) > ttl:
+            if entry.cls != "policy" and age_of(entry, now, local) > ttl:
                 expired.append((agent, entry))
         gone = {e.id for a, e in expired if a == agent}
         summaries = [e for e in keep if e.id not in gone and not is_structured(e.cls)]
         size = sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
-        for entry in sorted(summaries, key=lambda e: (e.used or e.created, e.id)):
+
+        def least_used(e: Entry) -> tuple[str, str]:
+            return use.last_use(e.used, e.created, local, e.id), e.id
+
+        for entry in sorted(summaries, key=least_used):
             if size <= ctx.config.cold.budget_bytes:
                 break
             size -= len(render_entry(entry).encode("utf-8")) + 1
@@ -128,6 +138,8 @@ def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunRep
     if not dry_run:
         for agent in queued:
             checkpoint(ctx, agent)
+    # Use recorded in this clone reaches the files the team commits (a dry run only counts it).
+    report.refreshed = use.fold(ctx, dry_run=dry_run)
     pairs = supersede.pairs(ctx)
     report.superseded = [(old.id, new.id) for old, new in pairs]
     if not dry_run:

@@ -231,7 +231,8 @@ def _compress(
     report.cold = [entry.id]
     report.knowledge = [k.id for k in knowledge]
     report.raw_bytes = len(_raw_session(items).encode("utf-8"))
-    report.summary_bytes = len(entry.text.encode("utf-8"))
+    # The summary under the entry's heading (which carries its date, kind and title).
+    report.summary_bytes = len(entry.body.encode("utf-8"))
     return report
 
 
@@ -241,24 +242,33 @@ _NOT_NOTES = ("task", "why", "talking-to", "blocker", "action", "decision")
 def _summary_entry(
     ctx: Context, agent: str, items: list[Entry], kind: str, stamp: str, sources: list[str]
 ) -> tuple[Entry, str]:
-    """One dated cold entry: what the session did, decided, tried and left open."""
+    """One dated cold entry: what the session did, decided, tried and left open.
+
+    A session so small that its overview and summary would not be shorter than its own
+    text is kept as it is: Scribe never makes a session bigger than its source.
+    """
     notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in _NOT_NOTES)
     head = "\n".join(_overview(items))
     open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
     tail = ("Open: " + "; ".join(open_items)) if open_items else ""
     title = f"{stamp[:10]} {kind}: {_title(items)}"
-    summarizer, _ = summarizer_for(ctx)
-    summary = ""
+    name, summary = "extractive", ""  # the overview alone: no summarizer is called
     if notes.strip():
+        summarizer, _ = summarizer_for(ctx)
         # The entry as a whole (title and overview included) holds the compression target.
         budget = budget_for(_raw_session(items), ctx.config.scribe.compression_target)
         room = max(200, budget - len(f"{title}\n{head}\n{tail}".encode()))
         summary = summarizer.summarize(notes, title=_title(items), budget_bytes=room)
+        name = summarizer.name
+    body = "\n".join(p for p in (head, summary, tail) if p)
+    raw = _raw_session(items)
+    if len(body.encode("utf-8")) >= len(raw.encode("utf-8")):
+        body = raw
     entry = Entry(
         id=content_id("c", agent, *sorted(e.id for e in items)),
         cls="status" if all(e.cls == "status" for e in items) else "learning",
         title=title,
-        body="\n".join(p for p in (head, summary, tail) if p),
+        body=body,
         agent=agent,
         created=stamp,
         used=stamp,
@@ -268,7 +278,7 @@ def _summary_entry(
         # Which hot entries this summary holds: a step repeated after a crash skips them.
         extra=(("from", ",".join(sorted(e.id for e in items))),),
     )
-    return entry, summarizer.name
+    return entry, name
 
 
 def _decide(ctx: Context, agent: str, items: Sequence[Entry]) -> list[str]:

@@ -236,13 +236,17 @@ def summarizer_for(ctx: Context) -> tuple[Summarizer, str]:
 
     def fell_back(reason: str) -> None:
         ctx.audit("summarizer-fallback", [], ["cold"], reason, model=settings.model)
+        ctx.note(f"summarizer openai:{settings.model} failed ({reason}); used extractive")
 
     try:
         from .llm import OpenAICompatibleSummarizer
 
         primary: Summarizer = OpenAICompatibleSummarizer.from_config(settings)
     except Exception as exc:
-        fell_back(f"{type(exc).__name__}: {str(exc)[:200]}")
+        # No model was called: the audit line names none.
+        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        ctx.audit("summarizer-fallback", [], ["cold"], reason)
+        ctx.note(f"summarizer openai not used ({reason}); used extractive")
         return ExtractiveSummarizer(), "extractive"
     return _Redacting(FallbackSummarizer(primary, fell_back), ctx), primary.name
 

@@ -55,24 +55,47 @@ def _skills(squad: Path) -> list[Path]:
     return [p for p in found if p.parent.name.lower() not in _NOT_THE_TEAMS]
 
 
-def read(source: Source, squad: Path) -> tuple[str | None, str]:
-    """A file's text, or None and a reason (with the line) when it cannot be imported."""
+@dataclass(frozen=True)
+class Read:
+    """What reading one Squad file gave: its bytes, or why it was skipped."""
+
+    data: bytes | None  # None: skipped
+    problem: str = ""  # why it was skipped, or (with data) what was replaced in its text
+
+    @property
+    def lossy(self) -> bool:
+        """Whether some bytes are not UTF-8 (the text holds U+FFFD in their place)."""
+        return self.data is not None and bool(self.problem)
+
+
+def read(source: Source, squad: Path) -> Read:
+    """A file's bytes, or None and a reason (with the line) when it cannot be imported.
+
+    Bytes that are not UTF-8 do not stop a file: its text has U+FFFD in their place, the
+    archive keeps the bytes, and `problem` says where the first one is.
+    """
     path = source.path
     if path.is_symlink():
         try:
             path.resolve().relative_to(squad.resolve())
         except ValueError:
-            return None, f"{source.rel}:1: symbolic link out of .squad/; skipped"
+            return Read(None, f"{source.rel}:1: symbolic link out of .squad/")
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return None, f"{source.rel}:1: unreadable ({exc.strerror}); skipped"
+        return Read(None, f"{source.rel}:1: unreadable ({exc.strerror})")
     if b"\x00" in data[:BINARY_PROBE_BYTES]:
         # The same rule git uses: a NUL early on means binary; a stray one later is text.
         line = data[: data.index(b"\x00")].count(b"\n") + 1
-        return None, f"{source.rel}:{line}: binary data; skipped"
+        return Read(None, f"{source.rel}:{line}: binary data")
     try:
-        return data.decode("utf-8"), ""
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, f"{source.rel}:{line}: not valid UTF-8; skipped"
+        bad = len(data) - len(data.decode("utf-8", "ignore").encode("utf-8"))
+        return Read(
+            data,
+            f"{source.rel}:{line}: {bad} byte(s) not valid UTF-8, read as U+FFFD "
+            "(the archive keeps the original bytes)",
+        )
+    return Read(data)
