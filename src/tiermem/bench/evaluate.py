@@ -12,6 +12,7 @@ from ..memory import Memory
 from ..progress import track
 from .corpus import Event
 from .facts import coverage
+from .oracle import Oracle
 from .probes import Probe, full_history_text, grep_top5, recalled, squad_as_is_text
 
 
@@ -29,6 +30,8 @@ class ProbeResult:
     full_tokens: int
     full_coverage: float
     grep_recalled: bool
+    oracle_coverage: float = 0.0
+    superseded_served: bool = False
 
 
 @dataclass
@@ -56,8 +59,10 @@ class Figures:
                 "coverage_mean": _mean(x.coverage for x in r),
                 "coverage_median": _median([x.coverage for x in r]),
                 "recall_at_5": _mean(1.0 if x.recalled else 0.0 for x in r),
+                "superseded_served": _mean(1.0 if x.superseded_served else 0.0 for x in r),
                 "situations": _counts(x.situation for x in r),
             },
+            "oracle": {"coverage_mean": _mean(x.oracle_coverage for x in r)},
             "squad_as_is": {
                 "tokens_median": _median(squad),
                 "tokens_p90": _p90(squad),
@@ -71,6 +76,34 @@ class Figures:
             "grep": {"recall_at_5": _mean(1.0 if x.grep_recalled else 0.0 for x in r)},
             "token_ratio_vs_squad": round(_median(tokens) / max(1.0, _median(squad)), 4),
         }
+
+
+def _frame_tokens(tokens: dict[str, int]) -> int:
+    """Tokens of a prompt around its memory (task, hot, headings, escalation)."""
+    memory = sum(tokens.get(tier, 0) for tier in ("policy", "cold", "wiki", "archive"))
+    return tokens["total"] - memory
+
+
+# A body this short ("Done.") says too little to tell whether a prompt repeats it.
+_RETIRED_BODY_CHARS = 40
+
+
+def _retired(mem: Memory) -> list[str]:
+    """The gist of every superseded entry's body: what a spawn must not serve."""
+    from ..search import gist
+
+    mem.sync()
+    docs = mem.context.index.docs()
+    bodies = (gist(d.text.partition("\n")[2]) for d in docs if d.status == "superseded")
+    return [b for b in bodies if len(b) >= _RETIRED_BODY_CHARS]
+
+
+def _serves(prompt: str, retired: list[str]) -> bool:
+    """Whether a prompt holds the text of a superseded entry."""
+    from ..search import gist
+
+    held = gist(prompt)
+    return any(body in held for body in retired)
 
 
 def _median(values: list[int] | list[float]) -> float:
@@ -127,14 +160,21 @@ def evaluate(
     progress: bool = False,
 ) -> Figures:
     """Run every probe: spawn --auto and search --limit 5 against the store; baselines beside."""
+    from ..search import search
+    from ..spawn import SpawnRequest, assemble
     from ..tokens import O200K
 
     mem = Memory(store, now=now)
     baselines = _Baselines(corpus, events, O200K.count_many)
     figures = Figures(corpus.name, mode, len(probes))
+    oracle = Oracle(mem, {fact for probe in probes for fact in probe.facts})
+    retired = _retired(mem)
     for probe in track(probes, f"probes {corpus.name} ({mode})", progress):
-        result = mem.spawn(probe.agent, probe.query, auto=True)
-        hits = mem.search(probe.query, agent=probe.agent, limit=5)
+        # The steps themselves, not the doors: a probe may name an agent that left the team
+        # before HEAD, whom an import does not know and the door would refuse as a typo.
+        result = assemble(mem.context, SpawnRequest(probe.agent, probe.query, auto=True))
+        room = mem.config.spawn.budget_tokens - _frame_tokens(result.tokens)
+        hits = [h.doc for h in search(mem.context, probe.query, probe.agent, None, 5)]
         squad_text, squad_tokens = baselines.get("squad", probe.agent)
         full_text, full_tokens = baselines.get("full", probe.agent)
         figures.results.append(
@@ -149,6 +189,8 @@ def evaluate(
                 full_tokens=full_tokens,
                 full_coverage=coverage(probe.facts, full_text),
                 grep_recalled=recalled(probe.facts, grep_top5(events, probe.agent, probe.query)),
+                oracle_coverage=oracle.coverage(probe.agent, probe.facts, room),
+                superseded_served=_serves(result.prompt, retired),
             )
         )
     mem.close()
