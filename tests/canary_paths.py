@@ -46,7 +46,7 @@ def leaks(root: Path, extra: tuple[Path, ...] = ()) -> list[tuple[str, str]]:
 
 
 def audit_lines(root: Path) -> list[dict[str, Any]]:
-    path = root / ".squad" / "memory" / "audit.jsonl"
+    path = root / ".squad" / "memory" / "tiermem-audit.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

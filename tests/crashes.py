@@ -211,7 +211,7 @@ def tier_state(root: Path) -> dict[str, Any]:
         rel = path.relative_to(root).as_posix()
         if not path.is_file() or files.is_temp(path) or ".locks" in path.parts:
             continue
-        if path.name.startswith("index.sqlite") or path.name == "audit.jsonl":
+        if path.name.startswith("index.sqlite") or path.name == "tiermem-audit.jsonl":
             continue
         tier = path.parent.name
         if path.parent.parent == layout.memory and tier in ("hot", "cold", "wiki", "queue"):

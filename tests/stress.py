@@ -240,7 +240,7 @@ def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             except Exception as exc:
                 unreadable.append(f"{path.name}: {exc}")
     audit_bad = 0
-    for raw in (memory / "audit.jsonl").read_text(encoding="utf-8").splitlines():
+    for raw in (memory / "tiermem-audit.jsonl").read_text(encoding="utf-8").splitlines():
         try:
             json.loads(raw)
         except json.JSONDecodeError:

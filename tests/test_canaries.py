@@ -5,7 +5,7 @@ API, the MCP tools (in process), `import squad` and the summaries an OpenAI-comp
 writes (a real HTTP server on the loopback interface). The text then travels on through
 Scribe (session end, checkpoint, promotion, expiry) and the search index. Afterwards no
 secret may appear in any byte of any file under `.squad/memory` (tiers, archive, audit,
-index.sqlite and its WAL), and audit.jsonl must hold a `redact` line naming the kinds.
+index.sqlite and its WAL), and tiermem-audit.jsonl must hold a `redact` line naming the kinds.
 The write paths are in tests/canary_paths.py, which tests/stress.py (`canaries`) also runs.
 """
 

@@ -117,7 +117,7 @@ def test_parallel_writers_lose_nothing(store: Memory, tmp_path: Path, run_cli: R
 
     leftovers = [p for p in memory.rglob("*") if is_temp(p)]
     assert leftovers == []
-    audit_lines = (memory / "audit.jsonl").read_text(encoding="utf-8").splitlines()
+    audit_lines = (memory / "tiermem-audit.jsonl").read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line)["action"] for line in audit_lines)
 
     root = ("--root", str(store.root))

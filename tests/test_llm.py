@@ -359,7 +359,7 @@ def _end_session(root: Any, run_cli: Any) -> tuple[int, dict[str, Any], str, lis
     assert run_cli(*common, "hot", "set", "ada", "--task", "fix the flaky reader")[0] == 0
     assert run_cli(*common, "hot", "note", "ada", SESSION)[0] == 0
     code, out, err = run_cli(*common, "scribe", "end-session", "ada", "--format", "json")
-    audit = root / ".squad" / "memory" / "audit.jsonl"
+    audit = root / ".squad" / "memory" / "tiermem-audit.jsonl"
     lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
     [report] = json.loads(out)
     return code, report, err, lines

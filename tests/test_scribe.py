@@ -180,8 +180,8 @@ def test_decide_writes_the_team_tier_and_squad_log(mem: Memory) -> None:
     before = snapshot(mem.layout.squad)
     assert mem.decide(text, by="bo") == ids
     after = snapshot(mem.layout.squad)
-    assert {k: v for k, v in after.items() if k != "memory/audit.jsonl"} == {
-        k: v for k, v in before.items() if k != "memory/audit.jsonl"
+    assert {k: v for k, v in after.items() if k != "memory/tiermem-audit.jsonl"} == {
+        k: v for k, v in before.items() if k != "memory/tiermem-audit.jsonl"
     }
 
 

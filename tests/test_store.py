@@ -288,3 +288,30 @@ def test_init_ignores_the_local_files_and_teaches_an_older_store_to(store: Memor
     before = path.read_bytes()
     Memory.init(store.root)
     assert path.read_bytes() == before
+
+
+def test_an_older_store_learns_to_merge_its_own_audit_file(store: Memory) -> None:
+    path = store.layout.memory / ".gitattributes"
+    path.write_text("hot/*.md merge=union\naudit.jsonl merge=union\n", encoding="utf-8")
+    Memory.init(store.root)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["hot/*.md merge=union", "audit.jsonl merge=union"]
+    assert "tiermem-audit.jsonl merge=union" in lines
+
+
+def test_squads_audit_log_is_never_written_and_earlier_lines_are_still_read(
+    store: Memory,
+) -> None:
+    from tiermem import audit
+
+    squads = store.layout.memory / "audit.jsonl"
+    squad_line = '{"timestamp":"2026-11-02T10:00:00Z","action":"write","class":"DECISION"}\n'
+    earlier = '{"action":"promote","ids":["c-1"],"tiers":["cold","wiki"],"time":"2026-11-01"}\n'
+    squads.write_text(squad_line + earlier, encoding="utf-8")
+    store.hot_add("ada", "note", "A note")
+    store.end_session("ada")
+    assert squads.read_text(encoding="utf-8") == squad_line + earlier
+    actions = [line["action"] for line in audit.read(store.layout)]
+    assert actions[0] == "promote"
+    assert "end-session" in actions
+    assert all("timestamp" not in line for line in audit.read(store.layout))

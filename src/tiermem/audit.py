@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from . import files
 from .layout import Layout
@@ -40,15 +41,27 @@ def append(
 
 
 def read(layout: Layout) -> list[dict[str, object]]:
-    """All audit lines (a torn last line from a crash is skipped)."""
-    try:
-        text = layout.audit.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
+    """All audit lines (a torn last line from a crash is skipped).
+
+    Stores written before tiermem had a file of its own kept its lines in Squad's
+    `audit.jsonl`; those are read too, told from Squad's by their shape.
+    """
+    earlier = [line for line in _lines(layout, layout.squad_audit) if _ours(line)]
+    return earlier + _lines(layout, layout.audit)
+
+
+def _lines(layout: Layout, path: Path) -> list[dict[str, object]]:
     lines = []
-    for raw in text.splitlines():
+    for raw in (files.read_text(layout, path) or "").splitlines():
         try:
-            lines.append(json.loads(raw))
+            line = json.loads(raw)
         except json.JSONDecodeError:
             continue
+        if isinstance(line, dict):
+            lines.append(line)
     return lines
+
+
+def _ours(line: dict[str, object]) -> bool:
+    """tiermem's lines carry `time` and `tiers`; Squad's carry `timestamp` and `class`."""
+    return "time" in line and "tiers" in line

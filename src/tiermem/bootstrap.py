@@ -29,7 +29,7 @@ hot/*.md merge=union
 cold/*.md merge=union
 wiki/*.md merge=union
 queue/*.md merge=union
-audit.jsonl merge=union
+tiermem-audit.jsonl merge=union
 # Archive records are create-only and named by their content: they never conflict.
 archive/** -diff
 """
@@ -59,20 +59,24 @@ def init_store(root: Path, squad_files: bool = True) -> list[str]:
         if not path.exists():
             files.atomic_write(path, text)
             created.append(layout.relative(path))
-    _ignore_new_files(layout)
+    for path, text in (
+        (layout.memory / ".gitignore", _GITIGNORE),
+        (layout.memory / ".gitattributes", _GITATTRIBUTES),
+    ):
+        _learn_new_lines(layout, path, text)
     if squad_files and _union_for_squad_log(layout):
         created.append(layout.relative(layout.squad / ".gitattributes"))
     return created
 
 
-def _ignore_new_files(layout: Layout) -> None:
-    """A store made by an older tiermem learns to ignore the local files added since."""
-    path = layout.memory / ".gitignore"
+def _learn_new_lines(layout: Layout, path: Path, template: str) -> None:
+    """A store made by an older tiermem learns the git settings added since (local files
+    to ignore, its own audit file to merge by union)."""
     current = files.read_text(layout, path)
     if current is None:
         return
     have = {line.strip() for line in current.splitlines()}
-    missing = [ln for ln in _GITIGNORE.splitlines() if ln and not ln.startswith("#")]
+    missing = [ln for ln in template.splitlines() if ln and not ln.startswith("#")]
     missing = [ln for ln in missing if ln not in have]
     if missing:
         prefix = current if not current or current.endswith("\n") else current + "\n"

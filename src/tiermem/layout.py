@@ -22,7 +22,9 @@ class Layout:
         self.memory = self.squad / "memory"
         self.locks = self.memory / ".locks"
         self.index = self.memory / "index.sqlite"
-        self.audit = self.memory / "audit.jsonl"
+        # Not "audit.jsonl": Squad keeps its own log under that name and rotates it away.
+        self.audit = self.memory / "tiermem-audit.jsonl"
+        self.squad_audit = self.memory / "audit.jsonl"
         self.config = self.memory / "config.toml"
         # This clone's own state (last use of entries): never committed, never a cache.
         self.used = self.memory / "local" / "used"

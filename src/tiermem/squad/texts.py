@@ -151,7 +151,7 @@ Charters, `team.md`, `routing.md`, `decisions.md`, the decision inbox and the hi
 still Squad's files. So are Squad's governed memory (`squad memory write`) under
 `.squad/memory/local/`, `policy-inbox/`, `semantic-inbox/`, `tombstones/` and its
 `config.json`, `index.json` and `audit.jsonl`: tiermem reads what it needs and writes only
-its own tier folders.
+its own tier folders and its own `tiermem-audit.jsonl`.
 """  # noqa: E501 (markdown tables and front matter keep one line per row)
 
 
