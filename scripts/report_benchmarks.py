@@ -50,6 +50,7 @@ def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
         "full history coverage",
         "recall@5",
         "grep recall@5",
+        "superseded text served",
     ]
     rows = []
     for name, figures in results["corpora"].items():
@@ -67,6 +68,7 @@ def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
                 _pct(full["coverage_mean"]),
                 _pct(t["recall_at_5"]),
                 _pct(f["grep"]["recall_at_5"]),
+                _pct(t.get("superseded_served", 0.0)),
             ]
         )
     return _table(header, rows)
@@ -76,6 +78,7 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
     header = [
         "corpus",
         "import ceiling",
+        "oracle",
         "coverage after import",
         "share of ceiling",
         "recall ceiling",
@@ -89,6 +92,7 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
             [
                 SHORT.get(name, name),
                 _pct(f["import_ceiling"]),
+                _pct(f["oracle"]["coverage_mean"]) if "oracle" in f else "",
                 _pct(f["tiermem"]["coverage_mean"]),
                 f"{f['share_of_ceiling']:.0%}",
                 _pct(f["recall_ceiling"]) if "recall_ceiling" in f else "",
@@ -96,6 +100,28 @@ def _ceiling_table(results: dict[str, Any]) -> list[str]:
                 f"{_pct(kept['retention'])} of {kept['imported_facts']:,} facts" if kept else "",
             ]
         )
+    return _table(header, rows)
+
+
+def _adoption_table(results: dict[str, Any]) -> list[str]:
+    header = [
+        "corpus",
+        "Squad as is: tokens p50 / p90",
+        "after install --coordinator: tokens p50 / p90",
+        "ratio of medians",
+    ]
+    rows = []
+    for name, figures in results["corpora"].items():
+        spawn = figures["import"].get("squad_spawn")
+        if spawn:
+            rows.append(
+                [
+                    SHORT.get(name, name),
+                    f"{spawn['before_median']:,.0f} / {spawn['before_p90']:,.0f}",
+                    f"{spawn['after_median']:,.0f} / {spawn['after_p90']:,.0f}",
+                    f"{spawn['ratio_median']:.2f}",
+                ]
+            )
     return _table(header, rows)
 
 
@@ -297,6 +323,7 @@ def main(argv: list[str]) -> int:
         replay_table="\n".join(_probe_table(results, "replay")),
         import_table="\n".join(_probe_table(results, "import")),
         ceiling_table="\n".join(_ceiling_table(results)),
+        adoption_table="\n".join(_adoption_table(results)),
         scribe_table="\n".join(_scribe_table(results)),
         curve_table="\n".join(_curve_table(results)),
         speed_table="\n".join(_speed_table(speed)) if speed else "(not measured)",

@@ -13,7 +13,15 @@ from ..progress import track
 from .corpus import Event
 from .facts import coverage
 from .oracle import Oracle
-from .probes import Probe, full_history_text, grep_top5, recalled, squad_as_is_text
+from .probes import (
+    Probe,
+    full_history_text,
+    grep_top5,
+    read_text,
+    recalled,
+    squad_as_is_text,
+    squad_root,
+)
 
 
 @dataclass
@@ -32,6 +40,10 @@ class ProbeResult:
     grep_recalled: bool
     oracle_coverage: float = 0.0
     superseded_served: bool = False
+    # What a Squad spawn loads besides memory: the charter and the spawn template's memory
+    # lines, before `tiermem squad install --coordinator` and after it.
+    frame_before: int = 0
+    frame_after: int = 0
 
 
 @dataclass
@@ -75,7 +87,23 @@ class Figures:
             },
             "grep": {"recall_at_5": _mean(1.0 if x.grep_recalled else 0.0 for x in r)},
             "token_ratio_vs_squad": round(_median(tokens) / max(1.0, _median(squad)), 4),
+            "squad_spawn": _squad_spawn(r),
         }
+
+
+def _squad_spawn(results: list[ProbeResult]) -> dict[str, float]:
+    """Tokens a Squad spawn loads for the agent's charter, its memory lines and its memory,
+    as Squad has it (history.md and decisions.md whole) and after install --coordinator (the
+    charter's memory section, the template's spawn step, the spawn prompt)."""
+    before = [x.frame_before + x.squad_tokens for x in results]
+    after = [x.frame_after + x.tokens for x in results]
+    return {
+        "before_median": _median(before),
+        "before_p90": _p90(before),
+        "after_median": _median(after),
+        "after_p90": _p90(after),
+        "ratio_median": round(_median(before) / max(1.0, _median(after)), 2),
+    }
 
 
 def _frame_tokens(tokens: dict[str, int]) -> int:
@@ -128,7 +156,8 @@ def _counts(values: Iterable[str]) -> dict[str, int]:
 
 
 class _Baselines:
-    """Squad-as-is and full-history texts per agent, counted once."""
+    """Squad-as-is and full-history texts per agent, counted once; the frame of a Squad
+    spawn around memory, before and after tiermem's install."""
 
     def __init__(
         self, corpus: Path, events: list[Event], count: Callable[[list[str]], list[int]]
@@ -137,6 +166,7 @@ class _Baselines:
         self.events = events
         self.count = count
         self._cache: dict[tuple[str, str], tuple[str, int]] = {}
+        self._frames: dict[str, tuple[int, int]] = {}
 
     def get(self, kind: str, agent: str) -> tuple[str, int]:
         key = (kind, agent)
@@ -148,6 +178,20 @@ class _Baselines:
             )
             self._cache[key] = (text, self.count([text])[0])
         return self._cache[key]
+
+    def frames(self, agent: str) -> tuple[int, int]:
+        """The charter with Squad's two memory lines; the charter with tiermem's memory
+        section and spawn step instead."""
+        from ..squad.texts import SQUAD_SPAWN_LINES, agent_memory_block, spawn_block
+
+        if agent not in self._frames:
+            charter = read_text(squad_root(self.corpus) / "agents" / agent / "charter.md")
+            block = agent_memory_block(agent, scribe=agent.lower() == "scribe")
+            before, after = self.count(
+                [charter + SQUAD_SPAWN_LINES, f"{charter}\n{block}{spawn_block('')}"]
+            )
+            self._frames[agent] = (before, after)
+        return self._frames[agent]
 
 
 def evaluate(
@@ -176,6 +220,7 @@ def evaluate(
         room = mem.config.spawn.budget_tokens - _frame_tokens(result.tokens)
         hits = [h.doc for h in search(mem.context, probe.query, probe.agent, None, 5)]
         squad_text, squad_tokens = baselines.get("squad", probe.agent)
+        frame_before, frame_after = baselines.frames(probe.agent)
         full_text, full_tokens = baselines.get("full", probe.agent)
         figures.results.append(
             ProbeResult(
@@ -191,6 +236,8 @@ def evaluate(
                 grep_recalled=recalled(probe.facts, grep_top5(events, probe.agent, probe.query)),
                 oracle_coverage=oracle.coverage(probe.agent, probe.facts, room),
                 superseded_served=_serves(result.prompt, retired),
+                frame_before=frame_before,
+                frame_after=frame_after,
             )
         )
     mem.close()

@@ -128,8 +128,8 @@ def tidy(text: str) -> str:
 def squad_as_is_text(squad_dir: Path, agent: str) -> str:
     """Return what a Squad spawn loads today: the agent's history.md, then decisions.md."""
     root = squad_root(squad_dir)
-    history = _read_text(root / "agents" / agent / "history.md")
-    decisions = _read_text(root / "decisions.md")
+    history = read_text(root / "agents" / agent / "history.md")
+    decisions = read_text(root / "decisions.md")
     return f"{history}\n\n{decisions}"
 
 
@@ -137,7 +137,7 @@ def import_ceiling_text(squad_dir: Path) -> str:
     """Return all the text of all files under a `.squad` folder, in path order."""
     root = squad_root(squad_dir)
     files = sorted(path for path in root.rglob("*") if path.is_file())
-    return "\n\n".join(_read_text(path) for path in files)
+    return "\n\n".join(read_text(path) for path in files)
 
 
 def squad_root(squad_dir: Path) -> Path:
@@ -147,7 +147,7 @@ def squad_root(squad_dir: Path) -> Path:
     return inner if inner.is_dir() else squad_dir
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     """Read a file as UTF-8, replacing undecodable bytes; a missing file is empty."""
     if not path.is_file():
         return ""
