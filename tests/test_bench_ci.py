@@ -69,3 +69,23 @@ def assert_scribe_compresses_and_keeps_facts(store: Path) -> None:
     kept = [b["retention_median"] for b in figures["curve"] if b["retention_median"] is not None]
     assert kept and all(0.0 <= k <= 1.0 for k in kept)
     assert max(kept) >= 0.8
+
+
+def test_all_prints_each_mode_against_its_bars(tmp_path: Path, run_cli: RunCli) -> None:
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / CORPUS.name).symlink_to(CORPUS)
+    out = tmp_path / "out"
+    code, text, err = run_cli(
+        "bench", "all", "--corpora", str(corpora), "--out", str(out), "--limit", "6"
+    )
+    assert code == 0, err
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["replay", "coverage", "recall@5"]
+    assert [ln.split()[0] for ln in lines if ln.startswith("Thraka")] == [CORPUS.name] * 2
+    figures = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    imported = figures["corpora"][CORPUS.name]["import"]
+    assert 0 < imported["oracle"]["coverage_mean"] <= imported["import_ceiling"]
+    assert imported["tiermem"]["superseded_served"] == 0
+    spawn = imported["squad_spawn"]
+    assert spawn["after_median"] * 3 < spawn["before_median"]

@@ -625,6 +625,12 @@ def _bench_parsers(sub: Any) -> None:
         help="where stores and results.json go (default: bench-out)",
     )
     every.add_argument("--limit", type=int, metavar="N", help="only the first N probes per corpus")
+    every.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: a table per mode against the ceilings; json: every figure (default: text)",
+    )
     locomo = add(verbs, "locomo", run, "search recall and spawn coverage on LoCoMo conversations")
     locomo.add_argument("file", metavar="FILE", help="a LoCoMo JSON file (e.g. locomo10.json)")
     locomo.add_argument("--out", metavar="DIR", help="stores and results (default: a temp dir)")

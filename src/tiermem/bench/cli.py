@@ -51,9 +51,43 @@ def _all(args: argparse.Namespace) -> int:
     corpora = Path(args.corpora).expanduser().resolve()
     if not corpora.is_dir():
         raise UsageError(f"{args.corpora} is not a folder of corpora")
-    results = run_all(corpora, Path(args.out).resolve(), args.limit)
-    print(json.dumps(results, indent=2))
+    out = Path(args.out).resolve()
+    results = run_all(corpora, out, args.limit)
+    if args.format == "json":
+        print(json.dumps(results, indent=2))
+    else:
+        _print_all(results)
+        print(f"every figure: {out / 'results.json'}")
     return 0
+
+
+def _print_all(results: dict[str, Any]) -> None:
+    """Per team: spawns and search after replay, then after import against what the import
+    kept (ceilings), the best packing (oracle) and Squad's own spawn."""
+    print(f"{'replay':<28}{'coverage':>9}{'recall@5':>9}{'grep':>7}{'tokens p50/p90':>16}")
+    for name, figures in results["corpora"].items():
+        f = figures["replay"]
+        t = f["tiermem"]
+        tokens = f"{t['tokens_median']:.0f}/{t['tokens_p90']:.0f}"
+        print(
+            f"{name:<28}{t['coverage_mean']:>9.3f}{t['recall_at_5']:>9.3f}"
+            f"{f['grep']['recall_at_5']:>7.3f}{tokens:>16}"
+        )
+    print()
+    print(
+        f"{'import':<28}{'coverage':>9}{'ceiling':>8}{'oracle':>7}{'squad':>7}"
+        f"{'recall@5':>9}{'ceiling':>8}{'tokens p50/p90':>16}{'squad spawn before/after':>26}"
+    )
+    for name, figures in results["corpora"].items():
+        f = figures["import"]
+        t, spawn = f["tiermem"], f["squad_spawn"]
+        tokens = f"{t['tokens_median']:.0f}/{t['tokens_p90']:.0f}"
+        squad = f"{spawn['before_median']:.0f}/{spawn['after_median']:.0f}"
+        print(
+            f"{name:<28}{t['coverage_mean']:>9.3f}{f['import_ceiling']:>8.3f}"
+            f"{f['oracle']['coverage_mean']:>7.3f}{f['squad_as_is']['coverage_mean']:>7.3f}"
+            f"{t['recall_at_5']:>9.3f}{f['recall_ceiling']:>8.3f}{tokens:>16}{squad:>26}"
+        )
 
 
 def _replay(args: argparse.Namespace) -> int:
