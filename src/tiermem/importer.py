@@ -1,12 +1,14 @@
 """`tiermem import squad`: an existing `.squad/` team memory into tiers, losing nothing.
 
 Every file read is archived byte for byte first (one record per file, so the original text
-can be rebuilt). Then its sections become entries: an agent's Core Context becomes that
-agent's wiki page; structured sections (policies, decisions, conventions, contracts) and
-decisions go through Scribe's promotion rules to the wiki; other learnings become cold
-summaries, or stay archive-only when older than the cold TTL. The import only ever writes
-under `.squad/memory/`, and a file whose exact content was imported before is skipped. A dry
-run performs the whole import on a scratch copy, so its table shows where entries land.
+can be rebuilt). Then its sections become entries, dated by their own headings: an agent's
+Core Context stays whole in its cold tier; structured sections (policies, decisions,
+conventions, contracts), decisions and the team's SKILL.md files go through Scribe's
+promotion rules to the wiki; other learnings become cold summaries, which Scribe ages into
+the archive past the cold TTL, except each agent's last TTL days of activity. The import
+only ever writes under `.squad/memory/`, and a file whose exact content was imported before
+is skipped. A dry run performs the whole import on a scratch copy, so its table shows where
+entries land.
 """
 
 from __future__ import annotations
