@@ -70,10 +70,14 @@ class _Pending:
     sha: str
 
 
-# Words too common to rank by: matching them only makes the query slower.
+# Words too common to rank by: matching them only makes the query slower. A search asked as a
+# question ("what did we decide about retries?") is about its other words: the question words
+# and auxiliaries only favour chatty text that happens to hold them.
 _STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have in into is it its of on or that the "
-    "their then there these this to was were will with".split()
+    "their then there these this to was were will with "
+    "about been being can could did do does doing had how might should what when "
+    "where which who whom whose why would".split()
 )
 
 
