@@ -19,7 +19,7 @@ from .context import Context
 from .index import Doc, Hit, Scope
 from .layout import TEAM
 from .results import Loaded, SpawnResult
-from .search import gist, once
+from .search import gist, once, shows
 from .squad import baseline, team
 
 # A <memory> fence, its section heading and the blank lines around them.
@@ -316,7 +316,8 @@ def _recent_cold(ctx: Context, agent: str, n: int) -> list[Hit]:
 def _pack(
     counter: tokens.TokenCounter, picked: _Picked, candidates: Sequence[Hit], budget: int, fill: int
 ) -> None:
-    """Take candidates in rank order while they fit.
+    """Take candidates in rank order while they fit, less those whose text the prompt already
+    shows (a summary after the notes it was made from).
 
     Candidates scoring under RELEVANCE_FLOOR x the best are weak matches: they are only taken
     while less than `fill` tokens are spent, and are not reported as left out when they are
@@ -324,9 +325,10 @@ def _pack(
     """
     floor = max((h.score for h in candidates), default=0.0) * RELEVANCE_FLOOR
     seen = {d.id for d in picked.used}
+    shown = [gist(d.text) for d in picked.used]
     spent = 0
     for cand in candidates:
-        if cand.doc.id in seen:
+        if cand.doc.id in seen or shows(shown, cand.doc.text):
             continue
         seen.add(cand.doc.id)
         weak = 0.0 < cand.score < floor
@@ -335,6 +337,7 @@ def _pack(
         cost = _cost(counter, cand.doc)
         if spent + cost <= budget:
             picked.chosen.append(cand)
+            shown.append(gist(cand.doc.text))
             spent += cost
         elif not weak:
             picked.left.append(cand)
