@@ -538,3 +538,12 @@ def test_a_summary_of_archived_text_the_prompt_holds_is_not_loaded_again(tmp_pat
     result = mem.spawn("ada", task, include_cold=True, include_archive=True)
     assert [s.tier for s in result.sources] == ["archive"]
     mem.close()
+
+
+def test_a_block_titled_by_its_first_line_says_it_once() -> None:
+    from tiermem.prompt import heading_title
+
+    body = "Bumped the tag to v1.2 and retagged main after the registry delay."
+    assert heading_title("Note: Bumped the tag to v1.2 and…", body) == "Note: "
+    assert heading_title("Bumped the tag.", "Bumped the tag.") == ""
+    assert heading_title("Release tags", "Release tags are cut from main.") == "Release tags "

@@ -197,8 +197,11 @@ def _situation(request: SpawnRequest, hot_text: str, found: _Found) -> Situation
 
 
 def _cost(counter: tokens.TokenCounter, doc: Doc) -> int:
-    """Tokens of an entry's block: its text (counted when indexed) and its heading marks."""
-    return doc.tokens + _heading_tokens(counter, f"#### {prompt.marks(doc)}") + 2
+    """Tokens of an entry's block: its text (counted when indexed) with the block's heading in
+    place of the text's first line."""
+    first, _, body = doc.text.partition("\n")
+    heading = f"#### {prompt.heading_title(doc.title, body)}{prompt.marks(doc)}"
+    return doc.tokens - _heading_tokens(counter, first) + _heading_tokens(counter, heading) + 2
 
 
 # Packing prices every candidate, often the same ones again in a long-lived process (a server,
