@@ -514,9 +514,8 @@ def test_an_entry_citing_a_file_gone_from_the_repository_is_marked_and_ranked_af
     assert fresh < stale
 
 
-def test_a_summary_of_archived_text_the_prompt_holds_is_not_loaded_again(tmp_path: Path) -> None:
+def test_archived_text_the_prompt_already_holds_is_not_loaded_again(tmp_path: Path) -> None:
     from tiermem import archive
-    from tiermem.entries import Entry, TierFile
 
     mem, _ = Memory.init(tmp_path, now=T0)
     notes = (
@@ -525,18 +524,18 @@ def test_a_summary_of_archived_text_the_prompt_holds_is_not_loaded_again(tmp_pat
         "The pin lives in tokens.py next to the counter. "
         "Counting with another tokenizer drifts by five percent on code.\n"
     )
-    archive.write(mem.layout, archive.new_record("ada", T0, "hot", "hot/ada.md", "", notes))
     summary = (
+        "## Session: tokenizer\n"
         "- We pin the tokenizer to o200k_base for every count. "
-        "Counting with another tokenizer drifts by five percent on code."
+        "Counting with another tokenizer drifts by five percent on code.\n"
     )
-    made = Entry("c-000000000a", "learning", "Session: tokenizer", summary, agent="ada", created=T0)
-    path = mem.layout.tier_file("cold", "ada")
-    files.save(mem.layout, path, TierFile("ada: cold memory", {"tier": "cold"}, entries=[made]))
+    for kind, text in (("hot", notes), ("expire", summary)):
+        archive.write(mem.layout, archive.new_record("ada", T0, kind, "hot/ada.md", "", text))
 
     task = "Resume the tokenizer pin in tokens.py, by the counter"
-    result = mem.spawn("ada", task, include_cold=True, include_archive=True)
+    result = mem.spawn("ada", task, include_archive=True)
     assert [s.tier for s in result.sources] == ["archive"]
+    assert "Counting with another tokenizer" in result.prompt
     mem.close()
 
 

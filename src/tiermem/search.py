@@ -114,11 +114,15 @@ def once(found: list[Hit]) -> list[Hit]:
 
 
 def unshown(found: list[Hit]) -> list[Hit]:
-    """The hits in rank order, less those whose text the hits above them already show."""
+    """The hits in rank order, less archived texts that the hits above them already show.
+
+    An entry of a tier is always kept: it is the finished form, and the use a search records
+    keeps it from expiring.
+    """
     kept: list[Hit] = []
     shown: list[str] = []
     for hit in found:
-        if not shows(shown, hit.doc.text):
+        if hit.doc.tier != "archive" or not shows(shown, hit.doc.text):
             kept.append(hit)
             shown.append(gist(hit.doc.text))
     return kept

@@ -319,8 +319,8 @@ def _recent_cold(ctx: Context, agent: str, n: int) -> list[Hit]:
 def _pack(
     counter: tokens.TokenCounter, picked: _Picked, candidates: Sequence[Hit], budget: int, fill: int
 ) -> None:
-    """Take candidates in rank order while they fit, less those whose text the prompt already
-    shows (a summary after the notes it was made from).
+    """Take candidates in rank order while they fit, less archived texts the prompt already
+    shows (an expired summary after the notes it was made from).
 
     Candidates scoring under RELEVANCE_FLOOR x the best are weak matches: they are only taken
     while less than `fill` tokens are spent, and are not reported as left out when they are
@@ -331,7 +331,7 @@ def _pack(
     shown = [gist(d.text) for d in picked.used]
     spent = 0
     for cand in candidates:
-        if cand.doc.id in seen or shows(shown, cand.doc.text):
+        if cand.doc.id in seen or (cand.doc.tier == "archive" and shows(shown, cand.doc.text)):
             continue
         seen.add(cand.doc.id)
         weak = 0.0 < cand.score < floor
