@@ -11,6 +11,7 @@ import pytest
 from tiermem import archive, use
 from tiermem import store as files
 from tiermem.entries import Entry, TierFile, split_entry
+from tiermem.fts import fts_query
 from tiermem.index import Scope
 from tiermem.memory import Memory
 
@@ -135,6 +136,50 @@ def test_a_decision_archived_under_its_dated_heading_shows_once_as_the_entry(
     assert not any(tier == "archive" for tier, _ in found)
     # Short bodies alike do not make two entries one.
     assert {"d-000000000b", "d-000000000c"} <= {entry_id for _, entry_id in found}
+
+
+def test_an_archived_summary_of_a_text_shown_above_it_gives_its_place_to_another_result(
+    mem: Memory,
+) -> None:
+    notes = (
+        "## Note: tokenizer pin\n"
+        "We pin the tokenizer to o200k_base for every count. "
+        "The pin lives in tokens.py next to the counter. "
+        "Counting with another tokenizer drifts by five percent on code.\n"
+    )
+    summary = (
+        "## Session: tokenizer pin\n"
+        "- We pin the tokenizer to o200k_base for every count. "
+        "Counting with another tokenizer drifts by five percent on code.\n"
+    )
+    for kind, text in (("hot", notes), ("expire", summary)):
+        archive.write(mem.layout, archive.new_record("ada", T0, kind, "hot/ada.md", "", text))
+    put(mem, "cold", "team", entry("d-000000000b", "Tokenizer in CI", "CI checks the pin."))
+
+    hits = mem.search("tokenizer pin in tokens.py, by the counter", agent="ada", limit=2)
+    assert [h.tier for h in hits] == ["archive", "cold"]
+    assert "The pin lives in tokens.py" in hits[0].text
+
+
+def test_an_entry_is_kept_even_when_archived_text_above_it_holds_its_words(mem: Memory) -> None:
+    notes = (
+        "## Note: tokenizer pin\n"
+        "We pin the tokenizer to o200k_base for every count. "
+        "The pin lives in tokens.py next to the counter.\n"
+    )
+    archive.write(mem.layout, archive.new_record("ada", T0, "hot", "hot/ada.md", "", notes))
+    summary = "- We pin the tokenizer to o200k_base for every count."
+    put(mem, "cold", "ada", entry("c-000000000a", "Session: tokenizer", summary, "ada"))
+
+    hits = mem.search("tokenizer pin in tokens.py, by the counter", agent="ada")
+    assert [h.tier for h in hits] == ["archive", "cold"]  # its use keeps it from expiring
+
+
+def test_a_question_is_searched_by_what_it_asks_about() -> None:
+    assert fts_query("What did we decide about the retries?") == '"we" OR "decide" OR "retries"'
+    assert fts_query("What did?") == '"what" OR "did"'  # nothing else to go by
+    # Without a question mark, the words may be a heading the team wrote.
+    assert fts_query("What was done") == '"what" OR "done"'
 
 
 # --- entries whole --------------------------------------------------------------------------

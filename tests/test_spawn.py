@@ -512,3 +512,37 @@ def test_an_entry_citing_a_file_gone_from_the_repository_is_marked_and_ranked_af
     fresh = result.prompt.index("src/parser.py; capped")
     stale = result.prompt.index("src/lexer.py; capped")
     assert fresh < stale
+
+
+def test_archived_text_the_prompt_already_holds_is_not_loaded_again(tmp_path: Path) -> None:
+    from tiermem import archive
+
+    mem, _ = Memory.init(tmp_path, now=T0)
+    notes = (
+        "## Note: tokenizer pin\n"
+        "We pin the tokenizer to o200k_base for every count. "
+        "The pin lives in tokens.py next to the counter. "
+        "Counting with another tokenizer drifts by five percent on code.\n"
+    )
+    summary = (
+        "## Session: tokenizer\n"
+        "- We pin the tokenizer to o200k_base for every count. "
+        "Counting with another tokenizer drifts by five percent on code.\n"
+    )
+    for kind, text in (("hot", notes), ("expire", summary)):
+        archive.write(mem.layout, archive.new_record("ada", T0, kind, "hot/ada.md", "", text))
+
+    task = "Resume the tokenizer pin in tokens.py, by the counter"
+    result = mem.spawn("ada", task, include_archive=True)
+    assert [s.tier for s in result.sources] == ["archive"]
+    assert "Counting with another tokenizer" in result.prompt
+    mem.close()
+
+
+def test_a_block_titled_by_its_first_line_says_it_once() -> None:
+    from tiermem.prompt import heading_title
+
+    body = "Bumped the tag to v1.2 and retagged main after the registry delay."
+    assert heading_title("Note: Bumped the tag to v1.2 and…", body) == "Note: "
+    assert heading_title("Bumped the tag.", "Bumped the tag.") == ""
+    assert heading_title("Release tags", "Release tags are cut from main.") == "Release tags "

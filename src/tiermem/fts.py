@@ -75,13 +75,21 @@ _STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have in into is it its of on or that the "
     "their then there these this to was were will with".split()
 )
+# A query asked as a question ("what did we decide about retries?") is about its other words:
+# its question words and auxiliaries only favour chatty text that happens to hold them. Not
+# so in a query without a question mark: "What was done" is a heading teams write.
+_QUESTION_WORDS = frozenset(
+    "about been being can could did do does doing had how might should what when "
+    "where which who whom whose why would".split()
+)
 
 
 def fts_query(query: str) -> str:
     """Turn any user text into a safe FTS5 query: each word quoted, any word may match."""
+    stop = _STOP_WORDS | _QUESTION_WORDS if query.rstrip().endswith("?") else _STOP_WORDS
     words: list[str] = []
     for word in _WORD.findall(query.lower()):
-        if word not in words and word not in _STOP_WORDS:
+        if word not in words and word not in stop:
             words.append(word)
     if not words:  # a query of stop words only still means something
         words = list(dict.fromkeys(_WORD.findall(query.lower())))

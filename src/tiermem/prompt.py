@@ -61,6 +61,10 @@ def fence_safe(text: str) -> str:
     return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
 
 
+# Where a title's label ends ("Note: ", "Decision: ").
+_LABEL = re.compile(r": ")
+
+
 def marks(doc: Doc, missing: Sequence[str] = ()) -> str:
     """What a block says of its entry: class (or archived), date, id, trust, and the files it
     cites that are gone from the repository."""
@@ -76,7 +80,21 @@ def marks(doc: Doc, missing: Sequence[str] = ()) -> str:
 def entry_block(doc: Doc, missing: Sequence[str] = ()) -> str:
     """One entry as a titled block."""
     body = doc.text.split("\n", 1)[1] if "\n" in doc.text else ""
-    return fence_safe(f"#### {doc.title} {marks(doc, missing)}\n{body}".rstrip())
+    title = heading_title(doc.title, body)
+    return fence_safe(f"#### {title}{marks(doc, missing)}\n{body}".rstrip())
+
+
+def heading_title(title: str, body: str) -> str:
+    """A block's title, with a space after it. A note is titled by its first line (cut short
+    with `…`): where the title is only that, the block shows the label before it (`Note: `),
+    if any, and lets the body say its words once; a title of its own is kept."""
+    first = body.lstrip().partition("\n")[0].rstrip()
+    splits = [("", title)] + [(title[: m.end()], title[m.end() :]) for m in _LABEL.finditer(title)]
+    for label, rest in splits:
+        words = rest.removesuffix("…").rstrip()
+        if words == first or (words != rest and words and first.startswith(words)):
+            return label
+    return f"{title} "
 
 
 def fenced(tier: str, label: str, blocks: Sequence[str]) -> str:

@@ -25,6 +25,12 @@ _MARKS = str.maketrans("", "", "#>*-")
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this
 # ("Done.") is too common to say that two texts are one.
 _REPEAT_BODY_CHARS = 40
+# A summary picks its sentences from the text it summarises: once that text is shown, a result
+# whose sentences are mostly already there tells the reader little. Sentences shorter than
+# this ("Thanks, sounds good!") are too common to say where they come from.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_CHARS = 20
+SHOWN_SHARE = 0.6
 
 
 def search(ctx: Context, query: str, agent: str | None, tier: str | None, limit: int) -> list[Hit]:
@@ -66,7 +72,7 @@ def _used(ctx: Context, found: tuple[list[Hit], list[Doc]]) -> list[Hit]:
 def _results(ctx: Context, ranked: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
     """The first `limit` distinct results, and every document they hold."""
     wholes, held = _wholes(ctx, ranked)
-    hits = once(wholes)[:limit]
+    hits = unshown(once(wholes))[:limit]
     return hits, [doc for hit in hits for doc in held[hit.doc.id]]
 
 
@@ -105,6 +111,30 @@ def once(found: list[Hit]) -> list[Hit]:
         key = first_of_id.setdefault(hit.doc.id, _repeat_key(hit.doc.text))
         groups.setdefault(key, []).append(hit)
     return [_most_finished(group) for group in groups.values()]
+
+
+def unshown(found: list[Hit]) -> list[Hit]:
+    """The hits in rank order, less archived texts that the hits above them already show.
+
+    An entry of a tier is always kept: it is the finished form, and the use a search records
+    keeps it from expiring.
+    """
+    kept: list[Hit] = []
+    shown: list[str] = []
+    for hit in found:
+        if hit.doc.tier != "archive" or not shows(shown, hit.doc.text):
+            kept.append(hit)
+            shown.append(gist(hit.doc.text))
+    return kept
+
+
+def shows(shown: list[str], text: str) -> bool:
+    """Whether most of a text's sentences are in texts already shown (as gists)."""
+    if not shown:
+        return False
+    sentences = [s for s in (gist(p) for p in _SENTENCE.split(text)) if len(s) >= _SENTENCE_CHARS]
+    repeated = sum(1 for s in sentences if any(s in t for t in shown))
+    return bool(sentences) and repeated >= SHOWN_SHARE * len(sentences)
 
 
 def _most_finished(group: list[Hit]) -> Hit:

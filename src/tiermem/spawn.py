@@ -19,7 +19,7 @@ from .context import Context
 from .index import Doc, Hit, Scope
 from .layout import TEAM
 from .results import Loaded, SpawnResult
-from .search import gist, once
+from .search import gist, once, shows
 from .squad import baseline, team
 
 # A <memory> fence, its section heading and the blank lines around them.
@@ -197,8 +197,11 @@ def _situation(request: SpawnRequest, hot_text: str, found: _Found) -> Situation
 
 
 def _cost(counter: tokens.TokenCounter, doc: Doc) -> int:
-    """Tokens of an entry's block: its text (counted when indexed) and its heading marks."""
-    return doc.tokens + _heading_tokens(counter, f"#### {prompt.marks(doc)}") + 2
+    """Tokens of an entry's block: its text (counted when indexed) with the block's heading in
+    place of the text's first line."""
+    first, _, body = doc.text.partition("\n")
+    heading = f"#### {prompt.heading_title(doc.title, body)}{prompt.marks(doc)}"
+    return doc.tokens - _heading_tokens(counter, first) + _heading_tokens(counter, heading) + 2
 
 
 # Packing prices every candidate, often the same ones again in a long-lived process (a server,
@@ -316,7 +319,8 @@ def _recent_cold(ctx: Context, agent: str, n: int) -> list[Hit]:
 def _pack(
     counter: tokens.TokenCounter, picked: _Picked, candidates: Sequence[Hit], budget: int, fill: int
 ) -> None:
-    """Take candidates in rank order while they fit.
+    """Take candidates in rank order while they fit, less archived texts the prompt already
+    shows (an expired summary after the notes it was made from).
 
     Candidates scoring under RELEVANCE_FLOOR x the best are weak matches: they are only taken
     while less than `fill` tokens are spent, and are not reported as left out when they are
@@ -324,9 +328,10 @@ def _pack(
     """
     floor = max((h.score for h in candidates), default=0.0) * RELEVANCE_FLOOR
     seen = {d.id for d in picked.used}
+    shown = [gist(d.text) for d in picked.used]
     spent = 0
     for cand in candidates:
-        if cand.doc.id in seen:
+        if cand.doc.id in seen or (cand.doc.tier == "archive" and shows(shown, cand.doc.text)):
             continue
         seen.add(cand.doc.id)
         weak = 0.0 < cand.score < floor
@@ -335,6 +340,7 @@ def _pack(
         cost = _cost(counter, cand.doc)
         if spent + cost <= budget:
             picked.chosen.append(cand)
+            shown.append(gist(cand.doc.text))
             spent += cost
         elif not weak:
             picked.left.append(cand)
