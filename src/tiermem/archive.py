@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import files
+from . import files, validate
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value
-from .errors import ParseError
-from .layout import Layout
+from .errors import ParseError, UsageError
+from .layout import TEAM, Layout
 from .results import Result, about
 
 _HEADER = "<!-- tiermem-archive "
@@ -80,11 +80,15 @@ def _header(record: Record) -> str:
     return f"{_HEADER}{items} -->\n"
 
 
-def keep_lost(layout: Layout, source: str, lost: list[Entry]) -> None:
-    """Archive the versions of entries that lost a merge conflict."""
+def keep_lost(layout: Layout, source: str, lost: list[Entry], owner: str = TEAM) -> None:
+    """Archive the versions of entries that lost a merge conflict.
+
+    The entry's own `agent=` came with the merge: a name tiermem would refuse (`..%2F..`)
+    never becomes a folder; the record goes to the owner of the file it was found in.
+    """
     for entry in lost:
         record = new_record(
-            entry.agent or "team",
+            _safe_owner(entry.agent or TEAM, owner),
             entry.used or entry.created,
             "merge-conflict",
             source,
@@ -94,9 +98,22 @@ def keep_lost(layout: Layout, source: str, lost: list[Entry]) -> None:
         write(layout, record)
 
 
+def _safe_owner(agent: str, fallback: str) -> str:
+    """The first of these names that is an agent's (or `team`), else `team`."""
+    for name in (agent, fallback):
+        try:
+            return validate.owner(name)
+        except UsageError:
+            continue
+    return TEAM
+
+
 def path_of(layout: Layout, agent: str, record_id: str) -> Path:
-    """Where a record lives."""
-    return layout.tier_dir("archive") / agent / f"{record_id}.md"
+    """Where a record lives; a name that would lead elsewhere is a UsageError."""
+    if not RECORD_ID.fullmatch(record_id):
+        raise UsageError(f"{record_id!r} is not an archive record id (a-<10 hex digits>)")
+    return layout.tier_dir("archive") / validate.owner(agent) / f"{record_id}.md"
+
 
 
 def write(layout: Layout, record: Record) -> bool:
@@ -134,16 +151,19 @@ def parse(data: bytes, path: Path) -> Record:
 def read(layout: Layout, agent: str, record_id: str) -> Record:
     """Load one record by agent and id."""
     path = path_of(layout, agent, record_id)
-    return parse(path.read_bytes(), path)
+    data = files.read_bytes(path)
+    if data is None:
+        raise ParseError(path, 1, "archive record does not exist")
+    return parse(data, path)
 
 
 def records(layout: Layout, agent: str | None = None) -> list[Path]:
-    """Paths of all records (of one agent), sorted."""
+    """Paths of all records (of one agent), sorted; links and temp files are no records."""
     base = layout.tier_dir("archive")
-    folders = [base / agent] if agent else sorted(p for p in base.glob("*") if p.is_dir())
+    folders = [base / validate.owner(agent)] if agent else files.subfolders(base)
     found: list[Path] = []
     for folder in folders:
-        found.extend(p for p in sorted(folder.glob("*.md")) if not files.is_temp(p))
+        found.extend(files.memory_files(folder))
     return found
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 
 from . import files
@@ -30,21 +29,16 @@ def append(
         line["reason"] = reason
     line.update({k: v for k, v in details.items() if v not in (None, "", [], ())})
     data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    layout.memory.mkdir(parents=True, exist_ok=True)
     with files.locked(layout, layout.audit):
-        fd = os.open(layout.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        files.append(layout.audit, data)
 
 
 def read(layout: Layout) -> list[dict[str, object]]:
     """All audit lines (a torn last line from a crash is skipped)."""
-    try:
-        text = layout.audit.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    data = files.read_bytes(layout.audit)
+    if data is None:
         return []
+    text = data.decode("utf-8", "replace")
     lines = []
     for raw in text.splitlines():
         try:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ParseError
+from .safepath import read_bytes
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,13 @@ def _merge_section(default: Any, raw: object, path: Path, section: str) -> Any:
 def load(path: Path) -> Config:
     """Read config.toml, falling back to defaults for anything it does not set."""
     config = Config()
-    if not path.exists():
+    data = read_bytes(path)  # never through a link
+    if data is None:
         return config
     import tomllib  # only stores with a config file pay for the parser
 
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(path, getattr(exc, "lineno", 1) or 1, str(exc)) from None
     except UnicodeDecodeError:

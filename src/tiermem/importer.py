@@ -345,11 +345,8 @@ def rehearse(ctx: Context, progress: bool = False) -> Plan:
 
 def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
     """What the import did, as the end-of-import tables show it."""
-    texts = [
-        s.path.read_bytes().decode("utf-8", "replace")
-        for s in sources(ctx.layout.squad)
-        if s.path.is_file()
-    ]
+    squad = ctx.layout.squad
+    texts = [text for s in sources(squad) if (text := read(s, squad)[0]) is not None]
     tokens = sum(ctx.tokens.count_many(texts)) if texts else 0
     return ImportReport(
         dry_run=dry_run,

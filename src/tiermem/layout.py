@@ -9,7 +9,7 @@ from . import validate
 from .errors import StoreError
 
 TIERS = ("hot", "cold", "wiki", "archive")
-TEAM = "team"  # the owner of what the whole team shares: decisions, team policies
+TEAM = validate.TEAM  # the owner of what the whole team shares: decisions, team policies
 ENV_ROOT = "TIERMEM_ROOT"
 
 
@@ -31,16 +31,8 @@ class Layout:
 
     def tier_file(self, tier: str, name: str) -> Path:
         """The markdown file of an agent's hot/cold tier, or of a wiki topic."""
-        what = "topic" if tier == "wiki" else "agent"
-        return self.memory / tier / f"{validate.name(name, what)}.md"
-
-    def inside(self, path: Path) -> bool:
-        """Whether a path resolves to somewhere inside the memory folder."""
-        try:
-            path.resolve().relative_to(self.memory.resolve())
-        except ValueError:
-            return False
-        return True
+        checked = validate.name(name, "topic") if tier == "wiki" else validate.owner(name)
+        return self.memory / tier / f"{checked}.md"
 
     def relative(self, path: Path) -> str:
         """A path as the user sees it, relative to the root."""

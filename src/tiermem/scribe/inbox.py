@@ -27,7 +27,7 @@ def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
         return report
     target = decision_log.path(ctx)
     with files.locked(ctx.layout, target):
-        current = target.read_text(encoding="utf-8") if target.exists() else decision_log.EMPTY_LOG
+        current = files.read_text(ctx.layout, target) or decision_log.EMPTY_LOG
         merged_text, report.merged = parse.merge_inbox(current, found, ctx.stamp()[:10])
         if dry_run:
             return report
