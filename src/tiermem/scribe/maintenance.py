@@ -33,6 +33,16 @@ def _cold_files(ctx: Context) -> list[tuple[str, TierFile]]:
     return found
 
 
+def _queued(ctx: Context) -> list[str]:
+    """Agents whose queue holds text waiting for a summary (an emptied queue file stays)."""
+    found = []
+    for path in files.memory_files(ctx.layout.tier_dir("queue")):
+        queue = store.load(ctx.layout, "queue", path)
+        if queue is not None and queue.entries:
+            found.append(path.stem)
+    return found
+
+
 def _recurring(colds: list[tuple[str, TierFile]]) -> dict[frozenset[str], int]:
     sessions: dict[frozenset[str], set[str]] = {}
     for _, cold in colds:
@@ -118,9 +128,7 @@ def _archive_out(ctx: Context, leaving: list[tuple[str, Entry]], why: str) -> No
 def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunReport:
     """All maintenance: finish checkpoints, merge the inbox, supersede, promote, expire."""
     report = RunReport(dry_run)
-    queued = sorted(
-        p.stem for p in ctx.layout.tier_dir("queue").glob("*.md") if not files.is_temp(p)
-    )
+    queued = _queued(ctx)
     report.checkpoints = queued
     if merge_inbox:
         merged = inbox.merge(ctx, dry_run=dry_run)
