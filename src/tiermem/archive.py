@@ -2,8 +2,12 @@
 
 A record is `.squad/memory/archive/{agent}/{id}.md`: one header comment line, then the raw
 text exactly as it was given (after secret redaction, the one deliberate loss). The id is
-derived from the content, so archiving the same text twice is a no-op: that makes every
-Scribe step safe to repeat after a crash.
+`a-{key}-{whole}`: the key is derived from the text and where it came from, the rest from
+all the file holds, header included. So one name always means the same bytes: two clones
+that archive one text at different times make two records, never one file with two
+contents (a git conflict), and search folds the two. Within a clone a text already
+archived is not archived again (its key is found), which makes every Scribe step safe to
+repeat after a crash, at any time. Records made before the header counted are `a-{key}`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ CHUNK_TARGET_CHARS = 4000
 CHUNK_MAX_CHARS = 6000
 _HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
 _FENCE = re.compile(r"[ ]{0,3}(```|~~~)")
-RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
+RECORD_ID = re.compile(r"a-[0-9a-f]{10}(?:-[0-9a-f]{10})?")
+_KEY_CHARS = len("a-0123456789")
 # Header values: anything but letters, digits and a few path characters is percent-encoded.
 _HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9/:.\-_@#]")
 
@@ -59,9 +64,16 @@ class Record(Result):
 
 
 def new_record(agent: str, created: str, kind: str, source: str, title: str, text: str) -> Record:
-    """A record whose id depends on what it holds, not on when it was made."""
-    record_id = content_id("a", agent, kind, source, text)
-    return Record(record_id, agent, created, kind, source, " ".join(title.split())[:200], text)
+    """A record named by its text (the key) and by everything its file holds."""
+    title = " ".join(title.split())[:200]
+    key = content_id("a", agent, kind, source, text)
+    whole = content_id("", agent, kind, source, title, created, text)  # "-" and 10 hex
+    return Record(key + whole, agent, created, kind, source, title, text)
+
+
+def key_of(record_id: str) -> str:
+    """The key of a record id: the same text from the same source, whenever archived."""
+    return record_id[:_KEY_CHARS]
 
 
 def _header(record: Record) -> str:
@@ -115,11 +127,39 @@ def path_of(layout: Layout, agent: str, record_id: str) -> Path:
     return layout.tier_dir("archive") / validate.owner(agent) / f"{record_id}.md"
 
 
-
 def write(layout: Layout, record: Record) -> bool:
-    """Archive a record; False when the same record was already there."""
+    """Archive a record; False when its text was already archived here.
+
+    Then the record is changed to name the one already kept (its id and location), so
+    that what cites it cites a record that exists.
+    """
+    folder = layout.tier_dir("archive") / validate.owner(record.agent)
+    known = _known_keys(folder)
+    kept = known.get(key_of(record.id))
+    if kept is not None and files.is_file(folder / f"{kept}.md"):
+        record.id = kept
+        record.location = f"archive/{record.agent}/{kept}.md"
+        return False
     data = (_header(record) + record.text).encode("utf-8")
-    return files.create_exclusive(path_of(layout, record.agent, record.id), data)
+    created = files.create_exclusive(path_of(layout, record.agent, record.id), data)
+    known.setdefault(key_of(record.id), record.id)
+    return created
+
+
+# Per folder, the record first kept for each key: read once per process, kept up to date by
+# this process's writes (a record another process adds meanwhile is at worst kept twice).
+_KEYS: dict[str, dict[str, str]] = {}
+
+
+def _known_keys(folder: Path) -> dict[str, str]:
+    known = _KEYS.get(str(folder))
+    if known is None:
+        known = {}
+        for path in files.memory_files(folder):
+            if RECORD_ID.fullmatch(path.stem):
+                known.setdefault(key_of(path.stem), path.stem)
+        _KEYS[str(folder)] = known
+    return known
 
 
 def parse(data: bytes, path: Path) -> Record:

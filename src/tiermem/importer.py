@@ -233,7 +233,7 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
         record = archive.new_record(
             source.agent, ctx.stamp(), "import", source.rel, source.rel, cleaned
         )
-        if record.id in done:
+        if archive.key_of(record.id) in done:  # the same text imported before, at any time
             planned.unchanged += 1
             continue
         planned.records.append(record.id)
@@ -256,7 +256,7 @@ def completed_records(ctx: Context) -> set[str]:
         if line.get("action") == "import":
             records = line.get("records", [])
             if isinstance(records, list):
-                done.update(str(r) for r in records)
+                done.update(archive.key_of(str(r)) for r in records)
     return done
 
 
