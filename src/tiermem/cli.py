@@ -37,6 +37,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
+def _os_error(exc: OSError) -> str:
+    """What the system refused, and where (a path shortened to stay readable)."""
+    where = str(exc.filename or "")
+    where = where if len(where) <= 120 else where[:60] + "..." + where[-40:]
+    return f"{exc.strerror or exc}" + (f": {where}" if where else "")
+
+
 def _one_line(message: str) -> str:
     """An error message as one printable line: argparse and paths quote input as given."""
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
@@ -783,6 +790,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TiermemError as exc:
         print(f"tiermem: error: {_one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a path the system refuses (too long, not allowed), a full disk
+        print(f"tiermem: error: {_one_line(_os_error(exc))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
         return 130

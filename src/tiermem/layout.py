@@ -45,13 +45,23 @@ class Layout:
 def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
     """The folder holding `.squad/`: --root, TIERMEM_ROOT, else the nearest ancestor."""
     given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
-    if given is not None:
-        root = Path(given).expanduser()
-        if not root.is_dir():
-            raise StoreError(f"root {root} is not a directory")
-        return root.resolve()
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".squad").is_dir():
-            return folder
+    try:
+        if given is not None:
+            root = Path(given).expanduser()
+            if not root.is_dir():
+                raise StoreError(f"root {_shown(root)} is not a directory")
+            return root.resolve()
+        here = (cwd or Path.cwd()).resolve()
+        for folder in (here, *here.parents):
+            if (folder / ".squad").is_dir():
+                return folder
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, no permission
+        reason = getattr(exc, "strerror", None) or exc
+        raise StoreError(f"root {_shown(Path(str(given)))} cannot be used: {reason}") from None
     raise StoreError(f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root")
+
+
+def _shown(path: Path) -> str:
+    """A path as an error shows it: a very long one shortened."""
+    text = str(path)
+    return text if len(text) <= 120 else text[:60] + "..." + text[-40:]
