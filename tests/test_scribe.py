@@ -621,6 +621,7 @@ def test_run_report_text_and_json(tmp_path: Path, run_cli: RunCli) -> None:
         "promoted",
         "expired",
         "over_budget",
+        "skipped",
     }
     assert data["dry_run"] is False
     assert len(data["inbox_merged"]) == 4

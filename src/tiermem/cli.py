@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .results import SessionReport
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -209,11 +210,15 @@ def cmd_scribe(args: argparse.Namespace) -> int:
     if args.scribe_action == "end-session":
         if bool(args.agent) == bool(args.all):
             raise _usage("give one AGENT or --all")
-        agents = mem.agents() if args.all else [args.agent]
-        results = [mem.end_session(a) for a in agents]
+        if not args.all:
+            results = [mem.end_session(args.agent)]
+            skipped: list[str] = []
+        else:
+            results, skipped = _end_each(mem)
         if args.format == "json":
             _print_json([r.to_json() for r in results])
-            return 0
+            _say_skipped(skipped)
+            return 1 if skipped else 0
         for r in results:
             if not r.cold:
                 print(f"{r.agent}: nothing in hot to end")
@@ -223,13 +228,33 @@ def cmd_scribe(args: argparse.Namespace) -> int:
                     f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
                     f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
                 )
-        return 0
+        _say_skipped(skipped)
+        return 1 if skipped else 0
     report = mem.scribe_run(dry_run=args.dry_run)
     if args.format == "json":
         _print_json(report.to_json())
     else:
         _say(report.lines())
     return 0
+
+
+def _end_each(mem: Memory) -> tuple[list[SessionReport], list[str]]:
+    """Every agent's session ended; one that cannot be (a damaged file it needs) is skipped
+    and said, and the others end all the same."""
+    from .errors import TiermemError
+
+    results, skipped = [], []
+    for agent in mem.agents():
+        try:
+            results.append(mem.end_session(agent))
+        except TiermemError as exc:
+            skipped.append(f"{agent}: {exc}")
+    return results, skipped
+
+
+def _say_skipped(skipped: Sequence[str]) -> None:
+    for line in skipped:
+        print(f"tiermem: skipped {_one_line(line)}", file=sys.stderr)
 
 
 def cmd_decision(args: argparse.Namespace) -> int:

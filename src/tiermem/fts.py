@@ -241,6 +241,23 @@ def _one_line(method: _Method) -> _Method:
     return wrapper  # type: ignore[return-value]
 
 
+def _snapshot(method: _Method) -> _Method:
+    """A query that sees one state of the index: its statements run in one read
+    transaction, so a sync another process commits between them cannot mix two states."""
+
+    @functools.wraps(method)
+    def wrapper(self: FtsIndex, *args: Any, **kwargs: Any) -> Any:
+        if self.db.in_transaction:
+            return method(self, *args, **kwargs)
+        self.db.execute("BEGIN")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.db.execute("COMMIT")
+
+    return _one_line(wrapper)  # type: ignore[return-value]
+
+
 def _store_error(exc: sqlite3.Error) -> StoreError:
     if "locked" in str(exc) or "busy" in str(exc):
         return StoreError("the search index is locked by another process; try again")
@@ -666,18 +683,25 @@ class FtsIndex:
         It is emptied in one transaction, which other processes' connections survive; a
         damaged database is replaced by a new one instead.
         """
+        self._racy_after = time.time_ns() - _RACY_NS
         try:
+            # Emptied and filled again in one transaction: readers see the old or the new.
             with files.locked(self.layout, self.layout.index), self._transaction():
                 for table in ("files", "dirs", "docs", "docs_fts"):
                     self.db.execute(f"DELETE FROM {table}")
-                self.db.execute("DELETE FROM meta WHERE key='fingerprint'")
+                report = SyncReport()
+                fingerprint = self._fingerprint()
+                self._sync_folders(report, trust_archive=True)
+                kept = "" if self._racy else fingerprint
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
+            return report
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            if isinstance(exc, sqlite3.OperationalError):
                 raise _store_error(exc) from None
-            try:
-                self._start_over()
-            except sqlite3.Error as again:
-                raise _store_error(again) from None
+        try:
+            self._start_over()
+        except sqlite3.Error as again:
+            raise _store_error(again) from None
         return self.sync()
 
     @_one_line
@@ -719,7 +743,7 @@ class FtsIndex:
 
     # --- queries ----------------------------------------------------------------------
 
-    @_one_line
+    @_snapshot
     def search(
         self,
         query: str,
@@ -746,7 +770,7 @@ class FtsIndex:
             return self._ranked_in_full(match, scope, scope_args, limit)
         return self._hits([ranked])[0]
 
-    @_one_line
+    @_snapshot
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
         """The best `limit` matches within each scope, ranked as `search` ranks them.
 
@@ -831,7 +855,7 @@ class FtsIndex:
         n = len(_DOC_FIELDS)
         return [Hit(Doc(*row[:n]), -float(row[n])) for row in rows]
 
-    @_one_line
+    @_snapshot
     def docs(
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
     ) -> list[Doc]:
@@ -850,7 +874,7 @@ class FtsIndex:
         sql += " ORDER BY path, ord"
         return [Doc(*row) for row in self.db.execute(sql, args)]
 
-    @_one_line
+    @_snapshot
     def by_ids(
         self,
         ids: Sequence[str],
@@ -870,7 +894,7 @@ class FtsIndex:
         order = {doc_id: n for n, doc_id in enumerate(ids)}
         return sorted((Doc(*row) for row in rows), key=lambda d: order[d.id])
 
-    @_one_line
+    @_snapshot
     def parts(self, parent: str) -> list[Doc]:
         """The parts of one long entry, or the chunks of one section of an archived text, in
         file order (wiki pages first, for a promotion caught halfway)."""
@@ -880,7 +904,7 @@ class FtsIndex:
         )
         return [Doc(*row) for row in self.db.execute(sql, (parent,))]
 
-    @_one_line
+    @_snapshot
     def totals(self) -> list[tuple[str, str, int, int, int]]:
         """(agent, tier, entries, bytes, tokens) for every agent and tier."""
         rows = self.db.execute(

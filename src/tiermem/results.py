@@ -215,6 +215,10 @@ class RunReport(Result):
     promoted: dict[str, list[str]] = field(default_factory=dict)
     expired: list[str] = field(default_factory=list)
     over_budget: list[str] = field(default_factory=list)
+    skipped: list[str] = field(
+        default_factory=list,
+        metadata=about("What was left alone because a file it needs cannot be read, and why."),
+    )
 
     def lines(self) -> list[str]:
         """The report in words."""
@@ -228,7 +232,7 @@ class RunReport(Result):
             f"expire: {verb}archive {len(self.expired)} cold entr(ies) unused for the TTL",
             f"cold budget: {verb}archive {len(self.over_budget)} oldest entr(ies) over budget",
         ]
-        out += [f"skipped: {s}" for s in self.inbox_skipped]
+        out += [f"skipped: {s}" for s in [*self.inbox_skipped, *self.skipped]]
         return out
 
 

@@ -77,7 +77,8 @@ def _whole_entries(ctx: Context, found: list[Hit], limit: int) -> tuple[list[Hit
             used.append(doc)
         elif doc.parent not in wholes:
             wholes.add(doc.parent)
-            parts = ctx.index.parts(doc.parent)
+            # Another process may have rewritten the entry since it matched: its own text then.
+            parts = ctx.index.parts(doc.parent) or [doc]
             hits.append(replace(hit, doc=_joined(parts)))
             used.extend(parts)
     return hits, used

@@ -11,7 +11,7 @@ from . import archive, files, hot, store, validate
 from .classify import classify, is_structured
 from .context import Context
 from .entries import Entry, content_id
-from .errors import NotFoundError
+from .errors import NotFoundError, ParseError
 from .results import Page, WikiEntry
 
 # Seed subjects: a page is chosen by the words an entry uses most. Projects differ, so an
@@ -223,8 +223,13 @@ def _pages_of_parents(ctx: Context, entries: list[Entry]) -> dict[str, str]:
     return pages
 
 
-def promote(ctx: Context, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
-    """Move (cold file agent, entry) pairs to their topic pages; cold loses them after."""
+def promote(
+    ctx: Context, entries: list[tuple[str, Entry]], skipped: list[str] | None = None
+) -> dict[str, list[str]]:
+    """Move (cold file agent, entry) pairs to their topic pages; cold loses them after.
+
+    A page that cannot be read takes nothing: its entries stay in cold, and `skipped` says so.
+    """
     by_topic: dict[str, list[Entry]] = {}
     pages_of_parents = _pages_of_parents(ctx, [e for _, e in entries])
     for _, entry in entries:
@@ -232,10 +237,17 @@ def promote(ctx: Context, entries: list[tuple[str, Entry]]) -> dict[str, list[st
         tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
         by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
     for topic, items in sorted(by_topic.items()):
-        add(ctx, topic, items)
+        try:
+            add(ctx, topic, items)
+        except ParseError as exc:
+            del by_topic[topic]
+            if skipped is not None:
+                skipped.append(f"promotion to wiki/{topic}.md: {exc}")
+    placed = {e.id for items in by_topic.values() for e in items}
     moved: dict[str, set[str]] = {}
     for agent, entry in entries:
-        moved.setdefault(agent, set()).add(entry.id)
+        if entry.id in placed:
+            moved.setdefault(agent, set()).add(entry.id)
     for agent, ids in sorted(moved.items()):
         path = ctx.layout.tier_file("cold", agent)
         with store.update_existing(ctx.layout, "cold", path) as cold:

@@ -130,10 +130,14 @@ def _end(
 
 
 def _preflight(ctx: Context, agent: str, items: Sequence[Entry]) -> None:
-    """Read every file a session end will write, so a broken one stops it before any write."""
-    names = [agent] + ([TEAM] if any(e.slot == "decision" for e in items) else [])
-    for name in names:
+    """Read everything a session end will need, so that a damaged file (a cold file, the
+    team's, the config) or a text it cannot take stops it before any write."""
+    decided = [e for e in items if e.slot == "decision"]
+    for name in [agent] + ([TEAM] if decided else []):
         store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", name))
+    _ = ctx.config  # read now: a broken config.toml is said before the first write
+    for entry in decided:
+        ctx.clean(hot.slot_text(entry), "decision")
 
 
 def _covered(ctx: Context, agent: str) -> dict[str, str]:
