@@ -245,8 +245,27 @@ def _pack(
 
 
 def _fence_safe(text: str) -> str:
-    """Memory text cannot close its own fence."""
-    return re.sub(r"<(/?)(memory)", r"&lt;\1\2", text, flags=re.IGNORECASE)
+    """Memory text cannot close its own fence, nor open another: the `<` of `<memory` and
+    `</memory` is written `&lt;`, and so is that of every look-alike a reader could take for
+    the tag (the full-width and small forms NFKC folds to `<` and `/`, letters of any width
+    or case, spaces or invisible characters inside the tag)."""
+    import unicodedata
+
+    def folded(window: str) -> str:
+        return "".join(
+            " " if ch.isspace() or unicodedata.category(ch) == "Cf" else ch for ch in window
+        )
+
+    out: list[str] = []
+    last = 0
+    for opening in re.finditer("[<\uff1c\ufe64]", text):
+        window = unicodedata.normalize(
+            "NFKC", folded(text[opening.start() : opening.start() + 256])
+        )
+        if re.match(r"<\s*/?\s*memory", window, flags=re.IGNORECASE):
+            out.append(text[last : opening.start()] + "&lt;")
+            last = opening.start() + 1
+    return "".join(out) + text[last:]
 
 
 def _marks(doc: Doc) -> str:
