@@ -81,6 +81,7 @@ WRITES = [
     ["--now", "2026-03-02T11:00:00Z", "search", "login"],
     ["--now", "2026-03-02T11:00:00Z", "reindex"],
     ["--now", "2026-03-02T11:00:00Z", "import", "squad"],
+    ["--now", "2026-03-02T11:00:00Z", "doctor", "--repair"],
 ]
 
 

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from .archive import Record
     from .memory import Memory
     from .results import (
+        DoctorReport,
+        Finding,
         HotEntry,
         HotView,
         ImportReport,
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from .spawn import SpawnRequest
 
 __all__ = [
+    "DoctorReport",
+    "Finding",
     "HotEntry",
     "HotView",
     "ImportReport",

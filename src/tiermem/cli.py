@@ -194,6 +194,15 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    report = _memory(args).doctor(repair=args.repair)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say([_one_line(line) for line in report.lines()])
+    return 1 if report.problems else 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     report = _memory(args).stats()
     if args.format == "json":
@@ -702,6 +711,32 @@ def _reindex_parser(sub: Any) -> None:
     reindex.add_argument("--check", action="store_true", help="only report drift (exit 1 if any)")
 
 
+_DOCTOR_EPILOG = """\
+checks: links under .squad/ (never followed), the store's own folders and files, temp files
+  of killed writes, tier files that do not parse or hold an id twice, archive records that
+  fail their size and hash, citations of records that are not there, names tiermem never
+  reads, text waiting for Scribe, and the index.
+--repair: removes stale temp files; folds ids held twice (the losing version archived);
+  moves damaged records to .squad/memory/damaged/ and archives their text again (citing
+  entries follow); rebuilds an index that is damaged, foreign or out of date; removes links
+  in place of the index or the lock folder. Anything else is left for a person, and named.
+exit status: 0 no problem left; 1 problems remain; 2 bad input.
+"""
+
+
+def _doctor_parser(sub: Any) -> None:
+    doctor = _add(
+        sub,
+        "doctor",
+        cmd_doctor,
+        _HELP["doctor"],
+        epilog=_DOCTOR_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    doctor.add_argument("--repair", action="store_true", help="repair what is safe to repair")
+    _format(doctor)
+
+
 def _stats_parser(sub: Any) -> None:
     _format(_add(sub, "stats", cmd_stats, _HELP["stats"]))
 
@@ -718,6 +753,7 @@ _HELP = {
     "reindex": "rebuild the search index from the files",
     "merge-file": "git merge driver: merge three versions of a tier file entry by entry",
     "stats": "entries, bytes and tokens per agent and tier",
+    "doctor": "check a store after a merge or a crash, and repair what is safe",
     "scribe": "run the memory keeper",
     "decision": "record team decisions",
     "wiki": "the team wiki: durable knowledge by topic",
@@ -736,6 +772,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "reindex": _reindex_parser,
     "merge-file": _merge_file_parser,
     "stats": _stats_parser,
+    "doctor": _doctor_parser,
     "scribe": _scribe_parsers,
     "decision": _decision_parsers,
     "wiki": _wiki_parsers,

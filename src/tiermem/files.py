@@ -34,8 +34,8 @@ STALE_TEMP_SECONDS = 15 * 60
 _LOCK_NAME_BYTES = 200
 
 # The folders and files of a store that every write relies on, checked before any write.
-_STORE_FOLDERS = ("hot", "cold", "wiki", "archive", "queue", ".locks", "local")
-_STORE_FILES = ("audit.jsonl", "config.toml")
+STORE_FOLDERS = ("hot", "cold", "wiki", "archive", "queue", ".locks", "local")
+STORE_FILES = ("audit.jsonl", "config.toml")
 INDEX_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal")
 
 
@@ -62,9 +62,9 @@ def check_store(layout: Layout) -> None:
     Runs before every write, so that a link committed in place of `hot/`, `.locks/` or
     `audit.jsonl` stops a command before it writes anything.
     """
-    for folder in (layout.squad, layout.memory, *(layout.memory / f for f in _STORE_FOLDERS)):
+    for folder in (layout.squad, layout.memory, *(layout.memory / f for f in STORE_FOLDERS)):
         _expect(folder, "folder")
-    for name in (*_STORE_FILES, *INDEX_FILES):
+    for name in (*STORE_FILES, *INDEX_FILES):
         _expect(layout.memory / name, "file")
 
 
@@ -347,6 +347,19 @@ def create_exclusive(path: Path, data: bytes) -> bool:
         _remove_quietly(tmp)
     _fsync_dir(path.parent)
     return True
+
+
+def move(path: Path, target: Path) -> None:
+    """Move a file to a new name in the store (never over a file already there)."""
+    path = _before_write(path)
+    target = _before_write(target)
+    ensure_folder(target.parent)
+    if safepath.kind(target) != "missing":
+        target = target.with_name(f"{target.name}.{os.urandom(3).hex()}")
+    try:
+        os.rename(path, target)
+    except OSError as exc:
+        raise _failed("move", path, exc) from None
 
 
 def unlink(path: Path) -> None:

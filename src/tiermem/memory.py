@@ -18,6 +18,7 @@ from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
 from .results import (
+    DoctorReport,
     HotView,
     ImportReport,
     Page,
@@ -287,6 +288,15 @@ class Memory:
 
         ctx = self.context if dry_run else self._ready()
         return importer.run(ctx, dry_run=dry_run, progress=progress)
+
+    def doctor(self, repair: bool = False) -> DoctorReport:
+        """Check the store after a merge or a crash; with `repair`, mend what is safe to mend.
+
+        Runs on a store that other commands refuse (a link in its folders): it says why.
+        """
+        from .doctor import run
+
+        return run(self.context, repair=repair)
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""

@@ -81,6 +81,25 @@ def update_existing(layout: Layout, tier: str, path: Path) -> Iterator[entries.T
             save(layout, path, tier_file)
 
 
+def rewrite(
+    layout: Layout,
+    tier: str,
+    path: Path,
+    change: Callable[[entries.Entry], entries.Entry] | None = None,
+) -> int:
+    """Write a tier file again (each entry changed, if asked), with every id once: the
+    versions that lost a merge are archived first. How many were archived."""
+    with files.locked(layout, path):
+        tier_file = load(layout, tier, path)
+        if tier_file is None:
+            return 0
+        lost = sum(1 for c in tier_file.conflicts if c.lost is not None)
+        if change is not None:
+            tier_file.entries = [change(e) for e in tier_file.entries]
+        save(layout, path, tier_file)
+    return lost
+
+
 _HEADINGS = {
     "cold": "{name}: cold memory",
     "wiki": "{name}: wiki",
