@@ -172,7 +172,12 @@ def parse(data: bytes, path: Path) -> Record:
     fields = {k: unescape_value(v) for k, v in fields.items()}
     raw = data[newline + 1 :]
     if str(len(raw)) != fields.get("bytes") or _sha256(raw) != fields.get("sha256"):
-        raise ParseError(path, 2, "archive record does not match its recorded size and hash")
+        raise ParseError(
+            path,
+            2,
+            "archive record does not match its recorded size and hash "
+            "(`tiermem doctor --repair` sets it aside and archives its text again)",
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
