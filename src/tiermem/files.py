@@ -480,6 +480,10 @@ def try_lock(fd: int, shared: bool = False) -> bool:
     if sys.platform == "win32":
         import msvcrt
 
+        if shared:
+            # Windows locks are exclusive only; it refuses to replace a file another process
+            # has open anyway, which is all a shared lock guards against here.
+            return True
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
