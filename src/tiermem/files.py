@@ -62,16 +62,24 @@ def check_store(layout: Layout) -> None:
     Runs before every write, so that a link committed in place of `hot/`, `.locks/` or
     `audit.jsonl` stops a command before it writes anything.
     """
-    for folder in (layout.squad, layout.memory, *(layout.memory / f for f in STORE_FOLDERS)):
-        _expect(folder, "folder")
+    safepath.check(layout.memory)  # the root's .squad and .squad/memory: no link
+    for path in (layout.squad, layout.memory):
+        _expect(str(path), "folder")
+    memory = str(layout.memory)
+    for name in STORE_FOLDERS:  # one lstat each: the folders above them are known now
+        _expect(os.path.join(memory, name), "folder")
     for name in (*STORE_FILES, *INDEX_FILES):
-        _expect(layout.memory / name, "file")
+        _expect(os.path.join(memory, name), "file")
 
 
-def _expect(path: Path, wanted: str) -> None:
-    safepath.check(path)
-    found = safepath.kind(path)
-    if found not in ("missing", wanted):
+def _expect(path: str, wanted: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISLNK(mode):
+        raise UnsafePathError(path, safepath.LINK_REASON)
+    if (stat.S_ISDIR(mode) if wanted == "folder" else stat.S_ISREG(mode)) is False:
         article = "a folder" if wanted == "folder" else "a regular file"
         raise UnsafePathError(path, f"is not {article} (run `tiermem doctor` for what to do)")
 
@@ -128,12 +136,17 @@ class Item:
     """One entry of a folder, as listed: never followed if it is a link."""
 
     name: str
-    path: Path
+    folder: str
     kind: str  # file, folder, link or other
+
+    @property
+    def path(self) -> Path:
+        """The entry's full path (made when asked: every read lists the tiers)."""
+        return Path(self.folder, self.name)
 
     def lstat(self) -> os.stat_result:
         """Size and times of the entry itself (a link's own, for a link)."""
-        return os.lstat(self.path)
+        return os.lstat(os.path.join(self.folder, self.name))
 
 
 def _kind_of(item: os.DirEntry[str]) -> str:
@@ -162,7 +175,8 @@ def listing(folder: Path) -> list[Item]:
         raise ParseError(folder, 1, f"cannot be listed ({exc.strerror})") from None
     try:
         with os.scandir(fd) as found:
-            items = [Item(i.name, folder / i.name, _kind_of(i)) for i in found]
+            where = str(folder)
+            items = [Item(i.name, where, _kind_of(i)) for i in found]
     except FileNotFoundError:
         items = []
     finally:
@@ -197,6 +211,8 @@ def subfolders(folder: Path) -> list[Path]:
 
 def ensure_folder(path: Path) -> None:
     """Make a folder (and the folders above it, from `.squad` down), never through a link."""
+    if safepath.kind(safepath.check(path)) == "folder":
+        return  # the common case: nothing to make
     path = _before_write(path)
     missing = []
     current = path

@@ -53,9 +53,9 @@ def check(path: Path) -> Path:
             raise UnsafePathError(path, "names '..' or '.'; tiermem keeps to the store's folders")
         if _name_bytes(part) > MAX_NAME_BYTES:
             raise UnsafePathError(path, f"has a name over {MAX_NAME_BYTES} bytes")
-    current = Path(*parts[:start]) if start else Path(parts[0])
-    for part in parts[start:]:
-        current = current / part
+    current = os.path.join(*parts[:start]) if start else parts[0]
+    for part in parts[start:]:  # strings, not paths: this runs before every read and write
+        current = os.path.join(current, part)
         try:
             mode = os.lstat(current).st_mode
         except (FileNotFoundError, NotADirectoryError):
