@@ -102,7 +102,7 @@ class _Doctor:
                 self.found("link" if kind == "link" else "store", path, _not_folder(kind))
                 return False
         sound = True
-        for name in (*files.STORE_FOLDERS, *files.STORE_FILES, *files.INDEX_FILES):
+        for name in (*files.STORE_FOLDERS, *files.store_files(self.layout)):
             sound &= self.store_path(self.layout.memory / name, name)
         return sound
 
@@ -113,7 +113,7 @@ class _Doctor:
             return True
         problem = _not_folder(kind) if wanted == "folder" else _not_file(kind)
         finding = self.found("link" if kind == "link" else "store", path, problem)
-        if name == ".locks" or name in files.INDEX_FILES:
+        if name == ".locks" or name in files.index_files(self.layout):
             self.repair(finding, lambda: _clear_cache_path(path, kind))
             return bool(finding.repaired)
         finding.problem += "; remove or replace it by hand (tiermem cannot tell what it meant)"

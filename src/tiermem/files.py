@@ -35,8 +35,19 @@ _LOCK_NAME_BYTES = 200
 
 # The folders and files of a store that every write relies on, checked before any write.
 STORE_FOLDERS = ("hot", "cold", "wiki", "archive", "queue", ".locks", "local")
-STORE_FILES = ("audit.jsonl", "config.toml")
-INDEX_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal")
+INDEX_SIDES = ("", "-wal", "-shm", "-journal")  # the index, and what SQLite keeps beside it
+
+
+def store_files(layout: Layout) -> list[str]:
+    """Names of the store's own files in `.squad/memory/`: the audit trail, the config, and
+    the index with its log."""
+    index = layout.index.name
+    return [layout.audit.name, layout.config.name, *(index + side for side in INDEX_SIDES)]
+
+
+def index_files(layout: Layout) -> list[str]:
+    """Names of the index and what SQLite keeps beside it."""
+    return [layout.index.name + side for side in INDEX_SIDES]
 
 
 def _failed(action: str, path: Path | str, exc: OSError) -> StoreError:
@@ -68,7 +79,7 @@ def check_store(layout: Layout) -> None:
     memory = str(layout.memory)
     for name in STORE_FOLDERS:  # one lstat each: the folders above them are known now
         _expect(os.path.join(memory, name), "folder")
-    for name in (*STORE_FILES, *INDEX_FILES):
+    for name in store_files(layout):
         _expect(os.path.join(memory, name), "file")
 
 

@@ -369,7 +369,7 @@ class FtsIndex:
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (self._wanted,))
             finally:
                 db.close()
-            for side in files.INDEX_FILES[1:]:  # the old file's log: no one has it open
+            for side in files.index_files(self.layout)[1:]:  # the old log: no one has it open
                 files.unlink(self.layout.memory / side)
             if safepath.kind(self.layout.index) == "folder":
                 raise StoreError(

@@ -100,7 +100,7 @@ def clear(ctx: Context, agent: str) -> WriteReport:
         if report.archived:
             # Emptied, not deleted: git would take a deleted hot file and the new archive
             # record of its text for one renamed file (see `session._reset_hot`).
-            store.save(ctx.layout, path, _fresh(ctx, agent))
+            store.save(ctx.layout, path, hot.between_sessions(agent))
     ids = [e.id for e in tier_file.entries]
     if report.archived:
         ctx.audit("hot-clear", ids, ["hot", "archive"], "cleared by request")

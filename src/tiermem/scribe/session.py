@@ -178,19 +178,20 @@ def _reset_hot(
     The file is rewritten, never deleted: a deleted hot file and the new archive record of
     its text look to git like one file renamed, and a note another clone added to hot in
     the meantime would be merged into the record (breaking its hash) instead of into hot.
+    The next session starts with its first write.
     """
     if current is None:
         return
     blockers = hot.of_slot(current, "blocker")
-    stamp = ctx.stamp()
-    fresh = hot.new_file(agent, hot.session_id(stamp), stamp)
-    session = fresh.meta["session"]
-    # New ids: the blocker is still open, so the next session's summary says so again.
+    ended = current.meta.get("session", "")
+    fresh = hot.between_sessions(agent)
+    # New ids: the blocker is still open, so the next session's summary says so again. They
+    # are derived from the session that ended, not the clock: the same in every clone.
     fresh.entries = [
         replace(
             b,
-            id=content_id("h", b.id, session),
-            session=session,
+            id=content_id("h", b.id, ended),
+            session="",
             extra=(*[kv for kv in b.extra if kv[0] != "carried"], ("carried", b.id)),
         )
         for b in blockers
