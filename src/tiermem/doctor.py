@@ -30,6 +30,7 @@ import os
 import re
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -434,7 +435,7 @@ def _index_problem(path: Path, ctx: Context) -> str:
     if kind != "file":
         return _not_file(kind)
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        db = sqlite3.connect(f"file:{urllib.parse.quote(str(path))}?mode=ro", uri=True, timeout=5)
         try:
             if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 return "is a damaged database"

@@ -207,11 +207,6 @@ def memory_files(folder: Path, suffix: str = ".md") -> list[Path]:
     ]
 
 
-def links_in(folder: Path, suffix: str = ".md") -> list[Path]:
-    """The symbolic links among a folder's entries with this suffix (skipped as memory)."""
-    return [i.path for i in listing(folder) if i.name.endswith(suffix) and i.kind == "link"]
-
-
 def subfolders(folder: Path) -> list[Path]:
     """The folders in a folder, in name order; links to folders are not folders here."""
     return [item.path for item in listing(folder) if item.kind == "folder"]
