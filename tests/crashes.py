@@ -267,6 +267,15 @@ def _tier_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.md") if not files.is_temp(p))
 
 
+def _queued(folder: Path) -> list[Path]:
+    """Queue files that still hold text (a session end or checkpoint empties, not deletes)."""
+    return [
+        p
+        for p in _tier_files(folder)
+        if (q := store.load(Layout(folder.parents[2]), "queue", p)) and q.entries
+    ]
+
+
 def unfinished(name: str, root: Path, marks: set[str]) -> list[str]:
     """What the re-run of operation `name` left undone (empty: the work is complete)."""
     problems = []
@@ -276,13 +285,13 @@ def unfinished(name: str, root: Path, marks: set[str]) -> list[str]:
             left = store.load(Layout(root), "hot", path)
             if left is None or {e.slot for e in left.entries} - {"blocker"}:
                 problems.append(f"hot not reset: {path.name}")
-        if _tier_files(memory / "queue"):
+        if _queued(memory / "queue"):
             problems.append("queue not empty")
         ended = {p.stem for p in (memory / "cold").glob("agent*.md")}
         if ended != {f"agent{n}" for n in range(SESSIONS)}:
             problems.append(f"sessions not ended: {len(ended)} of {SESSIONS} in cold")
     elif name == "scribe-run":
-        if _tier_files(memory / "queue"):
+        if _queued(memory / "queue"):
             problems.append("queue not empty")
         if list((root / ".squad" / "decisions" / "inbox").glob("*.md")):
             problems.append("inbox not merged")

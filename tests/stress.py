@@ -6,6 +6,10 @@
     python tests/stress.py crash --crash-trials 200
     python tests/stress.py merge --merges 20 [--merge-driver]
     python tests/stress.py hostile --hostile 2000
+    python tests/stress.py attacks
+    python tests/stress.py index --index-rounds 20
+    python tests/stress.py failures --disk-writes 6
+    python tests/stress.py fuzz --fuzz 20000
     python tests/stress.py canaries
 
 Phases:
@@ -19,13 +23,28 @@ Phases:
                the work. "exact" counts trials whose store then equals an uninterrupted run's.
                Then every crash point (a forked child dies before its N-th file-system
                change) of each operation, compared with an uninterrupted run.
-  merge        two clones of one repository work on memory, commit, and merge both ways:
-               clean merge, no conflict markers, store loads, no id twice in search or spawn,
-               nothing lost, and the same entries whichever way the merge went; with
-               --merge-driver the clones merge tier files entry by entry.
+  merge        two clones of one repository work on memory, commit, and merge both ways;
+               the origin leaves shared sessions open, which each clone notes into, ends,
+               clears or checkpoints at random: clean merge (no CONFLICT), no conflict
+               markers, store loads, no id twice in search or spawn, nothing lost, every
+               archive record whole, every text found by search (none hidden), and the same
+               entries whichever way the merge went; with --merge-driver the clones merge
+               tier files entry by entry.
   hostile      random arguments, texts, stdin bytes and damaged store files through the CLI
                (in process): no traceback, exit 2 with one stderr line on failure, nothing
                written by a refused command on an intact store, damaged files never rewritten.
+  attacks      every committed link (tests/attacks.py: hot/, cold/, wiki/, archive/, .locks/,
+               audit.jsonl, .squad/decisions/, ...) and every hostile name or metadata (an
+               agent= that climbs out, an inbox file named like a command, agent folders
+               tiermem cannot name) against every command, each in a fresh copy: no write
+               outside .squad/memory (but Squad's decision log and inbox), no traceback,
+               no outside text shown or read into memory.
+  index        fresh clones (no index) opened by many processes at once, with a rebuild and
+               a session end among them: no failure, and no drift after the next read.
+  failures     the disk full at the 1st, 2nd, ... write of every write command: one line,
+               exit 2, no temp file left, the store loads, a re-run finishes, nothing lost.
+  fuzz         command lines drawn from every command and option (tests/fuzz.py) on an
+               intact store, in parallel: no traceback, every failure one line.
   canaries     every credential shape of tests/canaries.py through every write path (CLI,
                Python API, MCP tools, import squad, model summaries from a loopback server),
                then a byte grep of every file under .squad/memory.
@@ -43,6 +62,7 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -59,10 +79,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 # The stress run is the suite's own scenarios at full counts: they live beside it.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import attacks
 import canary_paths
 import crashes
+import failures
+import fuzz
+import hazards
 import hostile
 import merges
+import races
 from canaries import CANARIES
 from reliability import child_env, cli, files_text, snapshot
 
@@ -112,17 +137,22 @@ WORDS = [
     "config",
     "session",
 ]
+# Weights out of about 400: `reindex` and `doctor` read the whole store under the index lock,
+# so on a store that has grown to thousands of records they are rare, as in a team's day.
 OPS = [
-    ("note", 34),
-    ("action", 14),
-    ("set", 5),
-    ("decide", 8),
-    ("block", 3),
-    ("decision", 10),
-    ("end", 10),
-    ("wiki", 6),
-    ("run", 5),
-    ("search", 5),
+    ("note", 136),
+    ("action", 56),
+    ("set", 20),
+    ("decide", 32),
+    ("block", 12),
+    ("decision", 40),
+    ("end", 40),
+    ("wiki", 24),
+    ("run", 20),
+    ("search", 20),
+    ("clear", 8),
+    ("reindex", 1),
+    ("doctor", 1),
 ]
 
 
@@ -151,6 +181,8 @@ def _op_argv(rng: random.Random, op: str, agent: str, marker: str) -> list[str]:
         return ["wiki", "write", topic, f"Rule {marker}\n{text}", "--by", agent]
     if op == "run":
         return ["scribe", "run"]
+    if op in ("clear", "reindex", "doctor"):
+        return {"clear": ["hot", "clear", agent], "reindex": ["reindex"], "doctor": ["doctor"]}[op]
     return ["search", rng.choice(WORDS) + " " + rng.choice(WORDS), "--agent", agent]
 
 
@@ -171,7 +203,7 @@ def concurrency_worker(
             code, _, err = cli(argv)
         except Exception:
             code, err = 99, traceback.format_exc()
-        writes = op not in ("end", "run", "search")
+        writes = op not in ("end", "run", "search", "clear", "reindex", "doctor")
         line = {"worker": worker, "n": n, "op": op, "code": code, "err": err[-500:]}
         line["marker"] = marker if writes else ""
         print(json.dumps(line), flush=True)
@@ -215,13 +247,17 @@ def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         if proc.returncode != 0:
             crashed.append(err.decode("utf-8", "replace")[-1000:])
     seconds = time.monotonic() - began
-    # Ending the session of, or searching as, an agent that has written nothing yet is
-    # refused, as it should be.
+    # Ending, clearing or searching as an agent that has written nothing yet is refused, as
+    # it should be; doctor says 1 while another process's write is not yet in the index.
     failed = [
         x
         for x in lines
-        if x["code"] != 0 and not (x["op"] in ("end", "search") and "unknown agent" in x["err"])
+        if x["code"] != 0
+        and not (x["op"] in ("end", "search", "clear") and "unknown agent" in x["err"])
+        and not (x["op"] == "clear" and "has no hot tier" in x["err"])
+        and not (x["op"] == "doctor" and x["code"] == 1)
     ]
+    tracebacks = [x for x in lines if x["code"] == 99]
     written = {x["marker"] for x in lines if x["code"] == 0 and x["marker"]}
     text = files_text(root)
     lost = sorted(m for m in written if m not in text)
@@ -255,6 +291,8 @@ def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "writes": len(written),
         "seconds": round(seconds, 1),
         "failed_ops": [f"{x['op']}: {x['err'].strip()[-300:]}" for x in failed][:20],
+        "failed_count": len(failed),
+        "tracebacks": len(tracebacks),
         "crashed_workers": crashed,
         "lost": lost,
         "hot_over_budget": over,
@@ -447,6 +485,51 @@ def _merge_session(rng: random.Random, root: Path, side: str, day: int, marks: s
         _must(root, later, "hot", "note", f"own-{side}", f"Open {o}", "--new-agent")
 
 
+SHARED_OPEN = ("guido", "kara")  # sessions the origin leaves open for both clones
+
+
+def _open_shared(rng: random.Random, origin: Path, marks: set[str]) -> None:
+    """Sessions of shared agents left open in the origin: both clones will touch them."""
+    for agent in SHARED_OPEN:
+        m = [mark() for _ in range(3)]
+        marks.update(m)
+        _must(origin, NOW0, "hot", "set", agent, "--task", f"Shared task {m[0]}", "--new-agent")
+        for k in range(rng.randint(1, 4)):
+            n = mark()
+            marks.add(n)
+            _must(origin, NOW0, "hot", "note", agent, f"Shared note {k} {n} on the reader")
+        if rng.random() < 0.5:
+            _must(origin, NOW0, "hot", "block", agent, f"Waiting on keys {m[1]}")
+        else:
+            marks.discard(m[1])
+        marks.discard(m[2])
+
+
+def _touch_shared(rng: random.Random, root: Path, day: int, marks: set[str]) -> list[str]:
+    """What a clone does to the shared open sessions: the hazards of tests/hazards.py, at
+    random (a note while the other clone ends, clears or checkpoints, or both ending)."""
+    done = []
+    now = f"2026-03-{day:02d}T09:{rng.randint(0, 59):02d}:00Z"
+    for agent in SHARED_OPEN:
+        what = rng.choice(("note", "end", "clear", "queue", "note-then-end", "nothing"))
+        done.append(f"{agent}:{what}")
+        if what in ("note", "note-then-end"):
+            n = mark()
+            marks.add(n)
+            _must(root, now, "hot", "note", agent, f"Clone note {n}")
+        if what == "queue":
+            for k in range(7):
+                a = mark()
+                marks.add(a)
+                _must(root, now, "hot", "action", agent, f"shared step {k} {a}")
+            _must(root, now, "scribe", "run")
+        if what == "clear":
+            _must(root, now, "hot", "clear", agent)
+        if what in ("end", "note-then-end", "queue"):
+            _must(root, now, "scribe", "end-session", agent)
+    return done
+
+
 def _merged_problems(root: Path, marks: set[str]) -> list[str]:
     problems = []
     if merges.git(root, "status", "--porcelain").stdout.strip():
@@ -489,14 +572,17 @@ def phase_merge(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         marks: set[str] = set()
         _must(origin, NOW0, "init")
         _merge_session(rng, origin, "base", 1, marks)
+        _open_shared(rng, origin, marks)
         merges.git(origin, "add", "-A")
         merges.git(origin, "commit", "-q", "-m", "base")
         clones = {}
+        shared: dict[str, list[str]] = {}
         for side, day in (("a", 2), ("b", 3)):
             merges.git(base, "clone", "-q", str(origin), side)
             clones[side] = base / side
             if args.merge_driver:
                 _must(clones[side], NOW0, "init", "--merge-driver")
+            shared[side] = _touch_shared(rng, clones[side], day, marks)
             _merge_session(rng, clones[side], side, day, marks)
             merges.git(clones[side], "add", "-A")
             merges.git(clones[side], "commit", "-q", "-m", f"work {side}")
@@ -505,17 +591,34 @@ def phase_merge(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         problems = [
             f"merge: exit {m.returncode}: {m.stdout[-200:]}" for m in merged if m.returncode
         ]
+        conflicts = sum(m.stdout.count("CONFLICT") for m in merged)
+        problems += [f"conflicts: git reported {conflicts} conflict(s)"] if conflicts else []
         in_a, in_b = merges.entries_by_file(a), merges.entries_by_file(b)
         differ = sorted(k for k in set(in_a) | set(in_b) if in_a.get(k) != in_b.get(k))
         if differ:
             problems.append(f"same both ways: {', '.join(differ)} differ by merge direction")
         for c in (a, b):
             problems += [f"{c.name}: {p}" for p in _merged_problems(c, marks)]
-        rounds.append({"round": n, "texts": len(marks), "problems": problems})
+            problems += [f"{c.name}: records: {r}" for r in hazards.broken_records(c)]
+            hidden = hazards.hidden(c, marks, "2026-04-20T10:00:00Z")
+            problems += (
+                [f"{c.name}: hidden: {len(hidden)} texts not found by search"] if hidden else []
+            )
+        rounds.append({"round": n, "texts": len(marks), "shared": shared, "problems": problems})
         if not (problems and args.keep):
             shutil.rmtree(base, ignore_errors=True)
     bad = [r for r in rounds if r["problems"]]
-    checks = ("merge", "markers", "loads", "same both ways", "unique ids", "nothing lost")
+    checks = (
+        "merge",
+        "conflicts",
+        "markers",
+        "loads",
+        "same both ways",
+        "unique ids",
+        "nothing lost",
+        "records",
+        "hidden",
+    )
     held = {
         check: sum(
             not any(p.startswith(check + ":") or f": {check}:" in p for p in r["problems"])
@@ -642,6 +745,216 @@ def phase_hostile(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
 
 
+# --- phase: attacks -------------------------------------------------------------------
+
+# Files outside .squad/memory/ that a command may write on its own: Squad's decision log
+# (decision add, the inbox merge) and the inbox files the merge takes in.
+_SQUAD_WRITES = (".squad/decisions.md", ".squad/decisions/inbox/")
+
+
+def _outside_memory(root: Path) -> dict[str, str]:
+    """Everything in the repository but .squad/memory/ and what tiermem writes there."""
+    found = attacks.fingerprint(root)
+    return {
+        k: v
+        for k, v in found.items()
+        if not k.startswith(".squad/memory") and not k.startswith(_SQUAD_WRITES)
+    }
+
+
+def _attack_case(
+    template: Path, work: Path, kind: str, name: str, argv: list[str]
+) -> dict[str, Any]:
+    """One command against one committed link or hostile name, in a fresh copy."""
+    root = work / "repo"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    shutil.copytree(template, root, symlinks=True)
+    outside = attacks.outside_tree(work / "outside")
+    if kind == "link":
+        attacks.plant_link(root, outside, name)
+    else:
+        attacks.HOSTILE_NAMES[name](root)
+    before_outside = attacks.fingerprint(outside)
+    before_repo = _outside_memory(root)
+    above = sorted(p.name for p in work.iterdir())
+    outcome = attacks.run(root, argv)
+    found = attacks.problems(outcome, before_outside, outside)
+    changed = sorted(
+        k
+        for k in set(before_repo) | set(_outside_memory(root))
+        if before_repo.get(k) != _outside_memory(root).get(k)
+    )
+    if changed:
+        found.append(f"wrote outside .squad/memory: {', '.join(changed[:3])}")
+    if sorted(p.name for p in work.iterdir()) != above:
+        found.append("wrote next to the repository")
+    if attacks.pwned(root) or (work / attacks.PWNED).exists():
+        found.append("a name ran as a command")
+    if kind == "link" and attacks.memory_holds_outside_text(root):
+        found.append("outside text read into memory")
+    return {"case": f"{kind} {name}: {' '.join(argv)}", "code": outcome.code, "problems": found}
+
+
+def phase_attacks(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    template = work / "template"
+    template.mkdir(parents=True)
+    attacks.build_store(template)
+    cases = [("link", name) for name in sorted(attacks.LINKS)]
+    cases += [("hostile", name) for name in sorted(attacks.HOSTILE_NAMES)]
+    results = []
+    for n, (kind, name) in enumerate(cases):
+        for argv in attacks.COMMANDS:
+            results.append(_attack_case(template, work / f"case-{n}", kind, name, argv))
+        shutil.rmtree(work / f"case-{n}", ignore_errors=True)
+    bad = [r for r in results if r["problems"]]
+    kinds = Counter(p.split(":")[0] for r in bad for p in r["problems"])
+    return {
+        "links": len(attacks.LINKS),
+        "hostile_names": len(attacks.HOSTILE_NAMES),
+        "commands": len(attacks.COMMANDS),
+        "cases": len(results),
+        "refused": sum(r["code"] == 2 for r in results),
+        "writes_outside_memory": sum(
+            any(p.startswith(("wrote", "a name ran")) for p in r["problems"]) for r in results
+        ),
+        "problems": dict(kinds),
+        "first_failures": bad[:5],
+        "ok": not bad,
+    }
+
+
+# --- phase: index ---------------------------------------------------------------------
+
+
+def phase_index(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    kinds = ["search", "stats", "search", "end", "search", "note", "reindex", "search"]
+    opens, failed, drift = 0, [], 0
+    for n in range(args.index_rounds):
+        root = races.fresh_clone(work / f"clone-{n}")
+        results = races.open_at_once(root, kinds[: args.index_procs])
+        opens += len(results)
+        failed += races.failures(results)
+        cli(["--root", str(root), "search", "reader"])
+        code, _, _ = cli(["--root", str(root), "reindex", "--check"])
+        drift += code != 0
+        shutil.rmtree(root, ignore_errors=True)
+    return {
+        "rounds": args.index_rounds,
+        "opens": opens,
+        "failed": len(failed),
+        "drift_after_a_read": drift,
+        "first_failures": failed[:5],
+        "ok": not failed and not drift,
+    }
+
+
+# --- phase: failures ------------------------------------------------------------------
+
+
+def phase_failures(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    template = work / "template"
+    template.mkdir(parents=True)
+    attacks.build_store(template)
+    counts: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    for argv in failures.WRITES:
+        for fail_at in range(1, args.disk_writes + 1):
+            root = work / "run"
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(template, root, symlinks=True)
+            texts = files_text(root, ".squad")
+            result = failures.full_disk(root, argv, fail_at)
+            counts["runs"] += 1
+            problems = []
+            if result["code"] == 2:
+                counts["refused"] += 1
+                err = str(result["err"])
+                if err.count("\n") != 1 or "No space left on device" not in err:
+                    problems.append("failure not in one line")
+            elif result["code"] not in (0, 1):
+                problems.append(f"exit {result['code']}")
+            if failures.temp_files(root):
+                problems.append("temp file left")
+            for read in (["hot", "show", "flight"], ["search", "login"]):
+                if cli(["--root", str(root), *read])[0] != 0:
+                    problems.append("store does not load")
+            if cli(["--root", str(root), *argv])[0] not in (0, 1):
+                problems.append("re-run fails")
+            if any(m not in files_text(root, ".squad") for m in _marks_in(texts)):
+                problems.append("text lost")
+            for problem in problems:
+                counts[problem] += 1
+                examples.setdefault(problem, f"{argv} at write {fail_at}: {result}"[:400])
+    problems = {k: v for k, v in counts.items() if k not in ("runs", "refused")}
+    return {
+        "runs": counts["runs"],
+        "refused_in_one_line": counts["refused"],
+        "problems": problems,
+        "examples": examples,
+        "ok": not problems,
+    }
+
+
+def _marks_in(text: str) -> set[str]:
+    return set(re.findall(r"mark-[0-9a-z-]+", text))
+
+
+# --- phase: fuzz ----------------------------------------------------------------------
+
+
+def _fuzz_chunk(template: str, work: str, seed: int, calls: int) -> dict[str, Any]:
+    """`calls` fuzzed command lines (in a pool process), on fresh copies of an intact store."""
+    rng = random.Random(seed)
+    counts: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    root = Path(work) / "repo"
+    os.chdir(work)  # a relative --root lands here, never in the checkout
+    for n in range(calls):
+        if n % 40 == 0:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(template, root, symlinks=True)
+        argv = fuzz.random_argv(rng, root)
+        verdict, detail = fuzz.verdict(argv)
+        counts[verdict] += 1
+        if verdict != "ok":
+            examples.setdefault(verdict, f"{argv!r}: {detail[-600:]}")
+    shutil.rmtree(root, ignore_errors=True)
+    return {"counts": dict(counts), "examples": examples}
+
+
+def phase_fuzz(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    template = work / "template"
+    template.mkdir(parents=True)
+    hostile.build_template(template)
+    chunks = max(1, args.fuzz // 500)
+    sizes = [args.fuzz // chunks + (1 if n < args.fuzz % chunks else 0) for n in range(chunks)]
+    counts: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+        futures = []
+        for n, size in enumerate(sizes):
+            folder = work / f"chunk-{n}"
+            folder.mkdir()
+            futures.append(
+                pool.submit(_fuzz_chunk, str(template), str(folder), args.seed + n, size)
+            )
+        for future in concurrent.futures.as_completed(futures):
+            result = future.result()
+            counts.update(result["counts"])
+            for k, v in result["examples"].items():
+                examples.setdefault(k, v)
+    problems = {k: v for k, v in counts.items() if k != "ok"}
+    return {
+        "calls": sum(counts.values()),
+        "tracebacks": sum(v for k, v in counts.items() if k.startswith("traceback")),
+        "problems": problems,
+        "examples": examples,
+        "ok": not problems,
+    }
+
+
 # --- phase: canaries ------------------------------------------------------------------
 
 
@@ -717,6 +1030,10 @@ PHASES: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {
     "crash": phase_crash,
     "merge": phase_merge,
     "hostile": phase_hostile,
+    "attacks": phase_attacks,
+    "index": phase_index,
+    "failures": phase_failures,
+    "fuzz": phase_fuzz,
     "canaries": phase_canaries,
 }
 
@@ -727,7 +1044,8 @@ def _summary(name: str, result: dict[str, Any]) -> list[str]:
         lines = [
             f"concurrency: {result['processes']} processes, {result['operations']} operations, "
             f"{result['writes']} texts written, {len(result['lost'])} lost, "
-            f"{len(result['failed_ops'])} failed operations, {result['seconds']} s [{status}]",
+            f"{result['failed_count']} failed operations, {result['tracebacks']} tracebacks, "
+            f"{result['seconds']} s [{status}]",
             f"  hot files over {HOT_BUDGET} bytes: {len(result['hot_over_budget'])}; temp files "
             f"left: {len(result['temp_files'])}; reindex --check: {result['reindex_check']}",
         ]
@@ -748,15 +1066,40 @@ def _summary(name: str, result: dict[str, Any]) -> list[str]:
                 "recovered exactly"
             )
     elif name == "merge":
+        driver = "per-entry driver" if result["merge_driver"] else "union"
         lines = [
-            f"merge: {result['merges']} merges (both directions), {result['clean']} passed every "
-            f"check, {result['texts_checked']} texts checked [{status}]",
+            f"merge ({driver}): {result['merges']} merges (both directions), {result['clean']} "
+            f"passed every check, {result['texts_checked']} texts checked [{status}]",
             "  rounds where the check held: "
             + ", ".join(f"{k} {v}/{result['merges']}" for k, v in result["checks_held"].items()),
         ]
     elif name == "hostile":
         lines = [
             f"hostile: {result['inputs']} inputs, {result['refused_cleanly']} refused, "
+            f"problems: {result['problems'] or 'none'} [{status}]"
+        ]
+    elif name == "attacks":
+        lines = [
+            f"attacks: {result['links']} committed links and {result['hostile_names']} hostile "
+            f"names x {result['commands']} commands = {result['cases']} cases, "
+            f"{result['refused']} refused, {result['writes_outside_memory']} wrote outside "
+            f".squad/memory, problems: {result['problems'] or 'none'} [{status}]"
+        ]
+    elif name == "index":
+        lines = [
+            f"index: {result['rounds']} fresh clones, {result['opens']} processes opening at "
+            f"once, {result['failed']} failed, {result['drift_after_a_read']} drifting "
+            f"after a read [{status}]"
+        ]
+    elif name == "failures":
+        lines = [
+            f"failures: {result['runs']} runs with the disk full at one write, "
+            f"{result['refused_in_one_line']} refused in one line, problems: "
+            f"{result['problems'] or 'none'} [{status}]"
+        ]
+    elif name == "fuzz":
+        lines = [
+            f"fuzz: {result['calls']} fuzzed command lines, {result['tracebacks']} tracebacks, "
             f"problems: {result['problems'] or 'none'} [{status}]"
         ]
     else:
@@ -782,6 +1125,10 @@ def main(argv: list[str] | None = None) -> int:
         help="clones merge tier files entry by entry (tiermem init --merge-driver)",
     )
     parser.add_argument("--hostile", type=int, default=2000, help="hostile inputs")
+    parser.add_argument("--fuzz", type=int, default=2000, help="fuzzed command lines")
+    parser.add_argument("--index-rounds", type=int, default=20, help="fresh clones opened")
+    parser.add_argument("--index-procs", type=int, default=8, help="processes per clone")
+    parser.add_argument("--disk-writes", type=int, default=6, help="full disk at writes 1..N")
     parser.add_argument("--jobs", type=int, default=2, help="parallel crash trials")
     parser.add_argument("--seed", type=int, default=20260301)
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temp dir)")

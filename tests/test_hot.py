@@ -115,14 +115,19 @@ def test_clear_archives_everything_and_empties_hot(store: Memory) -> None:
     store.hot_set("ada", "a task")
     store.hot_add("ada", "note", "a note worth keeping")
     report = store.hot_clear("ada")
-    assert not store.layout.tier_file("hot", "ada").exists()
+    # Emptied, not removed: git never takes it and the record of its text for a rename.
+    hot_file = store.layout.tier_file("hot", "ada")
+    assert hot_file.exists()
     assert store.hot_view("ada").entries == ()
     [location] = report.archived
     text = store.read_archive("ada", record_id(location)).text
     assert "a task" in text
     assert "a note worth keeping" in text
+    emptied = hot_file.read_bytes()
+    assert store.hot_clear("ada").archived == []  # nothing left to clear: nothing written
+    assert hot_file.read_bytes() == emptied
     with pytest.raises(NotFoundError):
-        store.hot_clear("ada")
+        store.hot_clear("nobody")
 
 
 def test_only_the_last_five_actions_stay(store: Memory) -> None:
@@ -242,7 +247,7 @@ def test_a_note_over_the_budget_is_archived_and_checkpointed(
     cold_id = out.split("checkpointed it to cold (")[1].split(")")[0].split(",")[0]
     assert f"id={cold_id} " in cold
     assert f"sources={location}" in cold or f",{location}" in cold
-    assert not store.layout.tier_file("queue", "ada").exists()
+    assert not store.layout.tier_file("queue", "ada").read_text().count("<!-- tiermem id=")
 
 
 _WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]

@@ -47,7 +47,7 @@ def test_a_session_summary_names_its_session_and_the_archived_raw_text(mem: Memo
     assert hit["session"] == session
     sources = hit["sources"]
     assert isinstance(sources, list) and sources
-    assert all(re.fullmatch(r"archive/ada/a-[0-9a-f]{10}\.md", s) for s in sources)
+    assert all(re.fullmatch(r"archive/ada/a-[0-9a-f]{10}-[0-9a-f]{10}\.md", s) for s in sources)
     assert str(hit["origin"]).startswith("ada's session, archived when it ended on 2026-03-02")
     assert str(hit["origin"]).endswith(f"; session {session}")
 

@@ -11,7 +11,7 @@ import pytest
 
 from tiermem import config
 from tiermem.entries import TierFile
-from tiermem.errors import ParseError
+from tiermem.errors import ParseError, StoreError, UsageError
 from tiermem.files import TEMP_PREFIX, atomic_write, create_exclusive, read_text
 from tiermem.layout import Layout
 from tiermem.memory import Memory
@@ -51,7 +51,7 @@ def test_atomic_write_that_fails_keeps_the_old_file(
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(StoreError, match="disk full"):
         atomic_write(target, "new")
     assert target.read_bytes() == b"old"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)]
@@ -255,8 +255,10 @@ def test_init_refuses_a_missing_folder(tmp_path: Path, run_cli: RunCli) -> None:
 def test_layout_paths_validate_names(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     assert layout.tier_file("hot", "Ada") == tmp_path / ".squad" / "memory" / "hot" / "ada.md"
-    assert layout.inside(layout.tier_file("wiki", "api-conventions"))
-    assert not layout.inside(tmp_path / "elsewhere.md")
+    assert layout.tier_file("cold", "team") == tmp_path / ".squad" / "memory" / "cold" / "team.md"
+    for bad in ("../x", "con", "team/..", "x" * 65):
+        with pytest.raises(UsageError):
+            layout.tier_file("hot", bad)
 
 
 def test_a_file_with_broken_metadata_is_never_overwritten(store: Memory, run_cli: RunCli) -> None:

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .results import (
         AgentInfo,
+        DoctorReport,
         EntryText,
+        Finding,
         ForgetReport,
         HotEntry,
         HotView,
@@ -38,7 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentInfo",
+    "DoctorReport",
     "EntryText",
+    "Finding",
     "ForgetReport",
     "HotEntry",
     "HotView",

@@ -85,14 +85,10 @@ def _memory_of(ctx: Context) -> dict[str, set[str]]:
     """Agent -> the tiers holding its memory (hot, cold, queue, archive)."""
     found: dict[str, set[str]] = {}
     for tier in _MEMORY_TIERS:
-        for p in ctx.layout.tier_dir(tier).glob("*.md"):
-            if not files.is_temp(p):
-                found.setdefault(p.stem, set()).add(tier)
-    archive_dir = ctx.layout.tier_dir("archive")
-    if archive_dir.is_dir():
-        for p in archive_dir.iterdir():
-            if p.is_dir():
-                found.setdefault(p.name, set()).add("archive")
+        for p in files.memory_files(ctx.layout.tier_dir(tier)):
+            found.setdefault(p.stem, set()).add(tier)
+    for p in files.subfolders(ctx.layout.tier_dir("archive")):
+        found.setdefault(p.name, set()).add("archive")
     return {a: t for a, t in found.items() if a != TEAM and _valid_name(a)}
 
 

@@ -2,8 +2,13 @@
 
 A record is `.squad/memory/archive/{agent}/{id}.md`: one header comment line, then the raw
 text exactly as it was given (after secret redaction, the one deliberate loss). The id is
-derived from the content, so archiving the same text twice is a no-op: that makes every
-Scribe step safe to repeat after a crash.
+`a-{key}-{whole}`: the key is derived from the text and where it came from, the rest from
+all the file holds, header included. So one name always means the same bytes: two clones
+that archive one text at different times make two records, never one file with two
+contents (a git conflict), and search folds the two. Within a clone a text already
+archived is not archived again (its key is found), which makes every Scribe step safe to
+repeat after a crash, at any time. Records made before the header counted are `a-{key}`.
+The one exception: `tiermem forget --purge` rewrites a record in place, under its name.
 
 An imported file that is not all UTF-8 is archived as its original bytes (header
 `decode=replace`): the record's text reads them with U+FFFD in place of the bytes that are not
@@ -16,18 +21,20 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import files, markdown
+from . import files, markdown, validate
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value
-from .errors import ParseError
-from .layout import Layout
+from .errors import ParseError, TiermemError, UsageError
+from .layout import TEAM, Layout
 from .results import Result, about
 
 _HEADER = "<!-- tiermem-archive "
+_HEADER_MAX_BYTES = 65536
 # A section of a record (what a search returns) is split at deeper headings only while it is
 # longer than the target, so a decision keeps its `### Why` and a history each entry whole.
 CHUNK_TARGET_CHARS = 4000
 CHUNK_MAX_CHARS = 6000
-RECORD_ID = re.compile(r"a-[0-9a-f]{10}")
+RECORD_ID = re.compile(r"a-[0-9a-f]{10}(?:-[0-9a-f]{10})?")
+_KEY_CHARS = len("a-0123456789")
 # Header values: anything but letters, digits and a few path characters is percent-encoded.
 _HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9/:.\-_@#]")
 
@@ -69,14 +76,21 @@ def new_record(
     text: str,
     raw: bytes | None = None,
 ) -> Record:
-    """A record whose id depends on what it holds, not on when it was made.
+    """A record named by its text (the key) and by everything its file holds.
 
     `raw`: the original bytes of a text that is not all UTF-8 (`text` is their decoding with
     U+FFFD); two such files that decode alike still get two records.
     """
+    title = " ".join(title.split())[:200]
     parts = (text,) if raw is None else (text, _sha256(raw))
-    record_id = content_id("a", agent, kind, source, *parts)
-    return Record(record_id, agent, created, kind, source, " ".join(title.split())[:200], text)
+    key = content_id("a", agent, kind, source, *parts)
+    whole = content_id("", agent, kind, source, title, created, *parts)  # "-" and 10 hex
+    return Record(key + whole, agent, created, kind, source, title, text)
+
+
+def key_of(record_id: str) -> str:
+    """The key of a record id: the same text from the same source, whenever archived."""
+    return record_id[:_KEY_CHARS]
 
 
 def decode(raw: bytes) -> str:
@@ -103,11 +117,15 @@ def _header(record: Record, raw: bytes | None = None, **extra: str) -> str:
     return f"{_HEADER}{items} -->\n"
 
 
-def keep_lost(layout: Layout, source: str, lost: list[Entry]) -> None:
-    """Archive the versions of entries that lost a merge conflict."""
+def keep_lost(layout: Layout, source: str, lost: list[Entry], owner: str = TEAM) -> None:
+    """Archive the versions of entries that lost a merge conflict.
+
+    The entry's own `agent=` came with the merge: a name tiermem would refuse (`..%2F..`)
+    never becomes a folder; the record goes to the owner of the file it was found in.
+    """
     for entry in lost:
         record = new_record(
-            entry.agent or "team",
+            _safe_owner(entry.agent or TEAM, owner),
             entry.used or entry.created,
             "merge-conflict",
             source,
@@ -117,19 +135,58 @@ def keep_lost(layout: Layout, source: str, lost: list[Entry]) -> None:
         write(layout, record)
 
 
+def _safe_owner(agent: str, fallback: str) -> str:
+    """The first of these names that is an agent's (or `team`), else `team`."""
+    for name in (agent, fallback):
+        try:
+            return validate.owner(name)
+        except UsageError:
+            continue
+    return TEAM
+
+
 def path_of(layout: Layout, agent: str, record_id: str) -> Path:
-    """Where a record lives."""
-    return layout.tier_dir("archive") / agent / f"{record_id}.md"
+    """Where a record lives; a name that would lead elsewhere is a UsageError."""
+    if not RECORD_ID.fullmatch(record_id):
+        raise UsageError(f"{record_id!r} is not an archive record id (a-<10 hex digits>[-<10>])")
+    return layout.tier_dir("archive") / validate.owner(agent) / f"{record_id}.md"
 
 
 def write(layout: Layout, record: Record, raw: bytes | None = None) -> bool:
-    """Archive a record; False when the same record was already there.
+    """Archive a record; False when its text was already archived here.
 
-    With `raw`, the record keeps those bytes (of which `record.text` is the decoding).
+    Then the record is changed to name the one already kept (its id and location), so
+    that what cites it cites a record that exists. With `raw`, the record keeps those bytes
+    (of which `record.text` is the decoding).
     """
+    folder = layout.tier_dir("archive") / validate.owner(record.agent)
+    known = _known_keys(folder)
+    kept = known.get(key_of(record.id))
+    if kept is not None and files.is_file(folder / f"{kept}.md"):
+        record.id = kept
+        record.location = f"archive/{record.agent}/{kept}.md"
+        return False
     body = record.text.encode("utf-8") if raw is None else raw
     data = _header(record, raw).encode("utf-8") + body
-    return files.create_exclusive(path_of(layout, record.agent, record.id), data)
+    created = files.create_exclusive(path_of(layout, record.agent, record.id), data)
+    known.setdefault(key_of(record.id), record.id)
+    return created
+
+
+# Per folder, the record first kept for each key: read once per process, kept up to date by
+# this process's writes (a record another process adds meanwhile is at worst kept twice).
+_KEYS: dict[str, dict[str, str]] = {}
+
+
+def _known_keys(folder: Path) -> dict[str, str]:
+    known = _KEYS.get(str(folder))
+    if known is None:
+        known = {}
+        for path in files.memory_files(folder):
+            if RECORD_ID.fullmatch(path.stem):
+                known.setdefault(key_of(path.stem), path.stem)
+        _KEYS[str(folder)] = known
+    return known
 
 
 def rewrite(layout: Layout, record: Record, purged: str) -> None:
@@ -157,7 +214,12 @@ def parse(data: bytes, path: Path) -> Record:
     fields = {k: unescape_value(v) for k, v in fields.items()}
     raw = data[newline + 1 :]
     if str(len(raw)) != fields.get("bytes") or _sha256(raw) != fields.get("sha256"):
-        raise ParseError(path, 2, "archive record does not match its recorded size and hash")
+        raise ParseError(
+            path,
+            2,
+            "archive record does not match its recorded size and hash "
+            "(`tiermem doctor --repair` sets it aside and archives its text again)",
+        )
     try:
         text = decode(raw) if fields.get("decode") == "replace" else raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -176,10 +238,12 @@ def parse(data: bytes, path: Path) -> Record:
 def header(path: Path) -> dict[str, str]:
     """A record's header fields, read from its first line only (empty when unreadable)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.readline(65536).decode("utf-8", "replace").rstrip("\n")
-    except OSError:
+        data = files.read_bytes(path, _HEADER_MAX_BYTES)
+    except (OSError, TiermemError):
         return {}
+    if data is None:
+        return {}
+    head = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     if not head.startswith(_HEADER) or not head.endswith("-->"):
         return {}
     items = (item.partition("=")[::2] for item in head[len(_HEADER) : -3].split())
@@ -189,22 +253,24 @@ def header(path: Path) -> dict[str, str]:
 def read(layout: Layout, agent: str, record_id: str) -> Record:
     """Load one record by agent and id."""
     path = path_of(layout, agent, record_id)
-    return parse(path.read_bytes(), path)
+    data = files.read_bytes(path)
+    if data is None:
+        raise ParseError(path, 1, "archive record does not exist")
+    return parse(data, path)
 
 
 def records_folders(layout: Layout) -> list[Path]:
     """The archive's folders, one per agent (or the team), sorted."""
-    base = layout.tier_dir("archive")
-    return sorted(p for p in base.glob("*") if p.is_dir() and not p.is_symlink())
+    return files.subfolders(layout.tier_dir("archive"))
 
 
 def records(layout: Layout, agent: str | None = None) -> list[Path]:
-    """Paths of all records (of one agent), sorted."""
+    """Paths of all records (of one agent), sorted; links and temp files are no records."""
     base = layout.tier_dir("archive")
-    folders = [base / agent] if agent else sorted(p for p in base.glob("*") if p.is_dir())
+    folders = [base / validate.owner(agent)] if agent else files.subfolders(base)
     found: list[Path] = []
     for folder in folders:
-        found.extend(p for p in sorted(folder.glob("*.md")) if not files.is_temp(p))
+        found.extend(files.memory_files(folder))
     return found
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from . import files
+from .errors import TiermemError
 from .layout import Layout
 
 
@@ -31,13 +31,8 @@ def append(
         line["reason"] = reason
     line.update({k: v for k, v in details.items() if v not in (None, "", [], ())})
     data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    layout.memory.mkdir(parents=True, exist_ok=True)
     with files.locked(layout, layout.audit):
-        fd = os.open(layout.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        files.append(layout.audit, data)
 
 
 def read(layout: Layout) -> list[dict[str, object]]:
@@ -46,13 +41,19 @@ def read(layout: Layout) -> list[dict[str, object]]:
     Stores written before tiermem had a file of its own kept its lines in Squad's
     `audit.jsonl`; those are read too, told from Squad's by their shape.
     """
-    earlier = [line for line in _lines(layout, layout.squad_audit) if _ours(line)]
-    return earlier + _lines(layout, layout.audit)
+    try:
+        earlier = [line for line in _lines(layout.squad_audit) if _ours(line)]
+    except TiermemError:
+        earlier = []  # Squad's file, a link or a folder: none of tiermem's lines are there
+    return earlier + _lines(layout.audit)
 
 
-def _lines(layout: Layout, path: Path) -> list[dict[str, object]]:
+def _lines(path: Path) -> list[dict[str, object]]:
+    data = files.read_bytes(path)
+    if data is None:
+        return []
     lines = []
-    for raw in (files.read_text(layout, path) or "").splitlines():
+    for raw in data.decode("utf-8", "replace").splitlines():
         try:
             line = json.loads(raw)
         except json.JSONDecodeError:

@@ -48,15 +48,15 @@ def init_store(root: Path, squad_files: bool = True) -> list[str]:
     created: list[str] = []
     for tier in (*TIERS, "queue"):
         path = layout.tier_dir(tier)
-        if not path.is_dir():
-            path.mkdir(parents=True)
+        if not files.is_folder(path):
+            files.ensure_folder(path)  # refuses a link in the way, never makes folders through it
             created.append(layout.relative(path) + "/")
     for path, text in (
         (layout.config, render_default()),
         (layout.memory / ".gitignore", _GITIGNORE),
         (layout.memory / ".gitattributes", _GITATTRIBUTES),
     ):
-        if not path.exists():
+        if not files.exists(path):
             files.atomic_write(path, text)
             created.append(layout.relative(path))
     for path, text in (

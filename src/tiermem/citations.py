@@ -27,6 +27,7 @@ from pathlib import Path
 
 from . import files
 from .context import Context
+from .errors import TiermemError
 from .index import Doc, Hit
 from .layout import Layout
 
@@ -192,14 +193,15 @@ def _write_cache(layout: Layout, stamp: str, known: Tracked, paths: list[str]) -
     if not layout.memory.is_dir():
         return
     head = [_CACHE_HEAD, stamp, known.prefix, "/".join(sorted(known.tops))]
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, TiermemError):  # a cache: the next spawn asks git again
         files.atomic_write(_cache_path(layout), "\0".join(head + paths))
 
 
 def _read_cache(layout: Layout, stamp: str) -> Tracked | None:
     try:
-        text = _cache_path(layout).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = files.read_bytes(_cache_path(layout))
+        text = data.decode("utf-8") if data is not None else ""
+    except (OSError, UnicodeDecodeError, TiermemError):
         return None
     parts = text.split("\0")
     if len(parts) < 4 or parts[0] != _CACHE_HEAD or parts[1] != stamp:

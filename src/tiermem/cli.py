@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .results import SessionReport
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -35,6 +36,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _os_error(exc: OSError) -> str:
+    """What the system refused, and where (a path shortened to stay readable)."""
+    where = str(exc.filename or "")
+    where = where if len(where) <= 120 else where[:60] + "..." + where[-40:]
+    return f"{exc.strerror or exc}" + (f": {where}" if where else "")
 
 
 def _one_line(message: str) -> str:
@@ -234,6 +242,15 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    report = _memory(args).doctor(repair=args.repair)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say([_one_line(line) for line in report.lines()])
+    return 1 if report.problems else 0
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
     report = _memory(args).stats()
     if args.format == "json":
@@ -250,11 +267,15 @@ def cmd_scribe(args: argparse.Namespace) -> int:
     if args.scribe_action == "end-session":
         if bool(args.agent) == bool(args.all):
             raise _usage("give one AGENT or --all")
-        agents = mem.agents() if args.all else [args.agent]
-        results = [mem.end_session(a) for a in agents]
+        if not args.all:
+            results = [mem.end_session(args.agent)]
+            skipped: list[str] = []
+        else:
+            results, skipped = _end_each(mem)
         if args.format == "json":
             _print_json([r.to_json() for r in results])
-            return 0
+            _say_skipped(skipped)
+            return 1 if skipped else 0
         for r in results:
             if not r.cold:
                 print(f"{r.agent}: nothing in hot to end")
@@ -264,14 +285,34 @@ def cmd_scribe(args: argparse.Namespace) -> int:
                     f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
                     f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
                 )
-        return 0
+        _say_skipped(skipped)
+        return 1 if skipped else 0
     report = mem.scribe_run(dry_run=args.dry_run)
     if args.format == "json":
         _print_json(report.to_json())
     else:
         _say(report.lines())
-    _skipped(report.inbox_skipped)
+    _skipped([*report.inbox_skipped, *report.skipped])
     return 0
+
+
+def _end_each(mem: Memory) -> tuple[list[SessionReport], list[str]]:
+    """Every agent's session ended; one that cannot be (a damaged file it needs) is skipped
+    and said, and the others end all the same."""
+    from .errors import TiermemError
+
+    results, skipped = [], []
+    for agent in mem.agents():
+        try:
+            results.append(mem.end_session(agent))
+        except TiermemError as exc:
+            skipped.append(f"{agent}: {exc}")
+    return results, skipped
+
+
+def _say_skipped(skipped: Sequence[str]) -> None:
+    for line in skipped:
+        print(f"tiermem: skipped {_one_line(line)}", file=sys.stderr)
 
 
 def cmd_decision(args: argparse.Namespace) -> int:
@@ -846,6 +887,32 @@ def _reindex_parser(sub: Any) -> None:
     reindex.add_argument("--check", action="store_true", help="only report drift (exit 1 if any)")
 
 
+_DOCTOR_EPILOG = """\
+checks: links under .squad/ (never followed), the store's own folders and files, temp files
+  of killed writes, tier files that do not parse or hold an id twice, archive records that
+  fail their size and hash, citations of records that are not there, names tiermem never
+  reads, text waiting for Scribe, and the index.
+--repair: removes stale temp files; folds ids held twice (the losing version archived);
+  moves damaged records to .squad/memory/damaged/ and archives their text again (citing
+  entries follow); rebuilds an index that is damaged, foreign or out of date; removes links
+  in place of the index or the lock folder. Anything else is left for a person, and named.
+exit status: 0 no problem left; 1 problems remain; 2 bad input.
+"""
+
+
+def _doctor_parser(sub: Any) -> None:
+    doctor = _add(
+        sub,
+        "doctor",
+        cmd_doctor,
+        _HELP["doctor"],
+        epilog=_DOCTOR_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    doctor.add_argument("--repair", action="store_true", help="repair what is safe to repair")
+    _format(doctor)
+
+
 def _stats_parser(sub: Any) -> None:
     _format(_add(sub, "stats", cmd_stats, _HELP["stats"]))
 
@@ -863,6 +930,7 @@ _HELP = {
     "merge-file": "git merge driver: merge three versions of a tier file entry by entry",
     "stats": "entries, bytes and tokens per agent and tier",
     "report": "write one HTML page of the store: agents, budgets, Scribe, wiki, stale, entries",
+    "doctor": "check a store after a merge or a crash, and repair what is safe",
     "scribe": "run the memory keeper",
     "decision": "record team decisions",
     "wiki": "the team wiki: durable knowledge by topic",
@@ -884,6 +952,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
     "merge-file": _merge_file_parser,
     "stats": _stats_parser,
     "report": _report_parser,
+    "doctor": _doctor_parser,
     "scribe": _scribe_parsers,
     "decision": _decision_parsers,
     "wiki": _wiki_parsers,
@@ -965,6 +1034,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TiermemError as exc:
         print(f"tiermem: error: {_one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a path the system refuses (too long, not allowed), a full disk
+        print(f"tiermem: error: {_one_line(_os_error(exc))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
         return 130

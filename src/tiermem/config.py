@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ParseError
+from .safepath import read_bytes
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,49 @@ def render_default() -> str:
     return "\n".join(lines)
 
 
-def _merge_section(default: Any, raw: object, path: Path, section: str) -> Any:
+# The values each setting takes (inclusive); outside them a value is a ParseError naming it.
+RANGES: dict[str, tuple[float, float]] = {
+    "hot.budget_bytes": (512, 1024 * 1024),
+    "hot.max_actions": (1, 1000),
+    "cold.budget_bytes": (1024, 1024**3),
+    "cold.ttl_days": (1, 36500),
+    "scribe.compression_target": (1, 1000),
+    "scribe.promote_after_days": (0, 36500),
+    "scribe.promote_min_sessions": (1, 1000),
+    "spawn.budget_tokens": (0, 10_000_000),
+    "summarizer.timeout_seconds": (0.001, 3600.0),
+}
+CHOICES = {"summarizer.kind": ("extractive", "openai")}
+
+
+def _check_value(name: str, value: object) -> str:
+    """Why a value of the right type is still not one the setting takes ("" when it is)."""
+    if name in CHOICES and value not in CHOICES[name]:
+        return f"{name} must be one of {', '.join(CHOICES[name])}, not {value!r}"
+    if name in RANGES and isinstance(value, int | float):
+        low, high = RANGES[name]
+        if not low <= value <= high:  # also false for NaN
+            return f"{name} must be between {_number(low)} and {_number(high)}, not {value!r}"
+    return ""
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _line_of(text: str, section: str, key: str) -> int:
+    """The line where a key of a section is set (1 when it cannot be told)."""
+    current = ""
+    for n, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped.strip("[] \t")
+        elif current == section and stripped.split("=", 1)[0].strip() == key:
+            return n
+    return 1
+
+
+def _merge_section(default: Any, raw: object, path: Path, section: str, text: str = "") -> Any:
     if not isinstance(raw, dict):
         raise ParseError(path, 1, f"[{section}] must be a table")
     known = {f.name: f for f in fields(default)}
@@ -107,8 +150,11 @@ def _merge_section(default: Any, raw: object, path: Path, section: str) -> Any:
         expected = type(getattr(default, key))
         if expected is float and isinstance(value, int):
             value = float(value)
+        line = _line_of(text, section, key)
         if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
-            raise ParseError(path, 1, f"{section}.{key} must be {expected.__name__}")
+            raise ParseError(path, line, f"{section}.{key} must be {expected.__name__}")
+        if problem := _check_value(f"{section}.{key}", value):
+            raise ParseError(path, line, problem)
         updates[key] = value
     return replace(default, **updates)
 
@@ -116,12 +162,14 @@ def _merge_section(default: Any, raw: object, path: Path, section: str) -> Any:
 def load(path: Path) -> Config:
     """Read config.toml, falling back to defaults for anything it does not set."""
     config = Config()
-    if not path.exists():
+    data = read_bytes(path)  # never through a link
+    if data is None:
         return config
     import tomllib  # only stores with a config file pay for the parser
 
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(path, getattr(exc, "lineno", 1) or 1, str(exc)) from None
     except UnicodeDecodeError:
@@ -131,5 +179,5 @@ def load(path: Path) -> Config:
     for name, value in raw.items():
         if name not in sections:
             raise ParseError(path, 1, f"unknown section [{name}]")
-        updates[name] = _merge_section(getattr(config, name), value, path, name)
+        updates[name] = _merge_section(getattr(config, name), value, path, name, text)
     return replace(config, **updates)

@@ -91,8 +91,11 @@ class Context:
         return self._index
 
     def require_store(self) -> None:
-        """Refuse to go on where there is no store to work in."""
-        if not self.layout.memory.is_dir():
+        """Refuse to go on where there is no store to work in (or one reached by a link)."""
+        from . import files
+
+        files.check_store(self.layout)  # a link in place of a folder or file of the store
+        if not files.is_folder(self.layout.memory):
             raise StoreError(f"no tiermem store in {self.layout.squad}; run `tiermem init`")
 
     def stamp(self) -> str:
@@ -128,8 +131,16 @@ class Context:
     ) -> None:
         """One line in the audit trail: what was done to which entries, never the content."""
         from . import audit  # writes only: reads start without the JSON encoder
+        from .errors import UnsafePathError
 
-        audit.append(self.layout, self.stamp(), action, ids, tiers, reason, **details)
+        try:
+            audit.append(self.layout, self.stamp(), action, ids, tiers, reason, **details)
+        except UnsafePathError:
+            raise
+        except StoreError as exc:
+            # The trail describes memory, it is not memory: a full disk that lets the memory
+            # write through but not its audit line is said, not a failed command.
+            self.warn(f"warning: audit line not written: {exc}")
 
     def clean(self, text: str, what: str) -> tuple[str, list[str]]:
         """Validate user text and replace credentials in it, before it is written anywhere."""

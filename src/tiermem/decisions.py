@@ -9,6 +9,7 @@ from . import archive, files, store
 from .classify import classify, is_structured
 from .context import Context
 from .entries import Entry, content_id, split_entry
+from .errors import ParseError
 from .layout import TEAM
 from .squad import decision_log
 from .squad import parse as squad_parse
@@ -114,8 +115,10 @@ def record(
 def promoted_ids(ctx: Context) -> set[str]:
     """Ids already in the wiki (a decision that reached the wiki is not recorded again)."""
     found: set[str] = set()
-    for path in sorted(ctx.layout.tier_dir("wiki").glob("*.md")):
-        if not files.is_temp(path):
+    for path in files.memory_files(ctx.layout.tier_dir("wiki")):
+        try:
             text = files.read_text(ctx.layout, path) or ""
-            found.update(re.findall(r"<!-- tiermem id=(\S+)", text))
+        except ParseError:
+            continue  # a damaged page is no reason to refuse a decision
+        found.update(re.findall(r"<!-- tiermem id=(\S+)", text))
     return found

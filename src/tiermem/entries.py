@@ -196,7 +196,9 @@ def render(tier_file: TierFile) -> str:
     meta = " ".join(f"{k}={_escape(v)}" for k, v in tier_file.meta.items())
     parts = [f"# {tier_file.heading}\n", f"{_FILE_PREFIX}{meta}{_META_END}\n"]
     if tier_file.notes:
-        parts.append(tier_file.notes.rstrip("\n") + "\n")
+        # Escaped like a body: written below the file's metadata line, a note line that
+        # looks like metadata must not make the heading line above it start an entry.
+        parts.append(_escape_body(tier_file.notes.rstrip("\n")) + "\n")
     for entry in tier_file.entries:
         parts.append("\n" + render_entry(entry))
     return "".join(parts)
@@ -296,21 +298,28 @@ def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning
     return tier_file
 
 
+def _header_at(lines: list[str], i: int) -> bool:
+    """Whether line i starts a file header: a heading followed by the file's metadata."""
+    return i + 1 < len(lines) and lines[i + 1].startswith(_FILE_PREFIX)
+
+
 def _parse_preamble(lines: list[str], path: Path) -> TierFile:
     heading = ""
     meta: dict[str, str] = {}
     notes: list[str] = []
     for i, line in enumerate(lines):
-        if not heading and line.startswith("# ") and not notes:
+        if not heading and line.startswith("# ") and not "".join(notes).strip():
             heading = line[2:].strip()
         elif line.startswith(_FILE_PREFIX) and not meta:
             pairs = _parse_pairs(line, path, i + 1, _FILE_PREFIX)
             meta = {k: _unquote(v) for k, v in pairs.items()}
-        elif line.startswith(_FILE_PREFIX) or line == f"# {heading}":
-            continue  # a duplicated header from a union merge
+        elif line.startswith(_FILE_PREFIX) or (line == f"# {heading}" and _header_at(lines, i)):
+            continue  # a duplicated header from a union merge (a heading with its metadata)
         else:
             notes.append(line)
-    text = "\n".join(notes).strip("\n")
+    text = _unescape_body(notes) if "<!-- tiermem" in "\n".join(notes) else "\n".join(notes)
+    # Line ends as a body's: a lone carriage return would come back as a line end.
+    text = text.replace("\r", "\n").strip("\n")
     return TierFile(heading=heading or "memory", meta=meta, notes=text)
 
 

@@ -31,3 +31,15 @@ class ParseError(TiermemError):
 
 class StoreError(TiermemError):
     """The store is missing or cannot be used."""
+
+
+class UnsafePathError(ParseError):
+    """A path that came with the repository and would lead out of it (a symbolic link, a
+    `..`, a name too long): never read, written or followed."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(path, 1, reason)
+        self.args = (f"{path}: {reason}",)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"

@@ -1,24 +1,241 @@
-"""Files under `.squad/memory/`: atomic writes, create-only records and per-file locks.
+"""Files under `.squad/`: atomic writes, create-only records, per-file locks, safe reads.
 
 Every write goes to a temp file next to its target and is renamed into place, so readers
 see the old or the new content, never a mix; locks are advisory OS locks that die with
-their process.
+their process. Every path is first checked by `safepath.check` (no link, no `..`, from
+`.squad` down), files are opened with O_NOFOLLOW, and before anything is written the
+store's own folders and files are checked too (`check_store`), so a committed link makes a
+command refuse before its first write, not half-way through.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
+import stat
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ParseError, StoreError
+from . import safepath
+from .errors import ParseError, StoreError, UnsafePathError
 from .layout import Layout
 
 LOCK_TIMEOUT_SECONDS = 60.0
 TEMP_PREFIX = ".tmp-"
+# A temp file this old belongs to a write that was killed: the next write next to it (or
+# `tiermem doctor --repair`) removes it.
+STALE_TEMP_SECONDS = 15 * 60
+_LOCK_NAME_BYTES = 200
+
+# The folders and files of a store that every write relies on, checked before any write.
+STORE_FOLDERS = ("hot", "cold", "wiki", "archive", "queue", ".locks", "local")
+INDEX_SIDES = ("", "-wal", "-shm", "-journal")  # the index, and what SQLite keeps beside it
+
+
+def store_files(layout: Layout) -> list[str]:
+    """Names of the store's own files in `.squad/memory/`: the audit trail, the config, and
+    the index with its log."""
+    index = layout.index.name
+    return [layout.audit.name, layout.config.name, *(index + side for side in INDEX_SIDES)]
+
+
+def index_files(layout: Layout) -> list[str]:
+    """Names of the index and what SQLite keeps beside it."""
+    return [layout.index.name + side for side in INDEX_SIDES]
+
+
+def _failed(action: str, path: Path | str, exc: OSError) -> StoreError:
+    """An OS failure (disk full, permissions, a name too long) as one line."""
+    reason = exc.strerror or str(exc)
+    return StoreError(f"cannot {action} {path}: {reason}")
+
+
+# --- checks ---------------------------------------------------------------------------
+
+
+def _store_of(path: Path) -> Layout | None:
+    """The store a path lies in (the folder above its first `.squad`), if any."""
+    parts = path.absolute().parts
+    if safepath.SQUAD not in parts:
+        return None
+    return Layout(Path(*parts[: parts.index(safepath.SQUAD)]))
+
+
+def check_store(layout: Layout) -> None:
+    """Refuse a store whose own folders or files are links or of the wrong type.
+
+    Runs before every write, so that a link committed in place of `hot/`, `.locks/` or
+    `audit.jsonl` stops a command before it writes anything.
+    """
+    safepath.check(layout.memory)  # the root's .squad and .squad/memory: no link
+    for path in (layout.squad, layout.memory):
+        _expect(str(path), "folder")
+    memory = str(layout.memory)
+    for name in STORE_FOLDERS:  # one lstat each: the folders above them are known now
+        _expect(os.path.join(memory, name), "folder")
+    for name in store_files(layout):
+        _expect(os.path.join(memory, name), "file")
+
+
+def _expect(path: str, wanted: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISLNK(mode):
+        raise UnsafePathError(path, safepath.LINK_REASON)
+    if (stat.S_ISDIR(mode) if wanted == "folder" else stat.S_ISREG(mode)) is False:
+        article = "a folder" if wanted == "folder" else "a regular file"
+        raise UnsafePathError(path, f"is not {article} (run `tiermem doctor` for what to do)")
+
+
+def _before_write(path: Path) -> Path:
+    """The checked path of a write, once its store is known to be safe to write in."""
+    layout = _store_of(path)
+    if layout is not None:
+        check_store(layout)
+    return safepath.check(path)
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+read_bytes = safepath.read_bytes
+
+
+def read_text(layout: Layout, path: Path) -> str | None:
+    """A file's text, or None when it does not exist; refuses links and invalid UTF-8."""
+    data = read_bytes(path)
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(path, line, "is not valid UTF-8") from None
+
+
+def exists(path: Path) -> bool:
+    """Whether anything is at a path (a link counts: it is not followed)."""
+    return safepath.kind(safepath.check(path)) != "missing"
+
+
+def is_file(path: Path) -> bool:
+    """Whether a path is a regular file, reached without following any link."""
+    try:
+        return safepath.kind(safepath.check(path)) == "file"
+    except UnsafePathError:
+        return False
+
+
+def is_folder(path: Path) -> bool:
+    """Whether a path is a folder, reached without following any link."""
+    try:
+        return safepath.kind(safepath.check(path)) == "folder"
+    except UnsafePathError:
+        return False
+
+
+@dataclass(frozen=True)
+class Item:
+    """One entry of a folder, as listed: never followed if it is a link."""
+
+    name: str
+    folder: str
+    kind: str  # file, folder, link or other
+
+    @property
+    def path(self) -> Path:
+        """The entry's full path (made when asked: every read lists the tiers)."""
+        return Path(self.folder, self.name)
+
+    def lstat(self) -> os.stat_result:
+        """Size and times of the entry itself (a link's own, for a link)."""
+        return os.lstat(os.path.join(self.folder, self.name))
+
+
+def _kind_of(item: os.DirEntry[str]) -> str:
+    if item.is_symlink():
+        return "link"
+    if item.is_dir(follow_symlinks=False):
+        return "folder"
+    return "file" if item.is_file(follow_symlinks=False) else "other"
+
+
+def listing(folder: Path) -> list[Item]:
+    """What a folder holds, in name order (nothing when it does not exist or is no folder).
+
+    The folder itself is reached without following links (UnsafePathError otherwise); its
+    entries are listed as they are, links included, for the caller to skip.
+    """
+    folder = safepath.check(folder)
+    flags = os.O_RDONLY | safepath.NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | safepath.CLOEXEC
+    try:
+        fd = os.open(folder, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        if safepath.is_link_error(exc):
+            raise UnsafePathError(folder, safepath.LINK_REASON) from None
+        raise ParseError(folder, 1, f"cannot be listed ({exc.strerror})") from None
+    try:
+        with os.scandir(fd) as found:
+            where = str(folder)
+            items = [Item(i.name, where, _kind_of(i)) for i in found]
+    except FileNotFoundError:
+        items = []
+    finally:
+        os.close(fd)
+    return sorted(items, key=lambda i: i.name)
+
+
+def memory_files(folder: Path, suffix: str = ".md") -> list[Path]:
+    """The regular files of a tier folder with this suffix, in name order: no temp file, no
+    link (a link is never memory), no folder."""
+    return [
+        item.path
+        for item in listing(folder)
+        if item.name.endswith(suffix)
+        and not item.name.startswith(TEMP_PREFIX)
+        and item.kind == "file"
+    ]
+
+
+def subfolders(folder: Path) -> list[Path]:
+    """The folders in a folder, in name order; links to folders are not folders here."""
+    return [item.path for item in listing(folder) if item.kind == "folder"]
+
+
+# --- writing --------------------------------------------------------------------------
+
+
+def ensure_folder(path: Path) -> None:
+    """Make a folder (and the folders above it, from `.squad` down), never through a link."""
+    if safepath.kind(safepath.check(path)) == "folder":
+        return  # the common case: nothing to make
+    path = _before_write(path)
+    missing = []
+    current = path
+    while safepath.kind(current) == "missing" and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _failed("create the folder", folder, exc) from None
+        if safepath.kind(folder) != "folder":
+            raise UnsafePathError(folder, "is not a folder")
+    if safepath.kind(path) != "folder":
+        raise UnsafePathError(path, "is not a folder")
 
 
 def _temp_in(folder: Path) -> tuple[int, str]:
@@ -26,7 +243,8 @@ def _temp_in(folder: Path) -> tuple[int, str]:
     for _ in range(100):
         name = folder / f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
         try:
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), str(name)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | safepath.NOFOLLOW | safepath.CLOEXEC
+            return os.open(name, flags, 0o644), str(name)
         except FileExistsError:
             continue
     raise StoreError(f"cannot create a temp file in {folder}")
@@ -38,37 +256,88 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     The data is fsynced before the rename, so a crash or power loss leaves the old or the
     new version. The folder is not fsynced: losing the rename itself to a power cut brings
     back the previous version, which still holds everything, and every raw text is in the
-    archive (whose records are fully durable) before any tier drops it.
+    archive (whose records are fully durable) before any tier drops it. A full disk leaves
+    the old file as it was and no temp file behind.
     """
+    path = _before_write(path)
+    if safepath.kind(path) not in ("missing", "file"):
+        raise UnsafePathError(path, "is not a regular file; tiermem does not replace it")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = _synced_temp(path.parent, raw)
     try:
         os.replace(tmp, path)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise _failed("write", path, exc) from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        _remove_quietly(tmp)
         raise
+
+
+def _remove_quietly(path: str | Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def _synced_temp(folder: Path, data: bytes) -> str:
     """A temp file in `folder` holding `data`, flushed to disk; removed again on failure."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_in(folder)
+    ensure_folder(folder)
+    _clean_stale_temps(folder)
+    try:
+        fd, tmp = _temp_in(folder)
+    except OSError as exc:
+        raise _failed("write in", folder, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise _failed("write in", folder, exc) from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        _remove_quietly(tmp)
         raise
     return tmp
 
 
+_CLEANED: set[str] = set()
+
+
+def _clean_stale_temps(folder: Path) -> None:
+    """Remove temp files of writes killed long ago (once per folder and process)."""
+    key = str(folder)
+    if key in _CLEANED:
+        return
+    _CLEANED.add(key)
+    stale_temps(folder, remove=True)
+
+
+def stale_temps(folder: Path, remove: bool = False, now: float | None = None) -> list[Path]:
+    """Temp files in a folder older than STALE_TEMP_SECONDS (removed, if asked)."""
+    now = time.time() if now is None else now
+    found = []
+    try:
+        items = listing(folder)
+    except ParseError:
+        return []
+    for item in items:
+        if not item.name.startswith(TEMP_PREFIX) or item.kind == "folder":
+            continue
+        try:
+            age = now - item.lstat().st_mtime
+        except OSError:
+            continue
+        if age > STALE_TEMP_SECONDS:
+            found.append(item.path)
+            if remove:
+                _remove_quietly(item.path)  # a link is removed, never followed
+    return found
+
+
 def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(folder, os.O_RDONLY | safepath.NOFOLLOW)
         try:
             os.fsync(fd)
         finally:
@@ -76,27 +345,86 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:
-    """Write a new file atomically and durably; False (and no write) when it already exists."""
-    if path.exists():
+    """Write a new file atomically and durably; False (and no write) when it already exists.
+
+    Something other than a regular file in its place (a link, a folder) is refused: a
+    record that only seemed to exist would let a tier drop the text it holds.
+    """
+    path = _before_write(path)
+    found = safepath.kind(path)
+    if found == "file":
         return False
+    if found != "missing":
+        raise UnsafePathError(path, f"is a {found}, not an archive record")
     tmp = _synced_temp(path.parent, data)
     try:
         os.link(tmp, path)  # link fails if the name exists: no overwrite race
     except FileExistsError:
+        if safepath.kind(path) != "file":
+            raise UnsafePathError(path, "is not a regular file") from None
         return False
+    except OSError as exc:
+        raise _failed("write", path, exc) from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        _remove_quietly(tmp)
     _fsync_dir(path.parent)
     return True
 
 
+def move(path: Path, target: Path) -> None:
+    """Move a file to a new name in the store (never over a file already there)."""
+    path = _before_write(path)
+    target = _before_write(target)
+    ensure_folder(target.parent)
+    if safepath.kind(target) != "missing":
+        target = target.with_name(f"{target.name}.{os.urandom(3).hex()}")
+    try:
+        os.rename(path, target)
+    except OSError as exc:
+        raise _failed("move", path, exc) from None
+
+
+def unlink(path: Path) -> None:
+    """Remove a file (a link is never followed); nothing when it is already gone."""
+    path = _before_write(path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise _failed("remove", path, exc) from None
+
+
+def append(path: Path, data: bytes) -> None:
+    """Append bytes to a file in one write (O_APPEND, never through a link)."""
+    path = _before_write(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | safepath.NOFOLLOW | safepath.CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if safepath.is_link_error(exc):
+            raise UnsafePathError(path, safepath.LINK_REASON) from None
+        raise _failed("write", path, exc) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePathError(path, "is not a regular file")
+        os.write(fd, data)
+    except OSError as exc:
+        raise _failed("write", path, exc) from None
+    finally:
+        os.close(fd)
+
+
+# --- locks ----------------------------------------------------------------------------
+
+
 @contextlib.contextmanager
-def locked(layout: Layout, path: Path) -> Iterator[None]:
-    """Hold the cross-process lock of one memory file (re-entrant within a process).
+def locked(layout: Layout, path: Path, shared: bool = False) -> Iterator[None]:
+    """Hold the cross-process lock of one memory file (re-entrant within a thread).
 
     Locks are advisory OS locks on files in `.squad/memory/.locks/`: the OS releases them
-    when a process dies, so a crash never leaves a store locked.
+    when a process dies, so a crash never leaves a store locked. `shared` locks are held
+    together by many (readers of the index), and keep out an exclusive one.
     """
     name = _lock_name(layout, path)
     held: dict[str, int] = _held()
@@ -107,11 +435,10 @@ def locked(layout: Layout, path: Path) -> Iterator[None]:
         finally:
             held[name] -= 1
         return
-    layout.locks.mkdir(parents=True, exist_ok=True)
-    fd = os.open(layout.locks / name, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_lock(layout, name)
     try:
         # Each thread opens its own descriptor: the OS lock then keeps threads apart too.
-        _acquire(fd, layout.relative(path))
+        acquire(fd, layout.relative(path), shared)
         held[name] = 1
         try:
             yield
@@ -119,6 +446,19 @@ def locked(layout: Layout, path: Path) -> Iterator[None]:
             del held[name]
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def open_lock(layout: Layout, name: str) -> int:
+    """A descriptor on a lock file in `.locks/` (created; never through a link)."""
+    path = layout.locks / name
+    ensure_folder(layout.locks)
+    flags = os.O_RDWR | os.O_CREAT | safepath.NOFOLLOW | safepath.CLOEXEC
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        if safepath.is_link_error(exc):
+            raise UnsafePathError(path, safepath.LINK_REASON) from None
+        raise _failed("lock", path, exc) from None
 
 
 _THREAD = threading.local()
@@ -133,30 +473,39 @@ def _held() -> dict[str, int]:
 
 
 def _lock_name(layout: Layout, path: Path) -> str:
-    """A lock file name from the path as written (links are not followed: never a ValueError)."""
+    """A lock file name from the path as written (links are not followed: never a ValueError);
+    a long one is shortened to a digest, so that no lock name is too long for the disk."""
+    name = path.name
     for base in (layout.memory, layout.root):
         with contextlib.suppress(ValueError):
-            return path.relative_to(base).as_posix().replace("/", "__") + ".lock"
-    return path.name + ".lock"
+            name = path.relative_to(base).as_posix().replace("/", "__")
+            break
+    if len(name.encode("utf-8", "surrogateescape")) > _LOCK_NAME_BYTES:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        name = f"long-{digest}"
+    return name + ".lock"
 
 
-def _acquire(fd: int, what: str) -> None:
-    """Take an exclusive lock on fd, waiting up to LOCK_TIMEOUT_SECONDS."""
-    import time
-
+def acquire(fd: int, what: str, shared: bool = False) -> None:
+    """Take a lock on fd, waiting up to LOCK_TIMEOUT_SECONDS."""
     deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
     pause = 0.001
-    while not _try_lock(fd):
+    while not try_lock(fd, shared):
         if time.monotonic() > deadline:
             raise StoreError(f"{what} is locked by another process")
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 
 
-def _try_lock(fd: int) -> bool:
+def try_lock(fd: int, shared: bool = False) -> bool:
+    """Take (or convert to) an exclusive or shared lock on fd without waiting."""
     if sys.platform == "win32":
         import msvcrt
 
+        if shared:
+            # Windows locks are exclusive only; it refuses to replace a file another process
+            # has open anyway, which is all a shared lock guards against here.
+            return True
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
@@ -165,27 +514,27 @@ def _try_lock(fd: int) -> bool:
     import fcntl
 
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        raise
     return True
 
 
-def read_text(layout: Layout, path: Path) -> str | None:
-    """A memory file's text, or None when it does not exist; refuses links out of the store."""
-    if path.is_symlink() and not layout.inside(path):
-        raise ParseError(path, 1, "is a symbolic link that points outside .squad/memory")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:  # a folder where a file should be, no permission...
-        raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ParseError(path, line, "is not valid UTF-8") from None
+def release(fd: int) -> None:
+    """Give up the lock held on fd (the descriptor stays open)."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        with contextlib.suppress(OSError):
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        return
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def is_temp(path: Path) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 from . import archive, files, spawn_log, store
 from .context import Context
 from .entries import Entry, render_entry
-from .errors import NotFoundError, ParseError, UsageError
+from .errors import NotFoundError, ParseError, TiermemError, UsageError
 from .index import Doc
 from .layout import TEAM
 from .results import ForgetReport
@@ -147,14 +147,9 @@ def _record_at(ctx: Context, location: str) -> archive.Record | None:
     parts = location.split("/")
     if len(parts) != 3 or parts[0] != "archive" or not parts[2].endswith(".md"):
         return None
-    record_id = parts[2].removesuffix(".md")
-    if not archive.RECORD_ID.fullmatch(record_id) or not ctx.layout.inside(
-        archive.path_of(ctx.layout, parts[1], record_id)
-    ):
-        return None
-    try:
-        return archive.read(ctx.layout, parts[1], record_id)
-    except (OSError, ParseError):
+    try:  # the agent and the id are checked as names: a cited location leads nowhere else
+        return archive.read(ctx.layout, parts[1], parts[2].removesuffix(".md"))
+    except (OSError, TiermemError):
         return None
 
 
@@ -221,8 +216,8 @@ def _purge_text(
             report.records.append(location)
     _scrub_spawn_log(ctx, wanted)
     report.tombstone = _tombstone(ctx, report, reason)
-    # The index keeps deleted text in free pages and FTS segments: only a rebuild drops it.
     ctx.index.rebuild()
+    ctx.index.scrub()  # deleted text would linger in free pages, FTS segments and the log
     report.still_in = _still_in(ctx, wanted)
     report.elsewhere = _elsewhere(ctx, wanted)
     ctx.audit(

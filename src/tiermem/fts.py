@@ -9,22 +9,32 @@ create-only, so an unchanged folder mtime means no record was added there.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import heapq
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+import time
+import urllib.parse
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
-from . import archive, files, store
-from .errors import ParseError
+from . import archive, files, safepath, store
+from .errors import ParseError, StoreError, UnsafePathError
 from .index import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
 from .layout import Layout
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
+SQLITE_TIMEOUT_SECONDS = 60.0
+# Held shared by every open connection, exclusively by the one process replacing the file.
+_USERS_LOCK = "index.sqlite.users.lock"
+_GONE = object()  # a file that vanished between the listing and the read
+_RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -194,6 +204,14 @@ def _scope_filter(scope: Scope) -> tuple[str, list[object]]:
     return _rowid_filter(*_scope_conditions(scope))
 
 
+def _mtime(folder: Path) -> int:
+    """A folder's mtime (0 when it vanished), links not followed."""
+    try:
+        return os.lstat(folder).st_mtime_ns
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
 def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
     """The first `limit` of the best `limit + 1` (rowid, bm25), or None when the cut falls
     between equal scores: which of the tied documents make it depends on their dates."""
@@ -204,21 +222,17 @@ def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]
     return ranking
 
 
-def _listing(folder: Path) -> list[os.DirEntry[str]]:
-    """What a folder holds (nothing when it does not exist, or is not a folder)."""
-    try:
-        with os.scandir(folder) as found:
-            return list(found)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+def _listing(folder: Path) -> list[files.Item]:
+    """What a folder holds, links not followed (nothing when it does not exist)."""
+    return files.listing(folder)
 
 
-def _stamp_of(item: os.DirEntry[str]) -> str:
+def _stamp_of(item: files.Item) -> str:
     """Size and mtime of a listed file or folder, the link itself for a link (never followed:
     a link to nothing must not fail every read), empty when it vanished since the listing."""
     try:
-        st = item.stat(follow_symlinks=False)
-    except FileNotFoundError:
+        st = item.lstat()
+    except (FileNotFoundError, NotADirectoryError):
         return ""
     return f"{st.st_size}:{st.st_mtime_ns}"
 
@@ -228,53 +242,191 @@ def _sha(data: bytes | str) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _one_line(method: _Method) -> _Method:
+    """SQLite's failures (a damaged file, a full disk, a lock held too long) as one line."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _snapshot(method: _Method) -> _Method:
+    """A query that sees one state of the index: its statements run in one read
+    transaction, so a sync another process commits between them cannot mix two states."""
+
+    @functools.wraps(method)
+    def wrapper(self: FtsIndex, *args: Any, **kwargs: Any) -> Any:
+        if self.db.in_transaction:
+            return method(self, *args, **kwargs)
+        self.db.execute("BEGIN")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.db.execute("COMMIT")
+
+    return _one_line(wrapper)  # type: ignore[return-value]
+
+
+def _store_error(exc: sqlite3.Error) -> StoreError:
+    if "locked" in str(exc) or "busy" in str(exc):
+        return StoreError("the search index is locked by another process; try again")
+    return StoreError(f"the search index failed ({exc}); `tiermem reindex` rebuilds it")
+
+
+_IN_PROCESS: weakref.WeakSet[FtsIndex] = weakref.WeakSet()  # every index object of this process
+
+
 class FtsIndex:
-    """The index in SQLite FTS5: synced from the files, and searched."""
+    """The index in SQLite FTS5: synced from the files, and searched.
+
+    The database is a cache that many processes open at once, so it is never deleted or
+    replaced under one of them: each connection holds a shared lock (`.locks/index.users`)
+    for as long as it is open, and a new database (a first open, another schema, a damaged
+    file) is built in a temp file and renamed into place only by the one process that holds
+    the index lock and, exclusively, that users lock.
+    """
 
     def __init__(self, layout: Layout, counter: TokenCounter) -> None:
         self.layout = layout
         self.counter = counter
         self._db: sqlite3.Connection | None = None
+        # Closes the descriptor of the users lock (also when the object is collected unclosed).
+        self._users: weakref.finalize[[int], FtsIndex] | None = None
         self._last_conflicts: list[str] = []
+        # Stored token counts are those of the counter that made them: another counter (a
+        # test's fake) gets an index of its own counts.
+        self._wanted = f"{SCHEMA_VERSION}/{type(counter).__name__}"
+        self._racy_after = 0
+        self._racy = False
+        _IN_PROCESS.add(self)
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The open connection (opened and migrated on first use)."""
+        """The open connection (opened, or built, on first use)."""
         if self._db is None:
-            self._db = self._open()
+            try:
+                self._db = self._open()
+            except sqlite3.Error as exc:
+                raise _store_error(exc) from None
         return self._db
 
     def _open(self) -> sqlite3.Connection:
-        self.layout.memory.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.layout.index, timeout=60, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        version = None
-        # Stored token counts are those of the counter that made them: another counter (a
-        # test's fake) gets an index of its own counts.
-        wanted = f"{SCHEMA_VERSION}/{type(self.counter).__name__}"
-        with contextlib.suppress(sqlite3.DatabaseError):
-            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            version = row[0] if row else None
-        if version != wanted:
-            db.close()
-            self._drop_files()
-            db = sqlite3.connect(self.layout.index, timeout=60, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (wanted,))
+        files.check_store(self.layout)  # no link in place of the index or its side files
+        users = files.open_lock(self.layout, _USERS_LOCK)
+        try:
+            db = self._current(users) or self._replace(users, force=False)
+        except BaseException:
+            os.close(users)
+            raise
+        self._users = weakref.finalize(self, os.close, users)
         return db
 
-    def _drop_files(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(str(self.layout.index) + suffix)
+    def _connect(self, path: Path, create: bool = False) -> sqlite3.Connection:
+        """A connection to an index file (never creating one, unless asked)."""
+        mode = "rwc" if create else "rw"
+        uri = f"file:{urllib.parse.quote(str(path))}?mode={mode}"
+        db = sqlite3.connect(uri, uri=True, timeout=SQLITE_TIMEOUT_SECONDS, isolation_level=None)
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _current(self, users: int) -> sqlite3.Connection | None:
+        """A connection to the index if it is there with this schema (the users lock is then
+        held shared); None, and no lock, otherwise."""
+        files.acquire(users, "the search index", shared=True)
+        try:
+            db = self._connect(self.layout.index)
+        except sqlite3.Error:
+            files.release(users)
+            return None
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row and row[0] == self._wanted:
+                return db
+        except sqlite3.Error:
+            pass  # not a database, or a damaged one: built again
+        db.close()
+        files.release(users)
+        return None
+
+    def _replace(self, users: int, force: bool) -> sqlite3.Connection:
+        """Build a new, empty index and put it in place; the users lock is held shared after.
+
+        Only one process builds at a time (the index lock), and only when no other process
+        has the old file open (the users lock, exclusive): SQLite keeps the write-ahead log
+        beside the database by name, and a database swapped under an open connection would
+        later be paired with that connection's log.
+        """
+        with files.locked(self.layout, self.layout.index):
+            if not force:
+                db = self._current(users)  # another process built it while we waited
+                if db is not None:
+                    return db
+            self._close_others()
+            files.acquire(users, "the search index (open in another process)")
+            self._build()
+            files.acquire(users, "the search index", shared=True)  # we hold the index lock
+        return self._connect(self.layout.index)
+
+    def _build(self) -> None:
+        """An empty index with this schema, renamed over whatever was in its place."""
+        tmp = self.layout.memory / f"{files.TEMP_PREFIX}index-{os.getpid()}-{os.urandom(6).hex()}"
+        try:
+            db = self._connect(safepath.check(tmp), create=True)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(_SCHEMA)
+                db.execute("INSERT INTO meta VALUES('schema', ?)", (self._wanted,))
+            finally:
+                db.close()
+            for side in files.index_files(self.layout)[1:]:  # the old log: no one has it open
+                files.unlink(self.layout.memory / side)
+            if safepath.kind(self.layout.index) == "folder":
+                raise StoreError(
+                    f"{self.layout.index} is a folder, not the search index; move it away "
+                    "(`tiermem doctor --repair` does)"
+                )
+            os.replace(tmp, self.layout.index)
+        except OSError as exc:
+            raise StoreError(f"cannot build the search index: {exc.strerror}") from None
+        finally:
+            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+
+    def _close_others(self) -> None:
+        """Close this process's other connections to the same index (they open it again
+        when next used), so that only other processes can keep it from being replaced."""
+        for other in list(_IN_PROCESS):
+            if other is not self and other.layout.index == self.layout.index:
+                other.close()
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection, and let other processes replace the index again."""
         if self._db is not None:
             self._db.close()
             self._db = None
+        if self._users is not None:
+            self._users()  # closes the descriptor, releasing the lock
+            self._users = None
+
+    def _start_over(self) -> None:
+        """Replace a damaged index by a new, empty one (this process's connection first)."""
+        self.close()
+        users = files.open_lock(self.layout, _USERS_LOCK)
+        try:
+            self._db = self._replace(users, force=True)
+        except BaseException:
+            os.close(users)
+            raise
+        self._users = weakref.finalize(self, os.close, users)
 
     # --- sync -------------------------------------------------------------------------
 
@@ -282,8 +434,22 @@ class FtsIndex:
         """Bring the index up to date with the files; re-read only what changed.
 
         A fingerprint of every tier file's size and mtime (and every archive folder's mtime)
-        is compared first, without the lock: an unchanged store costs a few stat calls.
+        is compared first, without the lock: an unchanged store costs a few stat calls. A
+        damaged index is built again, once.
         """
+        try:
+            return self._sync()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _store_error(exc) from None
+        try:
+            self._start_over()
+            return self._sync()
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from None
+
+    def _sync(self) -> SyncReport:
+        self._racy_after = time.time_ns() - _RACY_NS
         before = self._fingerprint()
         row = self.db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
         if row and row[0] == before:
@@ -292,8 +458,19 @@ class FtsIndex:
             report = SyncReport()
             with self._transaction():
                 self._sync_folders(report, trust_archive=True)
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (before,))
+                # A file changed within the clock's tick could change again unseen: such a
+                # fingerprint is not kept, so the next read looks at the files again.
+                kept = "" if self._racy else before
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
             return report
+
+    def _stamp(self, mtime_ns: int) -> int:
+        """An mtime as recorded: 0 (never trusted) when it is too recent to tell two writes
+        in one tick of the file system's clock apart (what git calls racily clean)."""
+        if mtime_ns > self._racy_after:
+            self._racy = True
+            return 0
+        return mtime_ns
 
     def _fingerprint(self) -> str:
         """Every tier file's size and mtime, and every archive folder's mtime, as one digest.
@@ -302,12 +479,19 @@ class FtsIndex:
         listing) instead of building, sorting and testing paths: one stat per file or folder.
         """
         parts: list[str] = []
-        for tier in ("hot", "cold", "wiki"):
-            for item in _listing(self.layout.tier_dir(tier)):
-                if item.name.endswith(".md") and not item.name.startswith(files.TEMP_PREFIX):
+        self._racy = False
+        for tier in ("hot", "cold", "wiki", "archive"):
+            try:
+                items = _listing(self.layout.tier_dir(tier))
+            except ParseError:
+                parts.append(f"{tier}/: unreadable")
+                continue
+            for item in items:
+                if tier == "archive":
+                    if item.kind in ("folder", "link"):
+                        parts.append(f"{item.name}/:{_stamp_of(item)}")
+                elif item.name.endswith(".md") and not item.name.startswith(files.TEMP_PREFIX):
                     parts.append(f"{tier}/{item.name}:{_stamp_of(item)}")
-        for item in self._archive_folders():
-            parts.append(f"{item.name}/:{_stamp_of(item)}")
         return _sha("\n".join(sorted(parts)))
 
     @contextlib.contextmanager
@@ -320,74 +504,98 @@ class FtsIndex:
             raise
         self.db.execute("COMMIT")
 
-    def _archive_folders(self) -> list[os.DirEntry[str]]:
-        """Every agent's archive folder."""
-        return [item for item in _listing(self.layout.tier_dir("archive")) if item.is_dir()]
-
-    def _folders(self) -> list[tuple[Path, str]]:
-        """(folder, tier) of every tier folder and every agent's archive folder."""
+    def _folders(self, report: SyncReport) -> list[tuple[Path, str]]:
+        """(folder, tier) of every tier folder and every agent's archive folder; a link in
+        place of an agent's archive folder is skipped, and said."""
         found = [(self.layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
-        archived = sorted(Path(item.path) for item in self._archive_folders())
-        return found + [(folder, "archive") for folder in archived]
+        try:
+            items = _listing(self.layout.tier_dir("archive"))
+        except ParseError as exc:
+            report.errors.append(exc)
+            return found
+        for item in items:
+            if item.kind == "folder":
+                found.append((item.path, "archive"))
+            elif item.kind == "link":
+                report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+        return found
 
     def _sync_folders(self, report: SyncReport, trust_archive: bool) -> None:
         present: set[str] = set()
-        for folder, tier in self._folders():
+        for folder, tier in self._folders(report):
             rel_dir = self.layout.relative(folder)
-            present.add(rel_dir)
-            if tier == "archive" and trust_archive and self._unchanged(folder, rel_dir):
+            # The mtime before the listing: a record added after it is seen by the next sync.
+            mtime = _mtime(folder)
+            try:
+                items = _listing(folder)
+            except ParseError as exc:
+                report.errors.append(exc)  # what it held before is forgotten below
                 continue
-            self._sync_folder(folder, rel_dir, tier, report)
+            present.add(rel_dir)
+            if tier == "archive" and trust_archive and self._unchanged(mtime, rel_dir):
+                continue
+            self._sync_folder(mtime, items, rel_dir, tier, report)
         known = [r[0] for r in self.db.execute("SELECT DISTINCT dir FROM files")]
         for rel_dir in known:
             if rel_dir not in present:
                 self._forget(rel_dir, set(), report)
                 self.db.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
 
-    def _unchanged(self, folder: Path, rel_dir: str) -> bool:
+    def _unchanged(self, mtime: int, rel_dir: str) -> bool:
         """Archive folders are create-only: the same mtime means the same records."""
         row = self.db.execute("SELECT mtime_ns FROM dirs WHERE path=?", (rel_dir,)).fetchone()
-        return bool(row) and row[0] == folder.stat().st_mtime_ns
+        return bool(row) and row[0] == mtime
 
-    def _sync_folder(self, folder: Path, rel_dir: str, tier: str, report: SyncReport) -> None:
-        mtime = folder.stat().st_mtime_ns if folder.is_dir() else 0
+    def _sync_folder(
+        self, mtime: int, items: list[files.Item], rel_dir: str, tier: str, report: SyncReport
+    ) -> None:
         on_disk: set[str] = set()
         pending: list[_Pending] = []
-        for path in sorted(folder.glob("*.md")):
-            if files.is_temp(path):
+        for item in items:
+            if not item.name.endswith(".md") or item.name.startswith(files.TEMP_PREFIX):
+                continue
+            if item.kind == "link":
+                report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+                continue
+            if item.kind != "file":
+                what = "Is a directory" if item.kind == "folder" else "not a regular file"
+                report.errors.append(ParseError(item.path, 1, f"cannot be read ({what})"))
                 continue
             try:
-                st = path.stat()
-            except FileNotFoundError:
-                continue  # gone since the listing, or a link to nothing: nothing to index
-            rel = self.layout.relative(path)
+                st = item.lstat()
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # gone since the listing: nothing to index
+            rel = self.layout.relative(item.path)
+            changed = self._sync_file(item.path, st, rel, tier, report)
+            if changed is _GONE:
+                continue
             on_disk.add(rel)
-            changed = self._sync_file(path, st, rel, rel_dir, tier, report)
-            if changed is not None:
+            if isinstance(changed, _Pending):
                 pending.append(changed)
         # Token counts for every changed file at once: one pass of the counter, not one per file.
         counts = iter(self.token_counts([d.text for p in pending for d in p.docs]))
-        for item in pending:
-            self._replace(item.rel, item.docs, [next(counts) for _ in item.docs])
+        for item_ in pending:
+            self._replace_docs(item_.rel, item_.docs, [next(counts) for _ in item_.docs])
             self.db.execute(
                 "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
-                (item.rel, rel_dir, item.size, item.mtime_ns, item.sha),
+                (item_.rel, rel_dir, item_.size, item_.mtime_ns, item_.sha),
             )
         self._forget(rel_dir, on_disk, report)
-        self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, mtime))
+        self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, self._stamp(mtime)))
 
     def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
         """Drop indexed files of a folder that are no longer on disk."""
         for (rel,) in self.db.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)).fetchall():
             if rel not in keep:
-                self._replace(rel, [])
+                self._replace_docs(rel, [])
                 self.db.execute("DELETE FROM files WHERE path=?", (rel,))
                 report.removed.append(rel)
 
     def _sync_file(
-        self, path: Path, st: os.stat_result, rel: str, rel_dir: str, tier: str, report: SyncReport
-    ) -> _Pending | None:
-        """The documents of a file whose content changed since it was indexed, else None."""
+        self, path: Path, st: os.stat_result, rel: str, tier: str, report: SyncReport
+    ) -> _Pending | object | None:
+        """The documents of a file whose content changed since it was indexed, None when it
+        did not change, `_GONE` when it vanished since the listing."""
         report.scanned += 1
         row = self.db.execute(
             "SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)
@@ -395,17 +603,19 @@ class FtsIndex:
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return None
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            report.errors.append(ParseError(path, 1, f"cannot be read ({exc.strerror})"))
-            self._replace(rel, [])  # what it held before must not be served as if current
+            data = files.read_bytes(path)
+        except ParseError as exc:
+            report.errors.append(exc)
+            self._replace_docs(rel, [])  # what it held before must not be served as current
             self.db.execute("DELETE FROM files WHERE path=?", (rel,))
             return None
+        if data is None:
+            return _GONE
         sha = _sha(data)
         if row and row[2] == sha:
             self.db.execute(
                 "UPDATE files SET size=?, mtime_ns=? WHERE path=?",
-                (st.st_size, st.st_mtime_ns, rel),
+                (st.st_size, self._stamp(st.st_mtime_ns), rel),
             )
             return None
         try:
@@ -416,20 +626,20 @@ class FtsIndex:
         report.conflicts.extend(self._last_conflicts)
         self._last_conflicts = []
         report.changed.append(rel)
-        return _Pending(rel, docs, st.st_size, st.st_mtime_ns, sha)
+        return _Pending(rel, docs, st.st_size, self._stamp(st.st_mtime_ns), sha)
 
     def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
+        """The documents of a file, from the bytes read once (a second read could differ)."""
         if tier == "archive":
             return archive_docs(archive.parse(data, path), rel)
-        tier_file = store.load(self.layout, tier, path)
-        assert tier_file is not None
+        tier_file = store.parse(tier, path, data)
         self._last_conflicts = [
             f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts
         ]
         agent = path.stem if tier != "wiki" else ""
         return [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
 
-    def _replace(self, rel: str, docs: Sequence[Doc], counts: Sequence[int] = ()) -> None:
+    def _replace_docs(self, rel: str, docs: Sequence[Doc], counts: Sequence[int] = ()) -> None:
         old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
         if old:
             marks = ",".join("?" * len(old))
@@ -466,6 +676,7 @@ class FtsIndex:
                 (cur.lastrowid, doc.title, doc.text, _owners(doc)),
             )
 
+    @_one_line
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, cached by content hash across runs."""
         shas = [_sha(t) for t in texts]
@@ -485,14 +696,45 @@ class FtsIndex:
         return [known[s] for s in shas]
 
     def rebuild(self) -> SyncReport:
-        """Drop the index and build it again from the files."""
-        self.close()
-        with files.locked(self.layout, self.layout.index):
-            self._drop_files()
+        """Drop what the index holds and build it again from the files.
+
+        It is emptied in one transaction, which other processes' connections survive; a
+        damaged database is replaced by a new one instead.
+        """
+        self._racy_after = time.time_ns() - _RACY_NS
+        try:
+            # Emptied and filled again in one transaction: readers see the old or the new.
+            with files.locked(self.layout, self.layout.index), self._transaction():
+                for table in ("files", "dirs", "docs", "docs_fts"):
+                    self.db.execute(f"DELETE FROM {table}")
+                report = SyncReport()
+                fingerprint = self._fingerprint()
+                self._sync_folders(report, trust_archive=True)
+                kept = "" if self._racy else fingerprint
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
+            return report
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _store_error(exc) from None
+        try:
+            self._start_over()
+        except sqlite3.Error as again:
+            raise _store_error(again) from None
         return self.sync()
 
+    @_one_line
+    def scrub(self) -> None:
+        """Deleted text lingers in FTS5 segments, free pages and the write-ahead log: merge the
+        segments, rewrite the file and empty the log (a purge runs this after its rebuild)."""
+        with files.locked(self.layout, self.layout.index):
+            self.db.execute("INSERT INTO docs_fts(docs_fts) VALUES('optimize')")
+            self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @_one_line
     def check(self) -> list[str]:
         """Differences between the index and the files, without changing the index."""
+        self._racy_after = time.time_ns() - _RACY_NS
         with files.locked(self.layout, self.layout.index):
             self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -509,10 +751,14 @@ class FtsIndex:
     def _conflicts(self) -> set[str]:
         """Entries that exist in two versions in a tier file (after a merge), until rewritten."""
         found: set[str] = set()
-        for folder, tier in self._folders():
+        for folder, tier in self._folders(SyncReport()):
             if tier == "archive":
                 continue
-            for path in sorted(folder.glob("*.md")):
+            try:
+                paths = files.memory_files(folder)
+            except ParseError:
+                continue
+            for path in paths:
                 try:
                     loaded = store.load(self.layout, tier, path)
                 except ParseError:
@@ -524,6 +770,7 @@ class FtsIndex:
 
     # --- queries ----------------------------------------------------------------------
 
+    @_snapshot
     def search(
         self,
         query: str,
@@ -550,6 +797,7 @@ class FtsIndex:
             return self._ranked_in_full(match, scope, scope_args, limit)
         return self._hits([ranked])[0]
 
+    @_snapshot
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
         """The best `limit` matches within each scope, ranked as `search` ranks them.
 
@@ -634,6 +882,7 @@ class FtsIndex:
         n = len(_DOC_FIELDS)
         return [Hit(Doc(*row[:n]), -float(row[n])) for row in rows]
 
+    @_snapshot
     def docs(
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
     ) -> list[Doc]:
@@ -652,6 +901,7 @@ class FtsIndex:
         sql += " ORDER BY path, ord"
         return [Doc(*row) for row in self.db.execute(sql, args)]
 
+    @_snapshot
     def by_ids(
         self,
         ids: Sequence[str],
@@ -671,6 +921,7 @@ class FtsIndex:
         order = {doc_id: n for n, doc_id in enumerate(ids)}
         return sorted((Doc(*row) for row in rows), key=lambda d: order[d.id])
 
+    @_snapshot
     def parts(self, parent: str) -> list[Doc]:
         """The parts of one long entry, or the chunks of one section of an archived text, in
         file order (wiki pages first, for a promotion caught halfway)."""
@@ -680,6 +931,7 @@ class FtsIndex:
         )
         return [Doc(*row) for row in self.db.execute(sql, (parent,))]
 
+    @_snapshot
     def totals(self) -> list[tuple[str, str, int, int, int]]:
         """(agent, tier, entries, bytes, tokens) for every agent and tier."""
         rows = self.db.execute(

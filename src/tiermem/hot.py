@@ -38,6 +38,13 @@ def new_file(agent: str, session: str, started: str) -> TierFile:
     return TierFile(heading=f"{agent}: hot memory", meta=meta)
 
 
+def between_sessions(agent: str) -> TierFile:
+    """A hot file between sessions: no session yet (its first write starts one). It is the
+    same bytes in every clone, so two clones that end one session merge without a line of
+    difference."""
+    return TierFile(heading=f"{agent}: hot memory", meta={"tier": "hot", "agent": agent})
+
+
 def session_id(stamp: str) -> str:
     """A session id from its start time: compact and sortable."""
     return "s" + "".join(ch for ch in stamp if ch.isdigit())[:14]

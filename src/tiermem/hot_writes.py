@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from . import files, hot, store
+from . import archive, files, hot, store
 from .context import Context
 from .entries import Entry, TierFile
 from .errors import NotFoundError
@@ -91,9 +91,19 @@ def clear(ctx: Context, agent: str) -> WriteReport:
             session_id = tier_file.meta.get("session", "")
             record = session.queue_entries(ctx, agent, tier_file.entries, session_id)
             report.archived.append(record.location)
-        path.unlink()
+        if tier_file.notes.strip():  # text written by hand outside any entry
+            kept = archive.new_record(
+                agent, ctx.stamp(), "hot", f"hot/{agent}.md", "hot cleared", tier_file.notes
+            )
+            archive.write(ctx.layout, kept)
+            report.archived.append(kept.location)
+        if report.archived:
+            # Emptied, not deleted: git would take a deleted hot file and the new archive
+            # record of its text for one renamed file (see `session._reset_hot`).
+            store.save(ctx.layout, path, hot.between_sessions(agent))
     ids = [e.id for e in tier_file.entries]
-    ctx.audit("hot-clear", ids, ["hot", "archive"], "cleared by request")
+    if report.archived:
+        ctx.audit("hot-clear", ids, ["hot", "archive"], "cleared by request")
     report.messages.append(
         f"hot: {agent} cleared; {len(ids)} item(s) archived and queued for Scribe"
     )

@@ -309,7 +309,7 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
         record = archive.new_record(
             source.agent, ctx.stamp(), "import", source.rel, source.rel, cleaned, raw
         )
-        if record.id in done:
+        if archive.key_of(record.id) in done:  # the same text imported before, at any time
             planned.unchanged += 1
             continue
         planned.records.append(record.id)
@@ -348,17 +348,16 @@ def completed_records(ctx: Context) -> set[str]:
         if line.get("action") == "import":
             records = line.get("records", [])
             if isinstance(records, list):
-                done.update(str(r) for r in records)
+                done.update(archive.key_of(str(r)) for r in records)
     return done
 
 
 def _existing_ids(ctx: Context) -> set[str]:
     ids = decisions.promoted_ids(ctx)
-    for path in sorted(ctx.layout.tier_dir("cold").glob("*.md")):
-        if not files.is_temp(path):
-            loaded = store.load(ctx.layout, "cold", path)
-            if loaded is not None:
-                ids.update(e.id for e in loaded.entries)
+    for path in files.memory_files(ctx.layout.tier_dir("cold")):
+        loaded = store.load(ctx.layout, "cold", path)
+        if loaded is not None:
+            ids.update(e.id for e in loaded.entries)
     return ids
 
 
@@ -440,11 +439,9 @@ def rehearse(ctx: Context, progress: bool = False) -> Plan:
 
 def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
     """What the import did, as the end-of-import tables show it."""
-    texts = [
-        s.path.read_bytes().decode("utf-8", "replace")
-        for s in sources(ctx.layout.squad)
-        if s.path.is_file()
-    ]
+    squad = ctx.layout.squad
+    reads = (read(s, squad) for s in sources(squad))
+    texts = [r.data.decode("utf-8", "replace") for r in reads if r.data is not None]
     tokens = sum(ctx.tokens.count_many(texts)) if texts else 0
     return ImportReport(
         dry_run=dry_run,

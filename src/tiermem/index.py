@@ -80,6 +80,10 @@ class Index(Protocol):
         """Drop the index and build it again from the files."""
         ...
 
+    def scrub(self) -> None:
+        """Leave no trace of deleted text in the index's files (after a purge)."""
+        ...
+
     def check(self) -> list[str]:
         """Differences between the index and the files, without changing the index."""
         ...

@@ -9,7 +9,7 @@ from . import validate
 from .errors import StoreError
 
 TIERS = ("hot", "cold", "wiki", "archive")
-TEAM = "team"  # the owner of what the whole team shares: decisions, team policies
+TEAM = validate.TEAM  # the owner of what the whole team shares: decisions, team policies
 ENV_ROOT = "TIERMEM_ROOT"
 
 
@@ -35,16 +35,8 @@ class Layout:
 
     def tier_file(self, tier: str, name: str) -> Path:
         """The markdown file of an agent's hot/cold tier, or of a wiki topic."""
-        what = "topic" if tier == "wiki" else "agent"
-        return self.memory / tier / f"{validate.name(name, what)}.md"
-
-    def inside(self, path: Path) -> bool:
-        """Whether a path resolves to somewhere inside the memory folder."""
-        try:
-            path.resolve().relative_to(self.memory.resolve())
-        except ValueError:
-            return False
-        return True
+        checked = validate.name(name, "topic") if tier == "wiki" else validate.owner(name)
+        return self.memory / tier / f"{checked}.md"
 
     def relative(self, path: Path) -> str:
         """A path as the user sees it, relative to the root."""
@@ -57,13 +49,23 @@ class Layout:
 def discover_root(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
     """The folder holding `.squad/`: --root, TIERMEM_ROOT, else the nearest ancestor."""
     given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
-    if given is not None:
-        root = Path(given).expanduser()
-        if not root.is_dir():
-            raise StoreError(f"root {root} is not a directory")
-        return root.resolve()
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".squad").is_dir():
-            return folder
+    try:
+        if given is not None:
+            root = Path(given).expanduser()
+            if not root.is_dir():
+                raise StoreError(f"root {_shown(root)} is not a directory")
+            return root.resolve()
+        here = (cwd or Path.cwd()).resolve()
+        for folder in (here, *here.parents):
+            if (folder / ".squad").is_dir():
+                return folder
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, no permission
+        reason = getattr(exc, "strerror", None) or exc
+        raise StoreError(f"root {_shown(Path(str(given)))} cannot be used: {reason}") from None
     raise StoreError(f"no .squad/ folder in {here} or above; run `tiermem init` or pass --root")
+
+
+def _shown(path: Path) -> str:
+    """A path as an error shows it: a very long one shortened."""
+    text = str(path)
+    return text if len(text) <= 120 else text[:60] + "..." + text[-40:]

@@ -3,7 +3,7 @@ whole archived record (`a-0123456789`), or one section of it (`a-0123456789#4`).
 
 from __future__ import annotations
 
-from . import archive, search
+from . import archive, files, search
 from .context import Context
 from .errors import NotFoundError, UsageError
 from .results import EntryText
@@ -46,8 +46,9 @@ def _record(ctx: Context, record_id: str, agent: str | None) -> EntryText:
     folders = [agent] if agent else [p.name for p in archive.records_folders(ctx.layout)]
     for name in folders:
         path = archive.path_of(ctx.layout, name, record_id)
-        if path.is_file():
-            record = archive.parse(path.read_bytes(), path)
+        data = files.read_bytes(path) if files.is_file(path) else None
+        if data is not None:
+            record = archive.parse(data, path)
             where = ctx.layout.relative(path)
             return EntryText(
                 record.id,

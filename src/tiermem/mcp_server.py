@@ -609,9 +609,9 @@ def _tier_resources(mem: Memory) -> list[MCPResource]:
 
     found = []
     for tier, title in (("hot", "Hot memory"), ("cold", "Cold memory"), ("wiki", "Wiki page")):
-        for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
+        for path in files.memory_files(mem.layout.tier_dir(tier)):
             try:
-                if files.is_temp(path) or validate.name(path.stem) != path.stem:
+                if validate.owner(path.stem) != path.stem:  # `team` owns the team's files
                     continue
             except UsageError:
                 continue

@@ -12,13 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from . import agents, render, validate
+from . import agents, files, render, validate
 from .clock import Clock
 from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
 from .results import (
     AgentInfo,
+    DoctorReport,
     EntryText,
     ForgetReport,
     HotView,
@@ -240,11 +241,9 @@ class Memory:
         """One archive record."""
         from . import archive
 
-        agent = validate.name(agent)
+        agent = validate.owner(agent)
         base = record_id.split("#")[0]
-        if not archive.RECORD_ID.fullmatch(base):
-            raise UsageError(f"{record_id!r} is not an archive record id (a-<10 hex digits>)")
-        if not archive.path_of(self.layout, agent, base).exists():
+        if not files.is_file(archive.path_of(self.layout, agent, base)):
             raise NotFoundError(f"no archive record {base} for {agent}")
         return archive.read(self.layout, agent, base)
 
@@ -394,6 +393,15 @@ class Memory:
         if folder.exists() and not folder.is_dir():
             raise UsageError(f"{folder} is not a folder")
         return build(self._ready(), folder.resolve(), agent, task)
+
+    def doctor(self, repair: bool = False) -> DoctorReport:
+        """Check the store after a merge or a crash; with `repair`, mend what is safe to mend.
+
+        Runs on a store that other commands refuse (a link in its folders): it says why.
+        """
+        from .doctor import run
+
+        return run(self.context, repair=repair)
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""

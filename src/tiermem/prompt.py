@@ -7,6 +7,7 @@ memory reads as a quotation, not as a command.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,20 +28,14 @@ DATA_NOTE = (
 )
 
 
-def _either(ch: str) -> str:
-    """A character class of a letter in both cases and its full-width forms."""
-    forms = {ch.lower(), ch.upper()}
-    forms |= {chr(ord(c) - 0x21 + 0xFF01) for c in forms}  # full-width Latin
-    return "[" + "".join(sorted(forms)) + "]"
-
-
-# `<memory`, `</memory` and the look-alikes a reader would take for them: spaces inside the
-# tag, full-width, small or other angle brackets and slashes, full-width letters.
-_TAG = re.compile(
-    r"[<\uFF1C\uFE64\u2039\u27E8\u3008]\s*([/\uFF0F\u2044\u2215]?)\s*("
-    + "".join(_either(c) for c in "memory")
-    + ")"
+# The brackets and slashes a reader could take for those of a memory tag, beyond the ones
+# NFKC folds to `<` and `/` (full-width and small forms).
+_OPENINGS = re.compile("[<\uff1c\ufe64\u2039\u27e8\u3008]")
+_LOOKALIKES = str.maketrans(
+    {"\u2039": "<", "\u27e8": "<", "\u3008": "<", "\u2044": "/", "\u2215": "/"}
 )
+_TAG_START = re.compile(r"<\s*/?\s*memory", re.IGNORECASE)
+_TAG_WINDOW = 256  # characters after a bracket that can still be part of a look-alike tag
 
 
 @dataclass(frozen=True)
@@ -56,9 +51,24 @@ class Frame:
 
 
 def fence_safe(text: str) -> str:
-    """Memory text cannot close its own fence, nor seem to: the bracket of a memory tag, or
-    of anything that reads like one, is written as `&lt;`."""
-    return _TAG.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+    """Memory text cannot close its own fence, nor seem to: the bracket of `<memory`,
+    `</memory` and of every look-alike (other brackets and slashes, letters of any width or
+    case, spaces or invisible characters inside the tag) is written as `&lt;`."""
+    out: list[str] = []
+    last = 0
+    for opening in _OPENINGS.finditer(text):
+        at = opening.start()
+        if _reads_as_tag(text[at : at + _TAG_WINDOW]):
+            out.append(text[last:at] + "&lt;")
+            last = at + 1
+    return "".join(out) + text[last:]
+
+
+def _reads_as_tag(window: str) -> bool:
+    visible = "".join(
+        " " if ch.isspace() or unicodedata.category(ch) == "Cf" else ch for ch in window
+    )
+    return bool(_TAG_START.match(unicodedata.normalize("NFKC", visible).translate(_LOOKALIKES)))
 
 
 # Where a title's label ends ("Note: ", "Decision: ").

@@ -15,7 +15,9 @@ from . import archive
 from .context import Context
 from .index import Doc
 
-_LOCATION = re.compile(r"archive/([A-Za-z0-9._-]{1,64})/(a-[0-9a-f]{10})\.md(?:#L(\d+))?")
+_LOCATION = re.compile(
+    r"archive/([A-Za-z0-9._-]{1,64})/(" + archive.RECORD_ID.pattern + r")\.md(?:#L(\d+))?"
+)
 
 
 def sources_of(doc: Doc) -> list[str]:
@@ -26,8 +28,7 @@ def sources_of(doc: Doc) -> list[str]:
 def origin(ctx: Context, doc: Doc) -> str:
     """Where an entry (or an archived text) came from, in a few words."""
     if doc.tier == "archive":
-        path = ctx.layout.root / doc.path
-        fields = archive.header(path) if ctx.layout.inside(path) else {}
+        fields = archive.header(ctx.layout.root / doc.path)  # refuses links and `..`
         return "raw text: " + describe(fields) if fields else f"raw text in {doc.path}"
     sources = sources_of(doc)
     if not sources:

@@ -290,9 +290,7 @@ def _entries(ctx: Context, docs: list[Doc]) -> list[EntryView]:
     origins: dict[str, str] = {}
     found: list[EntryView] = []
     for tier in _TIERS:
-        for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
-            if files.is_temp(path):
-                continue
+        for path in files.memory_files(ctx.layout.tier_dir(tier)):
             rel = ctx.layout.relative(path)
             for group in _groups(_load(ctx, tier, path)):
                 view = _view(ctx, tier, path.stem, rel, group, tokens, origins)

@@ -276,6 +276,10 @@ class RunReport(Result):
         default_factory=list,
         metadata=about("What the user should know: a summarizer that fell back, and why."),
     )
+    skipped: list[str] = field(
+        default_factory=list,
+        metadata=about("What was left alone because a file it needs cannot be read, and why."),
+    )
 
     def lines(self) -> list[str]:
         """The report in words."""
@@ -320,6 +324,52 @@ class ForgetReport(Result):
         metadata=about("Squad's own files (outside the store) holding some of the text."),
     )
     messages: list[str] = field(default_factory=list, metadata=about("What happened, in words."))
+
+
+@dataclass
+class Finding(Result):
+    """One thing `tiermem doctor` found in a store, and what it did about it."""
+
+    kind: str = field(
+        metadata=about(
+            "link, store, name, temp, file, ids, archive, citation, index, queue: what it is about"
+        )
+    )
+    path: str = field(metadata=about("The file or folder, relative to the root."))
+    problem: str = field(metadata=about("What is wrong (or, for a note, what is going on)."))
+    serious: bool = field(
+        default=True, metadata=about("A problem (true), or a note about a store that is fine.")
+    )
+    repaired: str = field(default="", metadata=about("What the repair did; empty if nothing."))
+
+
+@dataclass
+class DoctorReport(Result):
+    """What `tiermem doctor` checked, found and (with --repair) repaired."""
+
+    repair: bool
+    checked: dict[str, int] = field(
+        default_factory=dict, metadata=about("How many of each thing were looked at.")
+    )
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Finding]:
+        """The problems that remain (not notes, not repaired)."""
+        return [f for f in self.findings if f.serious and not f.repaired]
+
+    def lines(self) -> list[str]:
+        """The report in words, one line per finding."""
+        checked = ", ".join(f"{n} {what}" for what, n in sorted(self.checked.items()))
+        out = [f"doctor: checked {checked or 'the store'}"]
+        for f in self.findings:
+            label = "repaired" if f.repaired else "problem" if f.serious else "note"
+            out.append(
+                f"{label}: {f.path}: {f.problem}" + (f"; {f.repaired}" if f.repaired else "")
+            )
+        left = len(self.problems)
+        out.append(f"doctor: {left} problem(s) left" if left else "doctor: no problems left")
+        return out
 
 
 # --- spawn -------------------------------------------------------------------------------

@@ -86,16 +86,17 @@ def _wholes(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[
         key = hit.doc.parent or hit.doc.id
         if key in held:
             continue
-        held[key] = _parts(ctx, key) if hit.doc.parent else [hit.doc]
+        held[key] = _parts(ctx, hit.doc) if hit.doc.parent else [hit.doc]
         wholes.append(replace(hit, doc=_joined(held[key])) if hit.doc.parent else hit)
     return wholes, held
 
 
-def _parts(ctx: Context, parent: str) -> list[Doc]:
-    """The parts of one entry, from the one file that holds it (the wiki's, for an entry
-    caught halfway through its promotion)."""
-    parts = ctx.index.parts(parent)
-    return [p for p in parts if p.path == parts[0].path] or parts
+def _parts(ctx: Context, part: Doc) -> list[Doc]:
+    """The parts of a part's entry, from the one file that holds it (the wiki's, for an entry
+    caught halfway through its promotion); the part alone when another process rewrote the
+    entry since it matched."""
+    parts = ctx.index.parts(part.parent)
+    return [p for p in parts if p.path == parts[0].path] or [part]
 
 
 def once(found: list[Hit]) -> list[Hit]:

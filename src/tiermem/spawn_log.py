@@ -10,7 +10,6 @@ an entry, and what a spawn got.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from . import files
@@ -48,19 +47,15 @@ def _append(layout: Layout, entry: SpawnRecord) -> None:
     line = json.dumps(entry.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
     path = path_of(layout)
     with files.locked(layout, path):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
+        files.append(path, line.encode("utf-8"))
 
 
 def read(layout: Layout) -> list[SpawnRecord]:
     """Every logged spawn, oldest first (a torn or foreign line is skipped)."""
-    try:
-        text = path_of(layout).read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, NotADirectoryError):
+    data = files.read_bytes(path_of(layout))
+    if data is None:
         return []
+    text = data.decode("utf-8", "replace")
     found = []
     for raw in text.splitlines():
         entry = _parse(raw)

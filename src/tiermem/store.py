@@ -21,20 +21,29 @@ def load(layout: Layout, tier: str, path: Path) -> entries.TierFile | None:
     return entries.parse(text, path, _TIER_CLASS.get(tier, "learning"))
 
 
+def parse(tier: str, path: Path, data: bytes) -> entries.TierFile:
+    """Parse the bytes of a tier file already read (ParseError for invalid UTF-8)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(path, line, "is not valid UTF-8") from None
+    return entries.parse(text, path, _TIER_CLASS.get(tier, "learning"))
+
+
 def save(layout: Layout, path: Path, tier_file: entries.TierFile) -> None:
     """Write a tier file atomically (caller holds its lock).
 
     Versions of an entry that lost a merge conflict are archived first, so rewriting the
     file never drops the text of either side.
     """
-    if path.is_symlink():
-        raise ParseError(path, 1, "is a symbolic link; tiermem does not write through links")
     lost = [c.lost for c in tier_file.conflicts if c.lost is not None]
     if lost:
         # Only a file merged by git holds lost versions: reads need not load the archive.
         from . import archive
 
-        archive.keep_lost(layout, layout.relative(path), lost)
+        owner = tier_file.meta.get("agent", "") if path.parent.name != "wiki" else TEAM
+        archive.keep_lost(layout, layout.relative(path), lost, owner)
         tier_file.conflicts = [c for c in tier_file.conflicts if c.lost is None]
     files.atomic_write(path, entries.render(tier_file))
 
@@ -70,6 +79,25 @@ def update_existing(layout: Layout, tier: str, path: Path) -> Iterator[entries.T
         yield tier_file
         if tier_file is not None and _state(tier_file) != before:
             save(layout, path, tier_file)
+
+
+def rewrite(
+    layout: Layout,
+    tier: str,
+    path: Path,
+    change: Callable[[entries.Entry], entries.Entry] | None = None,
+) -> int:
+    """Write a tier file again (each entry changed, if asked), with every id once: the
+    versions that lost a merge are archived first. How many were archived."""
+    with files.locked(layout, path):
+        tier_file = load(layout, tier, path)
+        if tier_file is None:
+            return 0
+        lost = sum(1 for c in tier_file.conflicts if c.lost is not None)
+        if change is not None:
+            tier_file.entries = [change(e) for e in tier_file.entries]
+        save(layout, path, tier_file)
+    return lost
 
 
 _HEADINGS = {

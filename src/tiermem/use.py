@@ -12,7 +12,6 @@ day write the same bytes; until then the TTL counts from the later of the two.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -81,9 +80,8 @@ def fold(ctx: Context, dry_run: bool = False) -> list[str]:
         local = recorded(ctx.layout)
         moved: list[str] = []
         for tier in FOLDED_TIERS if local else ():
-            for tier_path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
-                if not files.is_temp(tier_path):
-                    moved += _fold_file(ctx, tier, tier_path, local, dry_run)
+            for tier_path in files.memory_files(ctx.layout.tier_dir(tier)):
+                moved += _fold_file(ctx, tier, tier_path, local, dry_run)
         if local and not dry_run:
             _rewrite(ctx.layout, local)
     return moved
@@ -114,10 +112,8 @@ def _later(entry: Entry, local: Mapping[str, str]) -> bool:
 
 
 def _read(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
+    data = files.read_bytes(path)
+    return data.decode("utf-8", "replace").splitlines() if data is not None else []
 
 
 def _parse(lines: Iterable[str]) -> dict[str, str]:
@@ -133,18 +129,14 @@ def _parse(lines: Iterable[str]) -> dict[str, str]:
 def _ready(layout: Layout) -> None:
     """The local folder, ignored by git whatever the store's own .gitignore says."""
     folder = layout.used.parent
-    if not (folder / ".gitignore").exists():
+    if not files.exists(folder / ".gitignore"):
         files.atomic_write(folder / ".gitignore", _IGNORE_ALL)
 
 
 def _append(layout: Layout, lines: list[str]) -> None:
     _ready(layout)
     data = "".join(f"{line}\n" for line in lines).encode("utf-8")
-    fd = os.open(layout.used, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)  # one write under the lock: whole lines, never a torn one
-    finally:
-        os.close(fd)
+    files.append(layout.used, data)  # one write under the lock: whole lines, never a torn one
 
 
 def _rewrite(layout: Layout, days: Mapping[str, str]) -> None:

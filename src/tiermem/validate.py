@@ -9,6 +9,18 @@ from .errors import UsageError
 
 MAX_INPUT_BYTES = 1024 * 1024
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# Names Windows keeps for devices, with any extension (`con.md` opens the console there).
+_DEVICES = frozenset(
+    [
+        "con",
+        "prn",
+        "aux",
+        "nul",
+        *(f"com{n}" for n in range(1, 10)),
+        *(f"lpt{n}" for n in range(1, 10)),
+    ]
+)
+TEAM = "team"  # the owner of what the whole team shares (layout.TEAM): no agent's name
 
 
 def name(value: str, what: str = "agent") -> str:
@@ -27,7 +39,16 @@ def name(value: str, what: str = "agent") -> str:
             f"{what} name {value!r} must be 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
         )
+    if lowered.split(".", 1)[0] in _DEVICES:
+        raise UsageError(f"{what} name {value!r} is a device name on Windows")
+    if what == "agent" and lowered == TEAM:
+        raise UsageError(f"agent name {value!r} is reserved for the team's own memory")
     return lowered
+
+
+def owner(value: str, what: str = "agent") -> str:
+    """An agent name, or `team` (whose files hold what the whole team shares)."""
+    return TEAM if value == TEAM else name(value, what)
 
 
 def text(value: str, what: str = "text", limit: int = MAX_INPUT_BYTES) -> str:

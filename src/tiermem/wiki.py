@@ -11,7 +11,7 @@ from . import agents, archive, files, hot, store, topics, validate
 from .classify import classify, is_structured
 from .context import Context
 from .entries import Entry, content_id, render, render_entry
-from .errors import NotFoundError
+from .errors import NotFoundError, ParseError
 from .results import Page, WikiEntry
 from .squad import team
 
@@ -112,9 +112,7 @@ def write(ctx: Context, topic: str, text: str, by: str) -> WikiEntry:
 def pages(ctx: Context) -> list[Page]:
     """Every topic page with its size."""
     found = []
-    for path in sorted(ctx.layout.tier_dir("wiki").glob("*.md")):
-        if files.is_temp(path):
-            continue
+    for path in files.memory_files(ctx.layout.tier_dir("wiki")):
         page = store.load(ctx.layout, "wiki", path)
         if page is not None:
             active = sum(1 for e in page.entries if e.active)
@@ -135,7 +133,7 @@ def read(ctx: Context, topic: str) -> str:
 def vocabulary_for(ctx: Context, entries: list[Entry]) -> topics.Vocabulary:
     """The page names entries promoted together can take: the topics there are, the words
     their titles share; never an agent's name."""
-    existing = {_base(p.stem) for p in ctx.layout.tier_dir("wiki").glob("*.md")}
+    existing = {_base(p.stem) for p in files.memory_files(ctx.layout.tier_dir("wiki"))}
     names = {*agents.with_memory(ctx), *team.folders(ctx)}
     return topics.Vocabulary([e.title for e in entries], existing, names)
 
@@ -174,8 +172,13 @@ def _pages_of_parents(
     return pages
 
 
-def promote(ctx: Context, entries: list[tuple[str, Entry]]) -> dict[str, list[str]]:
-    """Move (cold file agent, entry) pairs to their topic pages; cold loses them after."""
+def promote(
+    ctx: Context, entries: list[tuple[str, Entry]], skipped: list[str] | None = None
+) -> dict[str, list[str]]:
+    """Move (cold file agent, entry) pairs to their topic pages; cold loses them after.
+
+    A page that cannot be read takes nothing: its entries stay in cold, and `skipped` says so.
+    """
     by_topic: dict[str, list[Entry]] = {}
     vocabulary = vocabulary_for(ctx, [e for _, e in entries])
     pages_of_parents = _pages_of_parents(ctx, [e for _, e in entries], vocabulary)
@@ -184,10 +187,17 @@ def promote(ctx: Context, entries: list[tuple[str, Entry]]) -> dict[str, list[st
         tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
         by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
     for topic, items in sorted(by_topic.items()):
-        add(ctx, topic, items)
+        try:
+            add(ctx, topic, items)
+        except ParseError as exc:
+            del by_topic[topic]
+            if skipped is not None:
+                skipped.append(f"promotion to wiki/{topic}.md: {exc}")
+    placed = {e.id for items in by_topic.values() for e in items}
     moved: dict[str, set[str]] = {}
     for agent, entry in entries:
-        moved.setdefault(agent, set()).add(entry.id)
+        if entry.id in placed:
+            moved.setdefault(agent, set()).add(entry.id)
     for agent, ids in sorted(moved.items()):
         path = ctx.layout.tier_file("cold", agent)
         with store.update_existing(ctx.layout, "cold", path) as cold:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import decisions, files
+from .. import decisions, files, store
 from ..context import Context
+from ..layout import TEAM
 from ..squad import decision_log, inbox, parse
 
 
@@ -26,8 +27,10 @@ def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
     if not found:
         return report
     target = decision_log.path(ctx)
+    team = ctx.layout.tier_file("cold", TEAM)
+    store.load(ctx.layout, "cold", team)  # a damaged team file stops the merge before a write
     with files.locked(ctx.layout, target):
-        current = target.read_text(encoding="utf-8") if target.exists() else decision_log.EMPTY_LOG
+        current = files.read_text(ctx.layout, target) or decision_log.EMPTY_LOG
         merged_text, report.merged = parse.merge_inbox(current, found, ctx.stamp()[:10])
         if dry_run:
             return report

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from .. import archive, files, store, use, wiki
+from .. import archive, files, store, use, validate, wiki
 from ..classify import is_structured
 from ..clock import parse_time
 from ..context import Context
 from ..entries import Entry, TierFile, render_entry
+from ..errors import ParseError, TiermemError, UsageError
 from ..results import RunReport
 from . import inbox, supersede
 from .session import checkpoint
@@ -28,14 +29,32 @@ def age_of(entry: Entry, now_stamp: str, local: Mapping[str, str] | None = None)
 # --- maintenance ----------------------------------------------------------------------
 
 
-def _cold_files(ctx: Context) -> list[tuple[str, TierFile]]:
+def _readable(ctx: Context, tier: str, skipped: list[str]) -> list[tuple[str, TierFile]]:
+    """(owner, file) of each tier file that can be read; the others are skipped, and said:
+    a damaged file, or one whose name is no agent's, stops only what needs it."""
     found = []
-    for path in sorted(ctx.layout.tier_dir("cold").glob("*.md")):
-        if not files.is_temp(path):
-            loaded = store.load(ctx.layout, "cold", path)
-            if loaded is not None:
-                found.append((path.stem, loaded))
+    for path in files.memory_files(ctx.layout.tier_dir(tier)):
+        try:
+            validate.owner(path.stem)
+            loaded = store.load(ctx.layout, tier, path)
+        except UsageError:
+            skipped.append(f"{ctx.layout.relative(path)}: not an agent's file name")
+            continue
+        except ParseError as exc:
+            skipped.append(f"{exc} (not read)")
+            continue
+        if loaded is not None:
+            found.append((path.stem, loaded))
     return found
+
+
+def _cold_files(ctx: Context, skipped: list[str] | None = None) -> list[tuple[str, TierFile]]:
+    return _readable(ctx, "cold", [] if skipped is None else skipped)
+
+
+def _queued(ctx: Context, skipped: list[str]) -> list[str]:
+    """Agents whose queue holds text waiting for a summary (an emptied queue file stays)."""
+    return [agent for agent, queue in _readable(ctx, "queue", skipped) if queue.entries]
 
 
 def _recurring(colds: list[tuple[str, TierFile]]) -> dict[frozenset[str], int]:
@@ -128,23 +147,28 @@ def _archive_out(ctx: Context, leaving: list[tuple[str, Entry]], why: str) -> No
 def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunReport:
     """All maintenance: finish checkpoints, merge the inbox, supersede, promote, expire."""
     report = RunReport(dry_run)
-    queued = sorted(
-        p.stem for p in ctx.layout.tier_dir("queue").glob("*.md") if not files.is_temp(p)
-    )
-    report.checkpoints = queued
+    queued = _queued(ctx, report.skipped)
+    report.checkpoints = list(queued)
     if merge_inbox:
-        merged = inbox.merge(ctx, dry_run=dry_run)
-        report.inbox_merged, report.inbox_skipped = merged.merged, merged.skipped
+        try:
+            merged = inbox.merge(ctx, dry_run=dry_run)
+            report.inbox_merged, report.inbox_skipped = merged.merged, merged.skipped
+        except TiermemError as exc:  # the team's file is damaged: the inbox waits for it
+            report.skipped.append(f"inbox merge: {exc}")
     if not dry_run:
         for agent in queued:
-            checkpoint(ctx, agent)
+            try:
+                checkpoint(ctx, agent)
+            except TiermemError as exc:  # that agent's cold file is damaged
+                report.checkpoints.remove(agent)
+                report.skipped.append(f"checkpoint of {agent}: {exc}")
     # Use recorded in this clone reaches the files the team commits (a dry run only counts it).
     report.refreshed = use.fold(ctx, dry_run=dry_run)
     pairs = supersede.pairs(ctx)
     report.superseded = [(old.id, new.id) for old, new in pairs]
     if not dry_run:
         supersede.apply(ctx, pairs)
-    colds = _cold_files(ctx)
+    colds = _cold_files(ctx, report.skipped)
     if dry_run:
         # Nothing was written: see the cold files as the supersede step would leave them.
         _mark_superseded(colds, {old.id: new.id for old, new in pairs})
@@ -167,7 +191,7 @@ def _age(ctx: Context, colds: list[tuple[str, TierFile]], report: RunReport) -> 
     if report.dry_run:
         report.promoted = {"(dry run)": sorted(promoted_ids | rescued_ids)}
         return
-    report.promoted = wiki.promote(ctx, promotable + rescued)
+    report.promoted = wiki.promote(ctx, promotable + rescued, report.skipped)
     if report.promoted:
         ctx.audit("promote", sorted(promoted_ids), ["cold", "wiki"], "stable structured entries")
     _archive_out(ctx, expired, "expire")

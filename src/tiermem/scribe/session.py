@@ -48,6 +48,11 @@ def queue_entries(
     return record
 
 
+def _empty_queue(ctx: Context, agent: str) -> None:
+    """Empty the agent's queue, keeping the file (see `_reset_hot` for why it is kept)."""
+    store.save(ctx.layout, _queue_path(ctx, agent), store.blank("queue", agent))
+
+
 def checkpoint(ctx: Context, agent: str) -> list[str]:
     """Compress everything queued for an agent into cold now (a session that never ends)."""
     path = _queue_path(ctx, agent)
@@ -56,7 +61,7 @@ def checkpoint(ctx: Context, agent: str) -> list[str]:
         if queue is None or not queue.entries:
             return []
         report = _compress(ctx, agent, list(queue.entries), None, "checkpoint")
-        path.unlink()
+        _empty_queue(ctx, agent)
     ctx.audit(
         "checkpoint",
         report.cold + report.knowledge,
@@ -77,6 +82,8 @@ def end_session(ctx: Context, agent: str) -> SessionReport:
     with files.locked(ctx.layout, hot_path), files.locked(ctx.layout, queue_path):
         current = store.load(ctx.layout, "hot", hot_path)
         queue = store.load(ctx.layout, "queue", queue_path)
+        if queue is not None and not queue.entries:
+            queue = None  # emptied by the last checkpoint or session end
         if current is None and queue is None:
             return SessionReport(agent)
         if queue is None and current is not None and _untouched(current):
@@ -106,7 +113,7 @@ def _end(
     _preflight(ctx, agent, items)
     raw_record = None
     hot_text = files.read_text(ctx.layout, hot_path)
-    if hot_text and current is not None and current.entries:
+    if hot_text and current is not None and (current.entries or current.notes.strip()):
         raw_record = archive.new_record(
             agent, ctx.stamp(), "hot-session", f"hot/{agent}.md", "hot at session end", hot_text
         )
@@ -115,16 +122,20 @@ def _end(
     # The queue goes before hot is reset: a re-run after a crash in between then finds
     # hot as it was, every item of it already summarised, and only resets it.
     if queue is not None:
-        _queue_path(ctx, agent).unlink()
+        _empty_queue(ctx, agent)
     _reset_hot(ctx, agent, hot_path, current, report)
     return report
 
 
 def _preflight(ctx: Context, agent: str, items: Sequence[Entry]) -> None:
-    """Read every file a session end will write, so a broken one stops it before any write."""
-    names = [agent] + ([TEAM] if any(e.slot == "decision" for e in items) else [])
-    for name in names:
+    """Read everything a session end will need, so that a damaged file (a cold file, the
+    team's, the config) or a text it cannot take stops it before any write."""
+    decided = [e for e in items if e.slot == "decision"]
+    for name in [agent] + ([TEAM] if decided else []):
         store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", name))
+    _ = ctx.config  # read now: a broken config.toml is said before the first write
+    for entry in decided:
+        ctx.clean(hot.slot_text(entry), "decision")
 
 
 def _covered(ctx: Context, agent: str) -> dict[str, str]:
@@ -147,9 +158,9 @@ def _merge_items(queue: TierFile | None, current: TierFile | None) -> list[Entry
 
 
 def _untouched(current: TierFile) -> bool:
-    """A hot tier holding only the blockers the last session end carried into it."""
+    """A hot tier holding nothing, or only the blockers the last session end carried into it."""
     if not current.entries:
-        return False
+        return not current.notes.strip()
     session = current.meta.get("session", "")
     return all(
         e.slot == "blocker" and e.session == session and dict(e.extra).get("carried")
@@ -160,21 +171,25 @@ def _untouched(current: TierFile) -> bool:
 def _reset_hot(
     ctx: Context, agent: str, path: Path, current: TierFile | None, report: SessionReport
 ) -> None:
+    """Start the next session in hot, carrying the open blockers.
+
+    The file is rewritten, never deleted: a deleted hot file and the new archive record of
+    its text look to git like one file renamed, and a note another clone added to hot in
+    the meantime would be merged into the record (breaking its hash) instead of into hot.
+    The next session starts with its first write.
+    """
     if current is None:
         return
     blockers = hot.of_slot(current, "blocker")
-    if not blockers:
-        path.unlink()
-        return
-    stamp = ctx.stamp()
-    fresh = hot.new_file(agent, hot.session_id(stamp), stamp)
-    session = fresh.meta["session"]
-    # New ids: the blocker is still open, so the next session's summary says so again.
+    ended = current.meta.get("session", "")
+    fresh = hot.between_sessions(agent)
+    # New ids: the blocker is still open, so the next session's summary says so again. They
+    # are derived from the session that ended, not the clock: the same in every clone.
     fresh.entries = [
         replace(
             b,
-            id=content_id("h", b.id, session),
-            session=session,
+            id=content_id("h", b.id, ended),
+            session="",
             extra=(*[kv for kv in b.extra if kv[0] != "carried"], ("carried", b.id)),
         )
         for b in blockers

@@ -49,9 +49,7 @@ class _Located:
 def _structured(ctx: Context) -> list[_Located]:
     found: list[_Located] = []
     for tier in ("cold", "wiki"):
-        for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
-            if files.is_temp(path):
-                continue
+        for path in files.memory_files(ctx.layout.tier_dir(tier)):
             try:
                 tier_file = store.load(ctx.layout, tier, path)
             except ParseError:
@@ -103,23 +101,11 @@ def apply(ctx: Context, pairs: list[tuple[Entry, Entry]]) -> None:
     for old, new in pairs:
         back.setdefault(new.id, []).append(old.id)
     for tier in ("cold", "wiki"):
-        for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
-            if files.is_temp(path):
-                continue
-            with store.update_existing(ctx.layout, tier, path) as tier_file:
-                if tier_file is None:
-                    continue
-                for entry in list(tier_file.entries):
-                    updated = entry
-                    if entry.id in forward and entry.active:
-                        updated = replace(
-                            updated, status="superseded", superseded_by=forward[entry.id]
-                        )
-                    if entry.id in back:
-                        merged = tuple(sorted(set(entry.supersedes) | set(back[entry.id])))
-                        updated = replace(updated, supersedes=merged)
-                    if updated != entry:
-                        tier_file.put(updated)
+        for path in files.memory_files(ctx.layout.tier_dir(tier)):
+            try:
+                _mark(ctx, tier, path, forward, back)
+            except ParseError:
+                continue  # a damaged file holds none of the pairs (they were read from files)
     if pairs:
         ctx.audit(
             "supersede",
@@ -127,3 +113,21 @@ def apply(ctx: Context, pairs: list[tuple[Entry, Entry]]) -> None:
             ["cold", "wiki"],
             "newer entry on the same subject",
         )
+
+
+def _mark(
+    ctx: Context, tier: str, path: Path, forward: dict[str, str], back: dict[str, list[str]]
+) -> None:
+    """Mark the older entries of one file superseded, and the newer ones with what they retire."""
+    with store.update_existing(ctx.layout, tier, path) as tier_file:
+        if tier_file is None:
+            return
+        for entry in list(tier_file.entries):
+            updated = entry
+            if entry.id in forward and entry.active:
+                updated = replace(updated, status="superseded", superseded_by=forward[entry.id])
+            if entry.id in back:
+                merged = tuple(sorted(set(entry.supersedes) | set(back[entry.id])))
+                updated = replace(updated, supersedes=merged)
+            if updated != entry:
+                tier_file.put(updated)

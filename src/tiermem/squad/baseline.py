@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import files
 from ..context import Context
+from ..errors import ParseError
 from ..results import SquadLoad
 from . import team
 
 
 def _text(path: Path) -> str | None:
-    return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
+    """A Squad file's text as a spawn would load it; nothing through a link."""
+    try:
+        data = files.read_bytes(path)
+    except ParseError:
+        return None
+    return data.decode("utf-8", "replace") if data is not None else None
 
 
 def history_path(ctx: Context, agent: str) -> Path:
@@ -31,9 +38,9 @@ def loads(ctx: Context, agents: list[str]) -> list[SquadLoad]:
     """What a Squad spawn of each agent with a history.md loads today."""
     decisions = _text(ctx.layout.squad / "decisions.md") or ""
     folder = ctx.layout.squad / "agents"
-    names = {a for a in agents if history_path(ctx, a).is_file()}
-    if folder.is_dir():
-        names |= {p.name for p in folder.iterdir() if (p / "history.md").is_file()}
+    names = {a for a in agents if files.is_file(history_path(ctx, a))}
+    if files.is_folder(folder):
+        names |= {p.name for p in files.subfolders(folder) if files.is_file(p / "history.md")}
     rows = []
     for agent in sorted(names):
         text = (_text(history_path(ctx, agent)) or "") + "\n" + decisions

@@ -18,8 +18,7 @@ def path(ctx: Context) -> Path:
 
 def check(ctx: Context) -> None:
     """Read the log as a write would, so a broken one stops the write before it starts."""
-    if path(ctx).exists():
-        files.read_text(ctx.layout, path(ctx))
+    files.read_text(ctx.layout, path(ctx))
 
 
 def append(ctx: Context, text: str, by: str) -> None:
@@ -27,7 +26,7 @@ def append(ctx: Context, text: str, by: str) -> None:
     target = path(ctx)
     day = ctx.stamp()[:10]
     with files.locked(ctx.layout, target):
-        current = target.read_text(encoding="utf-8") if target.exists() else EMPTY_LOG
+        current = files.read_text(ctx.layout, target) or EMPTY_LOG
         name = f"{by or 'tiermem'}-decision.md"
         if not any(s.kind == "decision" for s in parse.parse_decisions(text)):
             # Plain text: its first line is the title of Squad's canonical dated block.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import bootstrap, files, validate
+from .. import bootstrap, files, safepath, validate
 from ..errors import StoreError, UsageError
 from ..layout import Layout, discover_root
 from . import texts
@@ -149,7 +149,7 @@ class Repo:
             return None
         if not stat.S_ISREG(mode):
             raise UsageError(f"{rel} is not a regular file (nothing was written)")
-        data = path.read_bytes()
+        data = safepath.read_bytes(path) or b""  # O_NOFOLLOW: a link put in since is refused
         if len(data) > validate.MAX_INPUT_BYTES:
             limit = validate.MAX_INPUT_BYTES
             raise UsageError(f"{rel} is over {limit} bytes (nothing was written)")

@@ -1,10 +1,17 @@
-"""The Squad files an import reads, and how each is read: text as it is, or why not."""
+"""The Squad files an import reads, and how each is read: text as it is, or why not.
+
+Squad's folder came with the repository: a link in it (to a file or a folder) is never
+followed, and an agent folder whose name tiermem does not take as an agent's (`_alumni`)
+is skipped with a note instead of stopping the import of everyone else.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import files, safepath, validate
+from ..errors import ParseError, UsageError
 from ..layout import TEAM
 
 BINARY_PROBE_BYTES = 8000
@@ -20,25 +27,43 @@ class Source:
     agent: str
 
 
+def _md_files(folder: Path, prefix: str = "", pattern: str = ".md") -> list[Path]:
+    """Files (and links, which `read` refuses by name) in a folder that is no link."""
+    try:
+        items = files.listing(folder)
+    except ParseError:
+        return []  # a folder reached through a link is not read
+    return [
+        i.path
+        for i in items
+        if i.name.startswith(prefix) and i.name.endswith(pattern) and i.kind in ("file", "link")
+    ]
+
+
+def _agent_folders(squad: Path) -> list[Path]:
+    try:
+        items = files.listing(squad / "agents")
+    except ParseError:
+        return []
+    return [i.path for i in items if i.kind in ("folder", "link")]
+
+
 def sources(squad: Path) -> list[Source]:
     """The Squad files an import reads, in a fixed order."""
     found: list[Source] = []
-    agents = squad / "agents"
-    if agents.is_dir():
-        for folder in sorted(p for p in agents.iterdir() if p.is_dir()):
-            for path in sorted(folder.glob("history*.md")):
-                found.append(Source(path, "", "history", folder.name.lower()))
-    for pattern in (
-        "decisions.md",
-        "decisions-archive*.md",
-        "decisions/*.md",
-        "decisions/archive/*.md",
-    ):
-        found += [Source(p, "", "decisions", TEAM) for p in sorted(squad.glob(pattern))]
-    inbox = sorted(squad.glob("decisions/inbox/*.md"))
-    found += [Source(p, "", "inbox", TEAM) for p in inbox]
+    for folder in _agent_folders(squad):
+        if safepath.kind(folder) == "link":
+            found.append(Source(folder / "history.md", "", "history", folder.name.lower()))
+            continue
+        for path in _md_files(folder, prefix="history"):
+            found.append(Source(path, "", "history", folder.name.lower()))
+    decisions = [p for p in _md_files(squad) if p.name == "decisions.md"]
+    decisions += _md_files(squad, prefix="decisions-archive")
+    decisions += _md_files(squad / "decisions") + _md_files(squad / "decisions" / "archive")
+    found += [Source(p, "", "decisions", TEAM) for p in decisions]
+    found += [Source(p, "", "inbox", TEAM) for p in _md_files(squad / "decisions" / "inbox")]
     for logs in ("log", "orchestration-log"):
-        found += [Source(p, "", "log", TEAM) for p in sorted(squad.glob(f"{logs}/*.md"))]
+        found += [Source(p, "", "log", TEAM) for p in _md_files(squad / logs)]
     found += [Source(p, "", "skill", TEAM) for p in _skills(squad)]
     top = squad.parent
     return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
@@ -51,8 +76,15 @@ _NOT_THE_TEAMS = frozenset({"tiered-memory"})
 
 def _skills(squad: Path) -> list[Path]:
     """The team's written conventions: `.squad/skills/{name}/SKILL.md`."""
-    found = sorted(squad.glob("skills/*/SKILL.md"))
-    return [p for p in found if p.parent.name.lower() not in _NOT_THE_TEAMS]
+    try:
+        folders = files.listing(squad / "skills")
+    except ParseError:
+        return []
+    found: list[Path] = []
+    for item in folders:
+        if item.kind == "folder" and item.name.lower() not in _NOT_THE_TEAMS:
+            found += [p for p in _md_files(item.path) if p.name == "SKILL.md"]
+    return found
 
 
 @dataclass(frozen=True)
@@ -74,16 +106,21 @@ def read(source: Source, squad: Path) -> Read:
     Bytes that are not UTF-8 do not stop a file: its text has U+FFFD in their place, the
     archive keeps the bytes, and `problem` says where the first one is.
     """
-    path = source.path
-    if path.is_symlink():
+    if source.kind == "history":
         try:
-            path.resolve().relative_to(squad.resolve())
-        except ValueError:
-            return Read(None, f"{source.rel}:1: symbolic link out of .squad/")
+            validate.owner(source.agent)
+        except UsageError:
+            folder = source.path.parent.name
+            reason = f"the agent folder {folder!r} is not a name tiermem takes for an agent"
+            return Read(None, f"{source.rel}:1: {reason}")
     try:
-        data = path.read_bytes()
+        data = files.read_bytes(source.path)
+    except ParseError as exc:
+        return Read(None, f"{source.rel}:1: " + _refused(exc.reason))
     except OSError as exc:
         return Read(None, f"{source.rel}:1: unreadable ({exc.strerror})")
+    if data is None:
+        return Read(None, f"{source.rel}:1: unreadable (no such file)")
     if b"\x00" in data[:BINARY_PROBE_BYTES]:
         # The same rule git uses: a NUL early on means binary; a stray one later is text.
         line = data[: data.index(b"\x00")].count(b"\n") + 1
@@ -99,3 +136,7 @@ def read(source: Source, squad: Path) -> Read:
             "(the archive keeps the original bytes)",
         )
     return Read(data)
+
+
+def _refused(reason: str) -> str:
+    return "symbolic link in .squad/" if "symbolic link" in reason else reason

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import files
 from ..context import Context
-from ..errors import NotFoundError
+from ..errors import NotFoundError, ParseError
 
 
 def _folders(ctx: Context) -> list[Path]:
@@ -50,8 +51,9 @@ def charter(ctx: Context, agent: str) -> str:
     """The agent's charter, as Squad wrote it."""
     path = folder(ctx, agent) / "charter.md"
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise NotFoundError(
-            f"no readable charter for {agent} at {ctx.layout.relative(path)}"
-        ) from None
+        text = files.read_text(ctx.layout, path)  # never through a link
+    except ParseError:
+        text = None
+    if text is None:
+        raise NotFoundError(f"no readable charter for {agent} at {ctx.layout.relative(path)}")
+    return text

@@ -1,0 +1,167 @@
+"""The index is a cache many processes share: built atomically under a lock, never deleted
+under another process, and synced from files that may vanish while it reads them."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import races
+from reliability import child_env, cli
+from tiermem import files, fts
+from tiermem.memory import Memory
+from tiermem.tokens import WordCounter
+
+
+def test_a_fresh_clone_opened_by_many_processes_at_once(tmp_path: Path) -> None:
+    for n in range(3):
+        root = races.fresh_clone(tmp_path / f"clone{n}")
+        results = races.open_at_once(root, ["search", "stats", "search", "end", "search", "note"])
+        assert races.failures(results) == []
+        # The next read brings the index up to date with the last writes, exactly.
+        assert cli(["--root", str(root), "search", "reader"])[0] == 0
+        code, out, err = cli(["--root", str(root), "reindex", "--check"])
+        assert (code, out) == (0, "index matches the files\n"), err
+
+
+def test_a_rebuild_while_others_read(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone")
+    cli(["--root", str(root), "search", "reader"])
+    results = races.open_at_once(root, ["reindex", "search", "reindex", "search", "stats"])
+    assert races.failures(results) == []
+
+
+def test_a_file_gone_between_the_listing_and_the_read_is_forgotten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=2)
+    mem = Memory(root, now=races.T0)
+    read = files.read_bytes
+
+    def vanishing(path: Path) -> bytes | None:
+        if path.name == "agent0.md":
+            path.unlink(missing_ok=True)  # another process ended the session meanwhile
+        return read(path)
+
+    monkeypatch.setattr(files, "read_bytes", vanishing)
+    mem.sync()
+    paths = {d.path for d in mem.context.index.docs()}
+    assert not any(p.endswith("agent0.md") for p in paths)
+    assert any(p.endswith("agent1.md") for p in paths)
+
+
+def test_a_folder_gone_between_the_listing_and_its_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=2)
+    mem = Memory(root, now=races.T0)
+    listing = files.listing
+
+    def vanishing(folder: Path) -> list[files.Item]:
+        items = listing(folder)
+        if folder.name == "agent1" and folder.parent.name == "archive":
+            for item in items:
+                item.path.unlink()
+            folder.rmdir()
+        return items
+
+    monkeypatch.setattr(files, "listing", vanishing)
+    mem.sync()  # no FileNotFoundError, no AssertionError
+    mem.close()
+
+
+def test_an_index_that_is_not_a_database_is_built_again(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    (root / ".squad" / "memory" / "index.sqlite").write_bytes(b"not a database\n" * 100)
+    code, out, err = cli(["--root", str(root), "search", "reader"])
+    assert code == 0, err
+    assert "agent0" in out
+
+
+def test_a_damaged_index_is_built_again(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=3)
+    assert cli(["--root", str(root), "search", "reader"])[0] == 0
+    index = root / ".squad" / "memory" / "index.sqlite"
+    data = bytearray(index.read_bytes())
+    data[4096:] = b"\x5a" * (len(data) - 4096)  # every page after the first
+    index.write_bytes(bytes(data))
+    for side in ("-wal", "-shm"):
+        Path(f"{index}{side}").unlink(missing_ok=True)
+    code, out, err = cli(["--root", str(root), "search", "reader"])
+    assert code in (0, 2), err
+    assert err.count("\n") <= 1
+    code, _, err = cli(["--root", str(root), "reindex"])
+    assert code == 0, err
+    code, out, _ = cli(["--root", str(root), "search", "reader"])
+    assert code == 0 and "agent0" in out
+
+
+def test_an_index_that_is_a_folder_fails_in_one_line(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    (root / ".squad" / "memory" / "index.sqlite").mkdir()
+    for argv in (["search", "reader"], ["stats"], ["reindex"], ["hot", "note", "agent0", "x"]):
+        code, _, err = cli(["--root", str(root), *argv])
+        assert code == 2, (argv, err)
+        assert err.count("\n") == 1 and "index.sqlite" in err, err
+
+
+def test_another_schema_waits_for_the_open_index_instead_of_deleting_it(tmp_path: Path) -> None:
+    """A process with the index open keeps it; one that needs another schema gives up in one
+    line after the lock timeout rather than deleting the file under it."""
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    holder = Memory(root, now=races.T0)
+    assert holder.search("reader")
+    script = textwrap.dedent(
+        """
+        import sys
+        from tiermem import files
+        from tiermem.memory import Memory
+        from tiermem.errors import TiermemError
+        from tiermem.tokens import WordCounter
+        files.LOCK_TIMEOUT_SECONDS = 1.0
+        try:
+            Memory(sys.argv[1], tokens=WordCounter()).search("reader")
+        except TiermemError as exc:
+            print("refused:", exc)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, env=child_env()
+    )
+    assert "refused:" in proc.stdout and "in another process" in proc.stdout, proc
+    assert holder.search("reader")  # its database is still there, whole
+    holder.close()
+    # Once it is closed, the other schema gets an index of its own.
+    assert Memory(root, tokens=WordCounter()).search("reader")
+
+
+def test_a_lock_held_too_long_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    assert cli(["--root", str(root), "search", "reader"])[0] == 0
+    (root / ".squad" / "memory" / "hot" / "agent0.md").write_text(
+        "# agent0: hot memory\n<!-- tiermem-file tier=hot agent=agent0 session=s1 -->\n", "utf-8"
+    )
+    blocker = sqlite3.connect(root / ".squad" / "memory" / "index.sqlite", timeout=1)
+    blocker.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(fts, "SQLITE_TIMEOUT_SECONDS", 0.5)
+    try:
+        code, _, err = cli(["--root", str(root), "search", "reader"])
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert code == 2 and err.count("\n") == 1 and "locked" in err, err
+
+
+def test_no_index_file_is_left_half_built(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    cli(["--root", str(root), "search", "reader"])
+    memory = root / ".squad" / "memory"
+    assert not [p for p in os.listdir(memory) if p.startswith(files.TEMP_PREFIX)]
