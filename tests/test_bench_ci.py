@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -37,13 +38,16 @@ def test_replay_and_probes_on_one_team(tmp_path: Path, run_cli: RunCli) -> None:
     assert figures["full_history"]["coverage_mean"] == 1.0
 
 
-def test_import_probes_on_one_team(run_cli: RunCli) -> None:
+def test_import_probes_on_one_team(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the store it keeps, cleaned up
     code, out, err = run_cli(
         "bench", "probes", str(CORPUS), "--import", "--limit", "8", "--format", "json"
     )
     assert code == 0, err
     figures = json.loads(out)
-    assert figures["mode"] == "import"
+    assert figures["mode"] == "import" and figures["store"].startswith(str(tmp_path))
     assert figures["tiermem"]["tokens_median"] < figures["squad_as_is"]["tokens_median"]
 
 
