@@ -14,6 +14,7 @@ import attacks
 import failures
 import fuzz
 import hostile
+from conftest import RunCli
 from reliability import cli, files_text, snapshot
 
 
@@ -121,3 +122,45 @@ def test_fuzzed_command_lines_never_raise(root: Path) -> None:
         if verdict != "ok":
             bad.append((verdict, argv, detail[-300:]))
     assert bad == []
+
+
+def _refuse_audit_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tiermem import audit
+    from tiermem.errors import StoreError
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise StoreError("cannot write tiermem-audit.jsonl: No space left on device")
+
+    monkeypatch.setattr(audit, "append", full)
+
+
+def test_an_audit_line_a_full_disk_refused_is_said_once_with_the_outcome(
+    root: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_audit_lines(monkeypatch)
+    code, _, err = run_cli("--root", str(root), "decision", "add", "--by", "flight", "mark-gap")
+    assert code == 0
+    assert err == (
+        "tiermem: warning: 1 audit line(s) not written "
+        "(cannot write tiermem-audit.jsonl: No space left on device)\n"
+    )
+    assert "mark-gap" in files_text(root)  # the memory itself was written
+
+
+def test_a_failure_after_a_refused_audit_line_is_still_one_line(
+    root: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tiermem import memory
+    from tiermem.errors import StoreError
+
+    _refuse_audit_lines(monkeypatch)
+    real = memory.Memory.decide
+
+    def then_full(self: memory.Memory, text: str, by: str) -> list[str]:
+        real(self, text, by)
+        raise StoreError("cannot write .squad/decisions.md: No space left on device")
+
+    monkeypatch.setattr(memory.Memory, "decide", then_full)
+    code, _, err = run_cli("--root", str(root), "decision", "add", "--by", "flight", "mark-gap")
+    assert code == 2 and err.count("\n") == 1
+    assert "No space left on device; 1 audit line(s) not written" in err

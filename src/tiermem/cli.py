@@ -71,10 +71,30 @@ def _format(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# The stores this command opened: main says the audit lines a full disk refused with the
+# command's outcome, so a failure stays one line.
+_OPENED: list[Memory] = []
+
+
 def _memory(args: argparse.Namespace) -> Memory:
     from .memory import Memory
 
-    return Memory(getattr(args, "root", None), now=getattr(args, "now", None))
+    return _opened(Memory(getattr(args, "root", None), now=getattr(args, "now", None)))
+
+
+def _opened(mem: Memory) -> Memory:
+    mem.context.hold_unaudited = True
+    _OPENED.append(mem)
+    return mem
+
+
+def _unaudited() -> str:
+    """The audit lines a full disk refused in this command, in a few words (or nothing)."""
+    missed = [line for mem in _OPENED for line in mem.context.unaudited]
+    _OPENED.clear()
+    if not missed:
+        return ""
+    return f"{len(missed)} audit line(s) not written ({missed[0]})"
 
 
 def _read_text(value: str, what: str) -> str:
@@ -399,7 +419,7 @@ def _memory_for_import(args: argparse.Namespace) -> Memory:
     if not args.dry_run:
         # Idempotent: finishes a broken init; and an import writes only under .squad/memory.
         Memory.init(root, now=getattr(args, "now", None), squad_files=False)
-    return Memory(root, now=getattr(args, "now", None))
+    return _opened(Memory(root, now=getattr(args, "now", None)))
 
 
 def cmd_squad(args: argparse.Namespace) -> int:
@@ -1032,17 +1052,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except TiermemError as exc:
-        print(f"tiermem: error: {_one_line(str(exc))}", file=sys.stderr)
+        _fail(str(exc))
         return exc.exit_code
     except OSError as exc:  # a path the system refuses (too long, not allowed), a full disk
-        print(f"tiermem: error: {_one_line(_os_error(exc))}", file=sys.stderr)
+        _fail(_os_error(exc))
         return 2
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    if missed := _unaudited():
+        print(f"tiermem: warning: {missed}", file=sys.stderr)
     return code
+
+
+def _fail(reason: str) -> None:
+    """A failed command's one line, with the audit lines it could not write, if any."""
+    missed = _unaudited()
+    said = f"{reason}; {missed}" if missed else reason
+    print(f"tiermem: error: {_one_line(said)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,10 @@ class Context:
         self._config: Config | None = None
         self._index: Index | None = None
         self.notes: list[str] = []
+        # Audit lines a full disk refused. A command line holds them to say them with its
+        # outcome (its one line when it fails); everyone else hears of each at once.
+        self.unaudited: list[str] = []
+        self.hold_unaudited = False
 
     @property
     def config(self) -> Config:
@@ -140,7 +144,9 @@ class Context:
         except StoreError as exc:
             # The trail describes memory, it is not memory: a full disk that lets the memory
             # write through but not its audit line is said, not a failed command.
-            self.warn(f"warning: audit line not written: {exc}")
+            self.unaudited.append(str(exc))
+            if not self.hold_unaudited:
+                self.warn(f"warning: audit line not written: {exc}")
 
     def clean(self, text: str, what: str) -> tuple[str, list[str]]:
         """Validate user text and replace credentials in it, before it is written anywhere."""
