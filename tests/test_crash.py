@@ -170,7 +170,8 @@ def test_mixed_operations_from_many_processes_lose_nothing(tmp_path: Path) -> No
         timeout=600,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-3000:]
+    said = proc.stderr.decode("utf-8", "replace")[-3000:]
+    assert proc.returncode == 0, said + proc.stdout.decode("utf-8", "replace")[-3000:]
     result = json.loads(proc.stdout)["concurrency"]
     assert result["writes"] >= 40
     assert result["failed_ops"] == []
