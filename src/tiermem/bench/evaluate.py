@@ -117,13 +117,20 @@ _RETIRED_BODY_CHARS = 40
 
 
 def _retired(mem: Memory) -> list[str]:
-    """The gist of every superseded entry's body: what a spawn must not serve."""
+    """The gist of every superseded entry's body that no active entry still holds: what a
+    spawn must not serve (a decision recorded again under its title supersedes its first
+    record, and the text stays current in the second)."""
     from ..search import gist
 
     mem.sync()
     docs = mem.context.index.docs()
-    bodies = (gist(d.text.partition("\n")[2]) for d in docs if d.status == "superseded")
-    return [b for b in bodies if len(b) >= _RETIRED_BODY_CHARS]
+    current = [gist(d.text) for d in docs if d.tier != "archive" and not d.status]
+    bodies = {gist(d.text.partition("\n")[2]) for d in docs if d.status == "superseded"}
+    return sorted(
+        b
+        for b in bodies
+        if len(b) >= _RETIRED_BODY_CHARS and not any(b in text for text in current)
+    )
 
 
 def _serves(prompt: str, retired: list[str]) -> bool:
