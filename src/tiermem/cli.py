@@ -849,7 +849,7 @@ _SEARCH_EPILOG = """examples:
   tiermem search "npm publish file: refs"
   tiermem search "token refresh" --agent flight --limit 5
   tiermem search "release tag" --tier wiki --format json
-  tiermem search c-6f342dcc23 a-c832f390f7#2      # read entries by the ids search gives
+  tiermem search c-6f342dcc23 a-c832f390f7-5e01d2b9aa#2      # read entries by the ids search gives
 """
 
 

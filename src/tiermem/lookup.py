@@ -1,5 +1,6 @@
 """Reading one entry by any id a search or a spawn gives: a tier entry (or a part of one), a
-whole archived record (`a-0123456789`), or one section of it (`a-0123456789#4`)."""
+whole archived record (`a-0123456789-abcdef0123`), or one section of it
+(`a-0123456789-abcdef0123#4`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ def read_entry(ctx: Context, entry_id: str, agent: str | None = None) -> EntryTe
     """The whole entry, record or section with this id."""
     if search.entry_ids(entry_id) != [entry_id]:
         raise UsageError(
-            f"{entry_id!r} is not an entry id (e.g. c-0123456789, a-0123456789 or "
-            "a-0123456789#4, as search results and spawn sources give them)"
+            f"{entry_id!r} is not an entry id (e.g. c-0123456789, a-0123456789-abcdef0123 or "
+            "a-0123456789-abcdef0123#4, as search results and spawn sources give them)"
         )
     if archive.RECORD_ID.fullmatch(entry_id):
         return _record(ctx, entry_id, agent)

@@ -376,8 +376,8 @@ class MemoryTools:
             Field(
                 description="Any id a search result, a spawn's sources or left-out list, or a "
                 "summary's sources gives: a tier entry ('c-0123abcd45'), an archived record "
-                "('a-0123abcd45', its raw text byte for byte) or a section of one "
-                "('a-0123abcd45#4')."
+                "('a-0123abcd45-6789abcdef', its raw text byte for byte) or a section of one "
+                "('a-0123abcd45-6789abcdef#4')."
             ),
         ],
         agent: Annotated[

@@ -249,7 +249,8 @@ class Memory:
 
     def read_entry(self, entry_id: str, agent: str | None = None) -> EntryText:
         """Any id a search or spawn gives, read whole: a tier entry, an archived record
-        (`a-0123456789`, byte for byte) or one section of it (`a-0123456789#4`)."""
+        (`a-0123456789-abcdef0123`, byte for byte) or one section of it
+        (`a-0123456789-abcdef0123#4`)."""
         from .lookup import read_entry
 
         if agent is not None:

@@ -17,7 +17,7 @@ from .index import Doc, Hit
 from .layout import TEAM
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
-# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789#4`).
+# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
 _ENTRY_ID = re.compile(r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?")
 _FINISHED = ("wiki", "cold", "hot", "archive")
 _MARKS = str.maketrans("", "", "#>*-")
