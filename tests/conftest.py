@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,26 @@ from tiermem.cli import main
 from tiermem.memory import Memory
 
 RunCli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture(scope="session")
+def built_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small repository with a Squad team and a store holding every tier, built once; the
+    tests that damage or attack it work on copies (`store_copy`)."""
+    import attacks
+
+    root = tmp_path_factory.mktemp("built") / "repo"
+    root.mkdir()
+    attacks.build_store(root)
+    return root
+
+
+@pytest.fixture
+def store_copy(built_store: Path, tmp_path: Path) -> Path:
+    """A copy of `built_store` of this test's own (links copied as links)."""
+    copy = tmp_path / "repo"
+    shutil.copytree(built_store, copy, symlinks=True)
+    return copy
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,7 +7,6 @@ against every command.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,19 +16,9 @@ import attacks
 from hostile import OUTSIDE_MARK
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("attack-template") / "repo"
-    root.mkdir()
-    attacks.build_store(root)
-    return root
-
-
 @pytest.fixture
-def scene(template: Path, tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "repo"
-    shutil.copytree(template, root, symlinks=True)
-    return root, attacks.outside_tree(tmp_path / "outside")
+def scene(store_copy: Path, tmp_path: Path) -> tuple[Path, Path]:
+    return store_copy, attacks.outside_tree(tmp_path / "outside")
 
 
 # A few commands per link keep the suite fast; the stress run tries every command.

@@ -16,19 +16,9 @@ from reliability import cli, files_text
 T1 = "2026-03-03T10:00:00Z"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("doctor") / "repo"
-    root.mkdir()
-    attacks.build_store(root)
-    return root
-
-
 @pytest.fixture
-def root(template: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "repo"
-    shutil.copytree(template, copy, symlinks=True)
-    return copy
+def root(store_copy: Path) -> Path:
+    return store_copy
 
 
 def memory(root: Path) -> Path:

@@ -18,19 +18,9 @@ from conftest import RunCli
 from reliability import cli, files_text, snapshot
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("failures") / "repo"
-    root.mkdir()
-    attacks.build_store(root)
-    return root
-
-
 @pytest.fixture
-def root(template: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "repo"
-    shutil.copytree(template, copy, symlinks=True)
-    return copy
+def root(store_copy: Path) -> Path:
+    return store_copy
 
 
 @pytest.mark.parametrize("argv", failures.WRITES, ids=lambda a: " ".join(a[2:4]))
