@@ -165,3 +165,24 @@ def test_no_index_file_is_left_half_built(tmp_path: Path) -> None:
     cli(["--root", str(root), "search", "reader"])
     memory = root / ".squad" / "memory"
     assert not [p for p in os.listdir(memory) if p.startswith(files.TEMP_PREFIX)]
+
+
+def test_a_read_while_another_process_holds_the_index_reads_it_as_it_stood(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    assert cli(["--root", str(root), "search", "reader"])[0] == 0
+    assert cli(["--root", str(root), "hot", "note", "agent0", "mark-after the last sync"])[0] == 0
+    mem = Memory(root)
+    layout = mem.layout
+    holder = files.open_lock(layout, files._lock_name(layout, layout.index))  # another holder
+    files.acquire(holder, "index")
+    monkeypatch.setattr(files, "LOCK_TIMEOUT_SECONDS", 0.2)
+    try:
+        hits = mem.search("reader")
+        notes = mem.context.take_notes()
+    finally:
+        os.close(holder)
+    assert hits and not any("mark-after" in h.text for h in hits)  # the index as it stood
+    assert notes == [fts._BUSY]
+    assert any("mark-after" in h.text for h in mem.search("mark-after"))  # then brought up to date

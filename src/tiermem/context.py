@@ -113,6 +113,8 @@ class Context:
             self.skipped(str(error))
         for conflict in report.conflicts:
             self.warn(f"tiermem: note: {conflict}")
+        if report.stale:
+            self.note(report.stale)
         return report
 
     def skipped(self, what: str) -> None:

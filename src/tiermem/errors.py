@@ -33,6 +33,10 @@ class StoreError(TiermemError):
     """The store is missing or cannot be used."""
 
 
+class LockTimeout(StoreError):
+    """Another process held a lock for the whole wait."""
+
+
 class UnsafePathError(ParseError):
     """A path that came with the repository and would lead out of it (a symbolic link, a
     `..`, a name too long): never read, written or followed."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import safepath
-from .errors import ParseError, StoreError, UnsafePathError
+from .errors import LockTimeout, ParseError, StoreError, UnsafePathError
 from .layout import Layout
 
 LOCK_TIMEOUT_SECONDS = 60.0
@@ -492,7 +492,7 @@ def acquire(fd: int, what: str, shared: bool = False) -> None:
     pause = 0.001
     while not try_lock(fd, shared):
         if time.monotonic() > deadline:
-            raise StoreError(f"{what} is locked by another process")
+            raise LockTimeout(f"{what} is locked by another process")
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 

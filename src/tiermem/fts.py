@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import archive, files, safepath, store
-from .errors import ParseError, StoreError, UnsafePathError
+from .errors import LockTimeout, ParseError, StoreError, UnsafePathError
 from .index import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
 from .layout import Layout
 from .tokens import TokenCounter
@@ -35,6 +35,10 @@ SQLITE_TIMEOUT_SECONDS = 60.0
 _USERS_LOCK = "index.sqlite.users.lock"
 _GONE = object()  # a file that vanished between the listing and the read
 _RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
+_BUSY = (
+    "the index was read as it stood: another process held it for the whole wait (the next "
+    "read brings it up to date)"
+)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -454,6 +458,14 @@ class FtsIndex:
         row = self.db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
         if row and row[0] == before:
             return SyncReport()
+        try:
+            return self._sync_locked(before)
+        except LockTimeout:
+            # Another process held the index the whole wait (a rebuild of a large store, many
+            # writers): what it holds is one consistent state, and the next read syncs again.
+            return SyncReport(stale=_BUSY)
+
+    def _sync_locked(self, before: str) -> SyncReport:
         with files.locked(self.layout, self.layout.index):
             report = SyncReport()
             with self._transaction():

@@ -66,6 +66,7 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    stale: str = ""  # why the index was read as it stood, not brought up to date
 
 
 @runtime_checkable
