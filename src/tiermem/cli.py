@@ -443,8 +443,10 @@ def cmd_squad(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from .mcp_server import serve
+    from .memory import Memory
 
-    serve(_memory(args))
+    # A server runs until it is stopped: it says a refused audit line when it happens.
+    serve(Memory(getattr(args, "root", None), now=getattr(args, "now", None)))
     return 0
 
 
