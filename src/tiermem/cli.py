@@ -76,15 +76,18 @@ def _format(parser: argparse.ArgumentParser) -> None:
 _OPENED: list[Memory] = []
 
 
-def _memory(args: argparse.Namespace) -> Memory:
+def _memory(args: argparse.Namespace, ends: bool = True) -> Memory:
+    """The store a command works on; a command that `ends` says the audit lines a full disk
+    refused with its outcome (a server says each when it happens)."""
     from .memory import Memory
 
-    return _opened(Memory(getattr(args, "root", None), now=getattr(args, "now", None)))
+    return _opened(Memory(getattr(args, "root", None), now=getattr(args, "now", None)), ends)
 
 
-def _opened(mem: Memory) -> Memory:
-    mem.context.hold_unaudited = True
-    _OPENED.append(mem)
+def _opened(mem: Memory, ends: bool = True) -> Memory:
+    if ends:
+        mem.context.hold_unaudited = True
+        _OPENED.append(mem)
     return mem
 
 
@@ -443,10 +446,8 @@ def cmd_squad(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from .mcp_server import serve
-    from .memory import Memory
 
-    # A server runs until it is stopped: it says a refused audit line when it happens.
-    serve(Memory(getattr(args, "root", None), now=getattr(args, "now", None)))
+    serve(_memory(args, ends=False))
     return 0
 
 

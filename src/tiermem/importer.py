@@ -296,7 +296,7 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
     planner = _Planner(ctx, planned)
     done = completed_records(ctx)
     for source in track(sources(squad), "importing .squad/", progress):
-        got = read(source, squad)
+        got = read(source)
         planned.files += 1
         if got.data is None:
             planned.skipped.append(got.problem)
@@ -439,8 +439,7 @@ def rehearse(ctx: Context, progress: bool = False) -> Plan:
 
 def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
     """What the import did, as the end-of-import tables show it."""
-    squad = ctx.layout.squad
-    reads = (read(s, squad) for s in sources(squad))
+    reads = (read(s) for s in sources(ctx.layout.squad))
     texts = [r.data.decode("utf-8", "replace") for r in reads if r.data is not None]
     tokens = sum(ctx.tokens.count_many(texts)) if texts else 0
     return ImportReport(

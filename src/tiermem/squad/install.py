@@ -149,7 +149,9 @@ class Repo:
             return None
         if not stat.S_ISREG(mode):
             raise UsageError(f"{rel} is not a regular file (nothing was written)")
-        data = safepath.read_bytes(path) or b""  # O_NOFOLLOW: a link put in since is refused
+        data = safepath.read_bytes(path)  # O_NOFOLLOW: a link put in since is refused
+        if data is None:
+            return None
         if len(data) > validate.MAX_INPUT_BYTES:
             limit = validate.MAX_INPUT_BYTES
             raise UsageError(f"{rel} is over {limit} bytes (nothing was written)")

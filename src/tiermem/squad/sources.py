@@ -100,7 +100,7 @@ class Read:
         return self.data is not None and bool(self.problem)
 
 
-def read(source: Source, squad: Path) -> Read:
+def read(source: Source) -> Read:
     """A file's bytes, or None and a reason (with the line) when it cannot be imported.
 
     Bytes that are not UTF-8 do not stop a file: its text has U+FFFD in their place, the
