@@ -28,12 +28,17 @@ def built_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def copy_of(repo: Path, folder: Path) -> Path:
+    """A copy of a repository in `folder/repo` (links copied as links)."""
+    copy = folder / "repo"
+    shutil.copytree(repo, copy, symlinks=True)
+    return copy
+
+
 @pytest.fixture
 def store_copy(built_store: Path, tmp_path: Path) -> Path:
-    """A copy of `built_store` of this test's own (links copied as links)."""
-    copy = tmp_path / "repo"
-    shutil.copytree(built_store, copy, symlinks=True)
-    return copy
+    """A copy of `built_store` of this test's own."""
+    return copy_of(built_store, tmp_path)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -79,3 +84,26 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
         return code, out, err
 
     return run
+
+
+# A note archived as it left hot, and the session summary made from it (archived later as it
+# expired): the summary's sentences all show in the note.
+PINNED_NOTE = (
+    "## Note: tokenizer pin\n"
+    "We pin the tokenizer to o200k_base for every count. "
+    "The pin lives in tokens.py next to the counter. "
+    "Counting with another tokenizer drifts by five percent on code.\n"
+)
+PIN_SUMMARY = (
+    "- We pin the tokenizer to o200k_base for every count. "
+    "Counting with another tokenizer drifts by five percent on code.\n"
+)
+
+
+def archive_note_and_summary(mem: Memory, when: str, summary_title: str) -> None:
+    """Archive `PINNED_NOTE` for ada, and its summary under `summary_title`."""
+    from tiermem import archive
+
+    summary = f"## {summary_title}\n{PIN_SUMMARY}"
+    for kind, text in (("hot", PINNED_NOTE), ("expire", summary)):
+        archive.write(mem.layout, archive.new_record("ada", when, kind, "hot/ada.md", "", text))

@@ -4,12 +4,12 @@ a command that refuses writes nothing."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 import attacks
+from conftest import copy_of
 from hostile import DAMAGE
 from reliability import cli, snapshot
 
@@ -17,10 +17,8 @@ T2 = "2026-03-03T10:00:00Z"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("isolation") / "repo"
-    root.mkdir()
-    attacks.build_store(root)
+def template(built_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_of(built_store, tmp_path_factory.mktemp("isolation"))
     mem = ["--root", str(root), "--now", attacks.T0]
     for agent in ("ada", "bo", "cy"):
         cli([*mem, "hot", "set", agent, "--task", f"{agent} works on the reader", "--new-agent"])
@@ -31,9 +29,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def root(template: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "repo"
-    shutil.copytree(template, copy, symlinks=True)
-    return copy
+    return copy_of(template, tmp_path)
 
 
 def _run(root: Path, *argv: str, now: str = T2) -> tuple[int, str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import archive_note_and_summary
 from tiermem import archive, use
 from tiermem import store as files
 from tiermem.entries import Entry, TierFile, split_entry
@@ -141,19 +142,7 @@ def test_a_decision_archived_under_its_dated_heading_shows_once_as_the_entry(
 def test_an_archived_summary_of_a_text_shown_above_it_gives_its_place_to_another_result(
     mem: Memory,
 ) -> None:
-    notes = (
-        "## Note: tokenizer pin\n"
-        "We pin the tokenizer to o200k_base for every count. "
-        "The pin lives in tokens.py next to the counter. "
-        "Counting with another tokenizer drifts by five percent on code.\n"
-    )
-    summary = (
-        "## Session: tokenizer pin\n"
-        "- We pin the tokenizer to o200k_base for every count. "
-        "Counting with another tokenizer drifts by five percent on code.\n"
-    )
-    for kind, text in (("hot", notes), ("expire", summary)):
-        archive.write(mem.layout, archive.new_record("ada", T0, kind, "hot/ada.md", "", text))
+    archive_note_and_summary(mem, T0, "Session: tokenizer pin")
     put(mem, "cold", "team", entry("d-000000000b", "Tokenizer in CI", "CI checks the pin."))
 
     hits = mem.search("tokenizer pin in tokens.py, by the counter", agent="ada", limit=2)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import archive_note_and_summary
 from tiermem import o200k
 from tiermem import store as files
 from tiermem.clock import format_time, parse_time
@@ -515,22 +516,8 @@ def test_an_entry_citing_a_file_gone_from_the_repository_is_marked_and_ranked_af
 
 
 def test_archived_text_the_prompt_already_holds_is_not_loaded_again(tmp_path: Path) -> None:
-    from tiermem import archive
-
     mem, _ = Memory.init(tmp_path, now=T0)
-    notes = (
-        "## Note: tokenizer pin\n"
-        "We pin the tokenizer to o200k_base for every count. "
-        "The pin lives in tokens.py next to the counter. "
-        "Counting with another tokenizer drifts by five percent on code.\n"
-    )
-    summary = (
-        "## Session: tokenizer\n"
-        "- We pin the tokenizer to o200k_base for every count. "
-        "Counting with another tokenizer drifts by five percent on code.\n"
-    )
-    for kind, text in (("hot", notes), ("expire", summary)):
-        archive.write(mem.layout, archive.new_record("ada", T0, kind, "hot/ada.md", "", text))
+    archive_note_and_summary(mem, T0, "Session: tokenizer")
 
     task = "Resume the tokenizer pin in tokens.py, by the counter"
     result = mem.spawn("ada", task, include_archive=True)
