@@ -491,7 +491,7 @@ SHARED_OPEN = ("guido", "kara")  # sessions the origin leaves open for both clon
 def _open_shared(rng: random.Random, origin: Path, marks: set[str]) -> None:
     """Sessions of shared agents left open in the origin: both clones will touch them."""
     for agent in SHARED_OPEN:
-        m = [mark() for _ in range(3)]
+        m = [mark() for _ in range(2)]
         marks.update(m)
         _must(origin, NOW0, "hot", "set", agent, "--task", f"Shared task {m[0]}", "--new-agent")
         for k in range(rng.randint(1, 4)):
@@ -502,7 +502,6 @@ def _open_shared(rng: random.Random, origin: Path, marks: set[str]) -> None:
             _must(origin, NOW0, "hot", "block", agent, f"Waiting on keys {m[1]}")
         else:
             marks.discard(m[1])
-        marks.discard(m[2])
 
 
 def _touch_shared(rng: random.Random, root: Path, day: int, marks: set[str]) -> list[str]:
