@@ -227,13 +227,80 @@ def test_cold_and_wiki_entries_name_their_archive_source(imported: Memory) -> No
 # --- where sections land ----------------------------------------------------------------------
 
 
-def test_core_context_is_filed_by_its_subject_not_by_the_agents_name(imported: Memory) -> None:
-    pages = {p.topic for p in imported.wiki_pages()}
-    assert not pages & {"ada", "bo"}
+def standing(mem: Memory, agent: str) -> list[Entry]:
+    """The agent's standing entries in its cold tier (the contract: exactly one)."""
+    return [e for name, e in entries(mem, "cold").values() if name == agent and e.standing]
+
+
+def test_each_agent_keeps_its_standing_self_knowledge_as_one_entry_of_its_own(
+    imported: Memory,
+) -> None:
     for agent, words in (("ada", "I own the release pipeline"), ("bo", "My domain is the test")):
-        [(name, entry)] = titled(entries(imported, "wiki"), f"{agent}: Core Context")
-        assert name in pages and words in imported.wiki_read(name)
-        assert entry.cls in ("contract", "convention") and entry.agent == agent
+        [entry] = standing(imported, agent)
+        assert (entry.cls, entry.title, entry.agent, entry.tags) == (
+            "learning",
+            "Core Context",
+            agent,
+            ("standing",),
+        )
+        assert words in entry.body
+        assert all(source.startswith(f"archive/{agent}/") for source in entry.sources)
+    assert "> Release engineer" in standing(imported, "ada")[0].body  # the text under its title
+    wiki = "".join(imported.wiki_read(p.topic) for p in imported.wiki_pages())
+    assert "I own the release pipeline" not in wiki and "My domain is the test" not in wiki
+    assert not {p.topic for p in imported.wiki_pages()} & {"ada", "bo"}
+
+
+def import_agent(tmp_path: Path, agent: str, history: str) -> Memory:
+    """The fixture folder and one more agent's history, imported; the store at NOW."""
+    squad = write_squad(tmp_path)
+    (squad / "agents" / agent).mkdir()
+    (squad / "agents" / agent / "history.md").write_text(history, encoding="utf-8")
+    assert main(list(import_args(tmp_path))) == 0
+    return Memory(tmp_path, now=NOW)
+
+
+def test_project_context_and_role_sections_are_standing_too(tmp_path: Path) -> None:
+    mem = import_agent(
+        tmp_path,
+        "cy",
+        "# Project Context\n\n- **Owner:** dana\n- **Stack:** Rust, `tokio`\n\n"
+        "## My Role\n\nI review every change to `src/net/`.\n\n---\n\n"
+        "## Learnings\n\n### 2026-04-10: Backpressure\nBounded the `mpsc` channel to 64.\n",
+    )
+    [entry] = standing(mem, "cy")
+    assert entry.body == (
+        "### Project Context\n- **Owner:** dana\n- **Stack:** Rust, `tokio`\n\n"
+        "### My Role\nI review every change to `src/net/`."
+    )
+    assert "Backpressure" not in entry.body
+    mem.close()
+
+
+def replaced_standing(mem: Memory, agent: str) -> list[archive.Record]:
+    found = [archive.parse(p.read_bytes(), p) for p in archive.records(mem.layout, agent)]
+    return [r for r in found if r.kind == "replace"]
+
+
+def test_a_later_import_replaces_the_standing_entry_and_archives_the_old_text(
+    imported: Memory, run_cli: RunCli
+) -> None:
+    history = imported.layout.squad / "agents" / "ada" / "history.md"
+    history.write_text(
+        ADA_HISTORY.replace("I own the release pipeline", "I own the release train"),
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(*import_args(imported.root))
+    assert (code, err) == (0, "")
+    [entry] = standing(imported, "ada")
+    assert "I own the release train" in entry.body
+    [replaced] = replaced_standing(imported, "ada")
+    assert "I own the release pipeline" in replaced.text and entry.id in replaced.text
+    # The same text once more replaces nothing.
+    history.write_text(ADA_HISTORY.replace("release pipeline", "release train") + "\n")
+    assert run_cli(*import_args(imported.root))[0] == 0
+    assert len(replaced_standing(imported, "ada")) == 1
+    assert len(standing(imported, "ada")) == 1
 
 
 def test_policies_and_decisions_reach_the_wiki(imported: Memory) -> None:
@@ -388,7 +455,7 @@ def test_unreadable_files_are_reported_and_skipped(tmp_path: Path, run_cli: RunC
     # The stray byte dropped nothing: the file is rebuilt from the archive byte for byte.
     assert rebuild_check(tmp_path)["exact"] == 7
     mem = Memory(tmp_path, now=NOW)
-    assert titled(entries(mem, "wiki"), "ada: Core Context")
+    assert standing(mem, "ada") and standing(mem, "cy") == []
     hits = [h for h in mem.search("broken byte above") if h.agent == "cy"]
     assert hits and all("Caf\ufffd build" in h.text for h in hits)
     [record] = [p for p in archive.records(mem.layout, "cy") if b"decode=replace" in p.read_bytes()]
@@ -552,17 +619,14 @@ def test_team_skills_are_conventions_filed_under_their_own_name(tmp_path: Path) 
 
 
 def test_every_agent_with_a_history_starts_with_its_latest_work_in_cold(tmp_path: Path) -> None:
-    squad = write_squad(tmp_path)
-    (squad / "agents" / "cleo").mkdir()
-    (squad / "agents" / "cleo" / "history.md").write_text(
+    mem = import_agent(
+        tmp_path,
+        "cleo",
         "# Cleo\n\n## Learnings\n\n"
         "### 2025-06-02: Docs site theme\nMoved the docs to `vitepress`.\n\n"
         "### 2025-06-20: Sidebar order\nThe sidebar follows `docs/.vitepress/config.ts`.\n\n"
         "### 2025-01-10: First docs build\nThe docs built with `docsify` then.\n",
-        encoding="utf-8",
     )
-    assert main(list(import_args(tmp_path))) == 0
-    mem = Memory(tmp_path, now=NOW)
     cold = {e.title: (name, e) for name, e in entries(mem, "cold").values()}
     # Its last 30 days of activity stay in cold, with their own dates; the rest is archived.
     assert cold["Sidebar order"][0] == "cleo"

@@ -338,6 +338,44 @@ def test_nothing_expires_before_the_ttl(mem: Memory) -> None:
     assert [e.id for e in cold(mem, "ada")] == [entry_id]
 
 
+def put_standing(mem: Memory, agent: str, body: str) -> Entry:
+    """An agent's standing entry, as an import writes it, in its cold file."""
+    entry = Entry(
+        "i-5a1d1e0000",
+        "learning",
+        "Core Context",
+        body,
+        agent=agent,
+        created=T0,
+        used=T0,
+        tags=("standing",),
+    )
+    path = mem.layout.tier_file("cold", agent)
+    with files.update(mem.layout, "cold", path, lambda: files.blank("cold", agent)) as tier:
+        tier.put(entry)
+    return entry
+
+
+def test_a_standing_entry_never_expires_and_takes_none_of_the_cold_budget(mem: Memory) -> None:
+    budget = mem.context.config.cold.budget_bytes
+    # Alone it is over the whole budget: counted, it would push every session out.
+    core = put_standing(
+        mem, "ada", "\n".join(["I own the renderer in `src/render/`."] * (budget // 30))
+    )
+    sessions = [
+        session(at(mem, later(n / 100)), "ada", f"tune pass {n}", f"Pass {n} in src/p{n}.ts.")
+        for n in range(3)
+    ]
+    report = at(mem, later(1)).scribe_run()
+    assert (report.expired, report.over_budget) == ([], [])
+    assert [e.id for e in cold(mem, "ada")] == [core.id, *sessions]
+    for days in (31, 400, 4000):
+        report = at(mem, later(days)).scribe_run()
+        assert core.id not in report.expired + report.over_budget
+        assert [(e.id, e.body) for e in cold(mem, "ada") if e.standing] == [(core.id, core.body)]
+    assert [e.id for e in cold(mem, "ada")] == [core.id]  # the sessions expired as usual
+
+
 # --- promote --------------------------------------------------------------------------------
 
 

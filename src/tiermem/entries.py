@@ -28,6 +28,10 @@ from .errors import ParseError
 CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
 STRUCTURED = frozenset({"policy", "decision", "convention", "contract"})
 STATUSES = ("", "superseded", "expired")
+# The tag of an agent's standing self-knowledge (a history's Core Context): one `learning`
+# entry of that agent in its cold tier, which Scribe neither expires nor counts against the
+# cold budget; a newer version replaces it (the old text is archived first).
+STANDING = "standing"
 
 _META_PREFIX = "<!-- tiermem "
 _FILE_PREFIX = "<!-- tiermem-file "
@@ -67,6 +71,11 @@ class Entry:
     def active(self) -> bool:
         """Neither superseded nor expired."""
         return not self.status
+
+    @property
+    def standing(self) -> bool:
+        """Whether this is an agent's standing self-knowledge (tag `standing`)."""
+        return STANDING in self.tags
 
     @property
     def text(self) -> str:

@@ -2,13 +2,13 @@
 
 Every file read is archived byte for byte first (one record per file, so the original text
 can be rebuilt). Then its sections become entries, dated by their own headings: an agent's
-Core Context stays whole in its cold tier; structured sections (policies, decisions,
-conventions, contracts), decisions and the team's SKILL.md files go through Scribe's
-promotion rules to the wiki; other learnings become cold summaries, which Scribe ages into
-the archive past the cold TTL, except each agent's last TTL days of activity. The import
-only ever writes under `.squad/memory/`, and a file whose exact content was imported before
-is skipped. A dry run performs the whole import on a scratch copy, so its table shows where
-entries land.
+standing self-knowledge (its Core Context) is one entry of its own in its cold tier;
+structured sections (policies, decisions, conventions, contracts), decisions and the team's
+SKILL.md files go through Scribe's promotion rules to the wiki; other learnings become cold
+summaries, which Scribe ages into the archive past the cold TTL, except each agent's last TTL
+days of activity. The import only ever writes under `.squad/memory/`, and a file whose exact
+content was imported before is skipped. A dry run performs the whole import on a scratch
+copy, so its table shows where entries land.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from . import archive, audit, bootstrap, decisions, files, store, wiki
 from .classify import classify, is_structured
 from .clock import format_time, parse_time
 from .context import Context
-from .entries import Entry, content_id, render_entry, split_entry
+from .entries import STANDING, Entry, content_id, render_entry, split_entry
 from .layout import TEAM, Layout
 from .progress import track, working
 from .results import ImportReport, Totals
@@ -35,6 +35,9 @@ from .squad.sources import Read, Source, read, sources
 from .stats import tier_totals
 
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
+# Sections of an agent's history.md that say what the agent is (its standing self-knowledge).
+_STANDING_KINDS = ("preamble", "title", "context", "core-context")
+_STANDING_TITLE = "Core Context"
 
 
 @dataclass
@@ -151,7 +154,7 @@ class _Planner:
         by_agent: dict[str, list[Planned]] = {}
         for item in self.report.planned:
             entry = item.entry
-            if item.tier == "cold" and entry.agent != TEAM and entry.cls == "learning":
+            if item.tier == "cold" and entry.agent != TEAM and _session_like(entry):
                 by_agent.setdefault(entry.agent, []).append(item)
         for items in by_agent.values():
             items.sort(key=lambda i: (i.entry.created, i.entry.id), reverse=True)
@@ -165,10 +168,34 @@ class _Planner:
 
     def history(self, source: Source, text: str, record: archive.Record) -> None:
         sections = squad_parse.parse_history(text)
+        standing = []
         for section, date in zip(sections, _fill_dates(sections), strict=True):
-            if section.kind not in _HISTORY_KINDS or not _body(section).strip():
+            if not _content(_body(section)):
                 continue
-            self._history_section(source, section, date or self.file_date, record)
+            if source.path.name == "history.md" and section.kind in _STANDING_KINDS:
+                standing.append(section)
+            elif section.kind in _HISTORY_KINDS:
+                self._history_section(source, section, date or self.file_date, record)
+        if standing:
+            self.add("cold", source.agent, self._standing(source, standing, record))
+
+    def _standing(
+        self, source: Source, sections: list[squad_parse.Section], record: archive.Record
+    ) -> Entry:
+        """The agent's standing self-knowledge: its history's Core Context, the text under
+        its title, its project context and role, as one entry of its own (one id per agent,
+        so a later import replaces it)."""
+        return Entry(
+            standing_id(source.agent),
+            "learning",
+            _STANDING_TITLE,
+            _standing_body(sections),
+            agent=source.agent,
+            created=self.file_date,
+            used=self.now,
+            sources=tuple(f"{record.location}#L{s.line}" for s in sections),
+            tags=(STANDING,),
+        )
 
     def _history_section(
         self, source: Source, section: squad_parse.Section, date: str, record: archive.Record
@@ -177,22 +204,6 @@ class _Planner:
         title = (section.title or section.kind)[:200]
         where = (f"{record.location}#L{section.line}",)
         key = content_id("i", source.agent, title, body)
-        if section.kind == "core-context":
-            # The agent's standing context: its own, kept whole and current; Scribe files it
-            # in the wiki by its subject (a page is never named after an agent).
-            entry = Entry(
-                key,
-                "contract",
-                f"{source.agent}: {title}",
-                body,
-                agent=source.agent,
-                created=date,
-                used=self.now,
-                sources=where,
-            )
-            for part in split_entry(entry):
-                self.add("cold", source.agent, part)
-            return
         cls = classify(title, body)
         if section.kind == "team-update":
             cls = "status"
@@ -261,10 +272,41 @@ class _Planner:
             self.add("wiki", _topic(folder), part)
 
 
+def standing_id(agent: str) -> str:
+    """The id of an agent's standing entry: the same for every version of it."""
+    return content_id("i", agent, STANDING)
+
+
+def _content(text: str) -> str:
+    """Text without blank lines, rules and comments at its ends ('' when that is all)."""
+    lines = text.strip("\n").split("\n")
+    while lines and squad_parse.is_filler(lines[0]):
+        lines.pop(0)
+    while lines and squad_parse.is_filler(lines[-1]):
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _standing_body(sections: list[squad_parse.Section]) -> str:
+    """Standing sections as one text: the Core Context and the text under the history's
+    title as they are, other sections (Project Context, My Role) under their own headings."""
+    parts = []
+    for section in sections:
+        body = _content(_body(section))
+        own = section.kind in ("preamble", "title") or section.title.lower() == "core context"
+        parts.append(body if own else f"### {section.title}\n{body}")
+    return "\n\n".join(parts)
+
+
 def _topic(name: str) -> str:
     """A wiki topic from a folder name (`Squad Conventions` gives `squad-conventions`)."""
     slug = "-".join(re.findall(r"[a-z0-9]+", name.lower()))[:64]
     return slug or "skills"
+
+
+def _session_like(entry: Entry) -> bool:
+    """A learning of an agent's past work (its standing entry is none: it never ages)."""
+    return entry.cls == "learning" and not entry.standing
 
 
 def _days_before(stamp: str, days: int) -> str:
@@ -371,18 +413,14 @@ def _write(ctx: Context, planned: Plan) -> None:
     existing = _existing_ids(ctx)
     groups: dict[tuple[str, str], list[Entry]] = {}
     for item in planned.planned:
-        if item.entry.id not in existing:
+        if item.entry.standing or item.entry.id not in existing:
             groups.setdefault((item.tier, item.name), []).append(item.entry)
             existing.add(item.entry.id)
     for (tier, name), items in sorted(groups.items()):
         if tier == "wiki":
             wiki.add(ctx, name, items)
-            continue
-        path = ctx.layout.tier_file("cold", name)
-        new = functools.partial(store.blank, "cold", name)
-        with store.update(ctx.layout, "cold", path, new) as cold:
-            for entry in items:
-                cold.put(entry)
+        else:
+            items = _put_cold(ctx, name, items)
         planned.written += len(items)
     if planned.records:
         # Even when a crashed import already wrote every entry, Scribe's pass must still run.
@@ -399,6 +437,33 @@ def _write(ctx: Context, planned: Plan) -> None:
     ctx.sync()
     planned.landed = {d.id: d.tier for d in ctx.index.docs() if d.tier in ("cold", "wiki")}
     planned.after = tier_totals(ctx)
+
+
+def _put_cold(ctx: Context, agent: str, items: list[Entry]) -> list[Entry]:
+    """Add entries to an agent's cold file; return those written. A standing entry replaces
+    the agent's earlier one, whose text is archived first; the same text again is no write."""
+    path = ctx.layout.tier_file("cold", agent)
+    new = functools.partial(store.blank, "cold", agent)
+    written = []
+    with store.update(ctx.layout, "cold", path, new) as cold:
+        for entry in items:
+            old = cold.get(entry.id)
+            if old is not None and (old.title, old.body) == (entry.title, entry.body):
+                continue
+            if old is not None:
+                _archive_replaced(ctx, agent, old)
+            cold.put(entry)
+            written.append(entry)
+    return written
+
+
+def _archive_replaced(ctx: Context, agent: str, old: Entry) -> None:
+    """The text of a standing entry a newer version replaces, archived before it goes."""
+    record = archive.new_record(
+        agent, ctx.stamp(), "replace", f"cold/{agent}.md", old.title, render_entry(old)
+    )
+    archive.write(ctx.layout, record)
+    ctx.audit("replace", [old.id], ["cold", "archive"], "a newer version replaced it", agent=agent)
 
 
 def rehearse(ctx: Context, progress: bool = False) -> Plan:

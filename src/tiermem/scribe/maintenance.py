@@ -95,36 +95,53 @@ def _promotable(
     return chosen
 
 
+def _stays(entry: Entry) -> bool:
+    """Entries the cold TTL never retires: policies, and an agent's standing self-knowledge."""
+    return entry.cls == "policy" or entry.standing
+
+
 def _to_leave(
     ctx: Context, colds: list[tuple[str, TierFile]], now: str, skip: set[str]
 ) -> tuple[list[tuple[str, Entry]], list[tuple[str, Entry]]]:
-    """(expired, over budget) cold entries; policies never leave.
+    """(expired, over budget) cold entries; policies and standing entries never leave.
 
     The budget bounds an agent's session summaries. Structured entries (decisions,
     conventions, contracts) do not count against it: they are on their way to the wiki,
-    which takes them once they are stable.
+    which takes them once they are stable. Nor does the agent's standing entry (its Core
+    Context): it is what the agent is, not a session, and only a newer version replaces it.
     """
     ttl = ctx.config.cold.ttl_days
     local = use.recorded(ctx.layout)
     expired, over = [], []
     for agent, cold in colds:
         keep = [e for e in cold.entries if e.id not in skip]
-        for entry in keep:
-            if entry.cls != "policy" and age_of(entry, now, local) > ttl:
-                expired.append((agent, entry))
-        gone = {e.id for a, e in expired if a == agent}
-        summaries = [e for e in keep if e.id not in gone and not is_structured(e.cls)]
-        size = sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
-
-        def least_used(e: Entry) -> tuple[str, str]:
-            return use.last_use(e.used, e.created, local, e.id), e.id
-
-        for entry in sorted(summaries, key=least_used):
-            if size <= ctx.config.cold.budget_bytes:
-                break
-            size -= len(render_entry(entry).encode("utf-8")) + 1
-            over.append((agent, entry))
+        gone = [e for e in keep if not _stays(e) and age_of(e, now, local) > ttl]
+        expired += [(agent, e) for e in gone]
+        ids = {e.id for e in gone}
+        summaries = [e for e in keep if e.id not in ids and _budgeted(e)]
+        over += [(agent, e) for e in _over_budget(ctx, summaries, local)]
     return expired, over
+
+
+def _budgeted(entry: Entry) -> bool:
+    """Whether an entry counts against its agent's cold budget (a session summary)."""
+    return not is_structured(entry.cls) and not entry.standing
+
+
+def _over_budget(ctx: Context, summaries: list[Entry], local: Mapping[str, str]) -> list[Entry]:
+    """The least recently used summaries that take an agent's cold over its budget."""
+    size = sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
+
+    def least_used(e: Entry) -> tuple[str, str]:
+        return use.last_use(e.used, e.created, local, e.id), e.id
+
+    over = []
+    for entry in sorted(summaries, key=least_used):
+        if size <= ctx.config.cold.budget_bytes:
+            break
+        size -= len(render_entry(entry).encode("utf-8")) + 1
+        over.append(entry)
+    return over
 
 
 def _archive_out(ctx: Context, leaving: list[tuple[str, Entry]], why: str) -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "Section",
     "decision_key",
     "front_matter",
+    "is_filler",
     "merge_inbox",
     "parse_decisions",
     "parse_history",
@@ -181,7 +182,7 @@ _RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 
 
-def _is_filler(line: str) -> bool:
+def is_filler(line: str) -> bool:
     """Blank lines, horizontal rules and one-line HTML comments carry no content."""
     return not line.strip() or bool(_RULE.match(line) or _COMMENT.match(line))
 
@@ -197,6 +198,12 @@ _LEARNING_GROUP = re.compile(
 _CONTEXT = re.compile(
     r"^(?:project context|context|current (?:phase|status|focus|state|sprint)|"
     r"(?:executive )?summary|overview)\b",
+    re.IGNORECASE,
+)
+# What an agent says of itself beside its Core Context: its role, domain, what it owns.
+_SELF = re.compile(
+    r"(?:my |the |agent )?(?:role|domain|responsibilit(?:y|ies)|ownership|mission|identity"
+    r"|expertise|focus|scope)|about(?: me)?|who i am|what i own",
     re.IGNORECASE,
 )
 
@@ -234,7 +241,7 @@ def _history_top(state: _HistoryState, heading: Heading, title: str, date: str |
         state.group_kind = "core-context"
     elif _LEARNING_GROUP.match(title):
         state.group_kind = "learning"
-    elif date is None and _CONTEXT.match(title):
+    elif date is None and (_CONTEXT.match(title) or _SELF.fullmatch(title.strip(" :"))):
         state.group_kind = "context"
     else:
         state.entry_level = 2
@@ -332,7 +339,7 @@ class _Facts:
         """The first line of content under the heading, if any."""
         if not self._lead:
             own = _own_lines(self.doc, self.index)
-            self._lead.append(next((line for line in own if not _is_filler(line)), None))
+            self._lead.append(next((line for line in own if not is_filler(line)), None))
         return self._lead[0]
 
     @property
@@ -590,7 +597,7 @@ def _content_lines(text: str) -> list[str]:
     kept = []
     for line in text.split("\n"):
         stripped = line.strip()
-        if _is_filler(stripped) or re.fullmatch(r"`{3,}|~{3,}", stripped):
+        if is_filler(stripped) or re.fullmatch(r"`{3,}|~{3,}", stripped):
             continue
         stripped = re.sub(r"^#{1,6}\s+", "", stripped)
         kept.append(" ".join(stripped.split()).casefold())
