@@ -50,6 +50,17 @@ def _one_line(message: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
+def _shown_text(text: str) -> str:
+    """Memory text for a terminal: lines and tabs kept, other control characters (escape
+    sequences a tool's output may carry) shown as their escapes, never obeyed."""
+    import unicodedata
+
+    return "".join(
+        repr(ch)[1:-1] if unicodedata.category(ch) == "Cc" and ch not in "\n\t" else ch
+        for ch in text
+    )
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
@@ -214,18 +225,24 @@ def cmd_hot(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     mem = _memory(args)
-    hits = mem.search(
-        _read_text(args.query, "query"), agent=args.agent, tier=args.tier, limit=args.limit
-    )
+    query = _read_text(args.query, "query")
+    hits = mem.search(query, agent=args.agent, tier=args.tier, limit=args.limit)
     if args.format == "json":
         _print_json([h.to_json() for h in hits])
         return 0
     if not hits:
         print("no matches")
+    from .search import entry_ids
+
+    whole = bool(entry_ids(query))  # a query of ids reads those entries, as JSON does
     for h in hits:
-        snippet = " ".join(h.text.split())[:160]
         print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}")
-        print(f"         {h.path}: {snippet}")
+        if whole:
+            print(f"         {h.path}")
+            print(f"         from: {h.origin}")
+            print(f"\n{_shown_text(h.text.rstrip())}\n")
+            continue
+        print(f"         {h.path}: {' '.join(h.text.split())[:160]}")
         print(f"         from: {h.origin}")
     return 0
 
@@ -339,7 +356,8 @@ def _say_skipped(skipped: Sequence[str]) -> None:
 
 
 def cmd_decision(args: argparse.Namespace) -> int:
-    ids = _memory(args).decide(_read_text(args.text, "decision"), by=args.by)
+    text = _read_text(args.text, "decision")
+    ids = _memory(args).decide(text, by=args.by, known_only=not args.new_agent)
     print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
     return 0
 
@@ -347,7 +365,8 @@ def cmd_decision(args: argparse.Namespace) -> int:
 def cmd_wiki(args: argparse.Namespace) -> int:
     mem = _memory(args)
     if args.wiki_action == "write":
-        entry = mem.wiki_write(args.topic, _read_text(args.text, "text"), by=args.by or "")
+        text = _read_text(args.text, "text")
+        entry = mem.wiki_write(args.topic, text, by=args.by or "", known_only=not args.new_agent)
         print(f"wiki: {entry.id} written to {entry.path} ({entry.cls})")
     elif args.wiki_action == "list":
         pages = mem.wiki_pages()
@@ -585,6 +604,7 @@ def _wiki_parsers(sub: Any) -> None:
         "text", metavar="TEXT", help="the entry ('-' reads stdin); first line is its title"
     )
     write.add_argument("--by", metavar="AGENT", help="who asks")
+    _new_agent(write)
     lst = _add(verbs, "list", cmd_wiki, "list wiki pages")
     _format(lst)
     show = _add(verbs, "show", cmd_wiki, "print a wiki page")
@@ -724,6 +744,7 @@ def _decision_parsers(sub: Any) -> None:
     add = _add(verbs, "add", cmd_decision, "record a team decision (also in .squad/decisions.md)")
     add.add_argument("--by", required=True, metavar="AGENT", help="who decided")
     add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
+    _new_agent(add)
 
 
 _IMPORT_EPILOG = """\
@@ -1047,7 +1068,21 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: run one command, map user errors to exit status 2."""
+    """Entry point: run one command, map user errors to exit status 2.
+
+    A reader that stops early (`tiermem log | head -1`) ends any command quietly with status
+    0: what it wanted was printed, and the rest has nowhere to go.
+    """
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at exit, so that a closed pipe is seen as one
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 0
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from .errors import TiermemError
 
     arguments = sys.argv[1:] if argv is None else list(argv)
@@ -1057,17 +1092,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TiermemError as exc:
         _fail(str(exc))
         return exc.exit_code
+    except BrokenPipeError:
+        raise
     except OSError as exc:  # a path the system refuses (too long, not allowed), a full disk
         _fail(_os_error(exc))
         return 2
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
     if missed := _unaudited():
         print(f"tiermem: warning: {missed}", file=sys.stderr)
     return code
+
+
+def _stdout_to_devnull() -> None:
+    """Point standard output at /dev/null: the interpreter's last flush at exit then has
+    nowhere to fail (it would print a warning and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout replaced by something without a descriptor
+        pass
 
 
 def _fail(reason: str) -> None:

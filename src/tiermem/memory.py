@@ -310,19 +310,31 @@ class Memory:
 
         return self._noted(run(self._ready(), dry_run=dry_run))
 
-    def decide(self, text: str, by: str) -> list[str]:
-        """Record a team decision (also appended to Squad's decisions.md); return its ids."""
+    def decide(self, text: str, by: str, known_only: bool = False) -> list[str]:
+        """Record a team decision (also appended to Squad's decisions.md); return its ids.
+
+        `known_only` refuses a `by` the team does not know, as a likely typo."""
         from .decisions import decide
 
-        return decide(self._ready(), validate.text(text, "decision"), validate.name(by))
+        text, by = validate.text(text, "decision"), validate.name(by)
+        ctx = self._ready()
+        if known_only:
+            agents.require_for_write(ctx, by)
+        return decide(ctx, text, by)
 
-    def wiki_write(self, topic: str, text: str, by: str = "") -> WikiEntry:
-        """Ask Scribe for a wiki entry on a topic."""
+    def wiki_write(
+        self, topic: str, text: str, by: str = "", known_only: bool = False
+    ) -> WikiEntry:
+        """Ask Scribe for a wiki entry on a topic (`known_only`: refuse an unknown `by`)."""
         from .wiki import write
 
         topic = validate.name(topic, "topic")
         author = validate.name(by, "agent") if by else "team"
-        return write(self._ready(), topic, validate.text(text, "wiki text"), author)
+        text = validate.text(text, "wiki text")
+        ctx = self._ready()
+        if by and known_only:
+            agents.require_for_write(ctx, author)
+        return write(ctx, topic, text, author)
 
     def wiki_pages(self) -> list[Page]:
         """Every wiki topic page with its size."""
@@ -362,7 +374,10 @@ class Memory:
             raise UsageError(f"{entry!r} is not an entry id (as search and spawn list them)")
         if not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
-        found = spawn_log.spawns(self._ready(), agent, entry, limit)
+        ctx = self._ready()
+        if agent is not None:
+            agents.require(ctx, agent)
+        found = spawn_log.spawns(ctx, agent, entry, limit)
         return SpawnLog(found, agent or "", entry or "")
 
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
@@ -393,7 +408,10 @@ class Memory:
         folder = Path(out).expanduser() if out is not None else Path.cwd() / "tiermem-report"
         if folder.exists() and not folder.is_dir():
             raise UsageError(f"{folder} is not a folder")
-        return build(self._ready(), folder.resolve(), agent, task)
+        ctx = self._ready()
+        if agent is not None:
+            agents.require(ctx, agent)
+        return build(ctx, folder.resolve(), agent, task)
 
     def doctor(self, repair: bool = False) -> DoctorReport:
         """Check the store after a merge or a crash; with `repair`, mend what is safe to mend.

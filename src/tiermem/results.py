@@ -15,6 +15,14 @@ JSON_NAME = "json"
 DOC = "doc"
 
 
+def count(n: int, noun: str) -> str:
+    """`1 entry`, `2 entries`, `0 wiki pages`: a number with its noun in the right number."""
+    if n == 1:
+        return f"1 {noun}"
+    plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{n:,} {plural}"
+
+
 def about(text: str, json: str = "") -> dict[str, str]:
     """A field's metadata: its description (and, for `cls`, the JSON name it is written under)."""
     return {DOC: text, **({JSON_NAME: json} if json else {})}
@@ -284,15 +292,17 @@ class RunReport(Result):
     def lines(self) -> list[str]:
         """The report in words."""
         verb = "would " if self.dry_run else ""
+        moved = sum(len(v) for v in self.promoted.values())
         out = [
-            f"checkpoints: {verb}compress {len(self.checkpoints)} queued agent(s)",
-            f"inbox: {verb}merge {len(self.inbox_merged)} file(s) into .squad/decisions.md",
-            f"supersede: {verb}mark {len(self.superseded)} older entr(ies) superseded",
-            f"promote: {verb}move {sum(len(v) for v in self.promoted.values())} entr(ies) to "
-            f"{len(self.promoted)} wiki page(s)",
-            f"expire: {verb}archive {len(self.expired)} cold entr(ies) unused for the TTL",
-            f"cold budget: {verb}archive {len(self.over_budget)} oldest entr(ies) over budget",
-            f"use: {verb}fold this clone's recorded use into {len(self.refreshed)} entr(ies)",
+            f"checkpoints: {verb}compress {count(len(self.checkpoints), 'queued agent')}",
+            f"inbox: {verb}merge {count(len(self.inbox_merged), 'file')} into .squad/decisions.md",
+            f"supersede: {verb}mark {count(len(self.superseded), 'older entry')} superseded",
+            f"promote: {verb}move {count(moved, 'entry')} to "
+            f"{count(len(self.promoted), 'wiki page')}",
+            f"expire: {verb}archive {count(len(self.expired), 'cold entry')} unused for the TTL",
+            f"cold budget: {verb}archive {count(len(self.over_budget), 'oldest entry')} over "
+            "budget",
+            f"use: {verb}fold this clone's recorded use into {count(len(self.refreshed), 'entry')}",
         ]
         return out  # skipped inbox files are said on stderr, as every command says them
 

@@ -15,9 +15,18 @@ def _counts(totals: Totals) -> tuple[str, str, str]:
     return f"{totals.entries:,}", f"{totals.bytes:,}", f"{totals.tokens:,}"
 
 
+class _Console(Console):
+    """rich's console, but a reader that stopped early ends the command as every command
+    ends then (quietly, status 0) instead of rich's exit status 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def stats(report: Stats) -> None:
     """Memory per agent and tier, then what a Squad spawn loads today."""
-    console = Console()
+    console = _Console()
     table = Table(title="tiermem: memory per agent and tier")
     for column in ("agent", "tier", *_NUMBERS):
         table.add_column(column, justify="right" if column in _NUMBERS else "left")
@@ -39,7 +48,7 @@ def stats(report: Stats) -> None:
 
 def imported(report: ImportReport) -> None:
     """The end-of-import tables: entries per class and tier, sizes before and after."""
-    console = Console()
+    console = _Console()
     verb = "would import" if report.dry_run else "imported"
     console.print(
         f"{verb} {report.files} files ({report.unchanged_files} unchanged since the "

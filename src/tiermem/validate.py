@@ -37,13 +37,20 @@ def name(value: str, what: str = "agent") -> str:
     if not _NAME.fullmatch(lowered):
         raise UsageError(
             f"{what} name {value!r} must be 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
+            f"starting with a letter or digit{_dashed(lowered)}"
         )
     if lowered.split(".", 1)[0] in _DEVICES:
         raise UsageError(f"{what} name {value!r} is a device name on Windows")
     if what == "agent" and lowered == TEAM:
         raise UsageError(f"agent name {value!r} is reserved for the team's own memory")
     return lowered
+
+
+def _dashed(lowered: str) -> str:
+    """'; did you mean ...?' with the name's words joined by dashes, when that makes it a
+    name (Squad's agent folders write "Comic Book Guy" as `comic-book-guy`)."""
+    dashed = "-".join(lowered.split())
+    return f"; did you mean {dashed!r}?" if _NAME.fullmatch(dashed) else ""
 
 
 def owner(value: str, what: str = "agent") -> str:

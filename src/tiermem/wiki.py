@@ -172,6 +172,18 @@ def _pages_of_parents(
     return pages
 
 
+def placements(ctx: Context, entries: list[Entry]) -> dict[str, list[Entry]]:
+    """The topic page each entry would go to (tagged with it), by topic; writes nothing."""
+    by_topic: dict[str, list[Entry]] = {}
+    vocabulary = vocabulary_for(ctx, entries)
+    pages_of_parents = _pages_of_parents(ctx, entries, vocabulary)
+    for entry in entries:
+        topic = pages_of_parents.get(_parent(entry)) or vocabulary.topic(entry)
+        tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
+        by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
+    return by_topic
+
+
 def promote(
     ctx: Context, entries: list[tuple[str, Entry]], skipped: list[str] | None = None
 ) -> dict[str, list[str]]:
@@ -179,13 +191,7 @@ def promote(
 
     A page that cannot be read takes nothing: its entries stay in cold, and `skipped` says so.
     """
-    by_topic: dict[str, list[Entry]] = {}
-    vocabulary = vocabulary_for(ctx, [e for _, e in entries])
-    pages_of_parents = _pages_of_parents(ctx, [e for _, e in entries], vocabulary)
-    for _, entry in entries:
-        topic = pages_of_parents.get(_parent(entry)) or vocabulary.topic(entry)
-        tags = entry.tags if topic in entry.tags else (*entry.tags, topic)
-        by_topic.setdefault(topic, []).append(replace(entry, tags=tags))
+    by_topic = placements(ctx, [e for _, e in entries])
     for topic, items in sorted(by_topic.items()):
         try:
             add(ctx, topic, items)

@@ -206,7 +206,8 @@ def _age(ctx: Context, colds: list[tuple[str, TierFile]], report: RunReport) -> 
     report.expired = [e.id for _, e in expired]
     report.over_budget = [e.id for _, e in over]
     if report.dry_run:
-        report.promoted = {"(dry run)": sorted(promoted_ids | rescued_ids)}
+        placed = wiki.placements(ctx, [e for _, e in promotable + rescued])
+        report.promoted = {topic: [e.id for e in items] for topic, items in placed.items()}
         return
     report.promoted = wiki.promote(ctx, promotable + rescued, report.skipped)
     if report.promoted:
