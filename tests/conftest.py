@@ -15,6 +15,8 @@ from tiermem.memory import Memory
 
 RunCli = Callable[..., tuple[int, str, str]]
 
+pytest_plugins = ["ci_skips"]  # under CI, a test that needs what CI installs may not skip
+
 
 @pytest.fixture(scope="session")
 def built_store(tmp_path_factory: pytest.TempPathFactory) -> Path:

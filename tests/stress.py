@@ -173,12 +173,13 @@ def _op_argv(rng: random.Random, op: str, agent: str, marker: str) -> list[str]:
             "--by",
             agent,
             f"### 2026-03-{day:02d}: Decision {marker}\n**What:** {text}\n**Why:** {filler[:80]}",
+            "--new-agent",
         ]
     if op == "end":
         return ["scribe", "end-session", agent]
     if op == "wiki":
         topic = rng.choice(("release", "testing", "ci"))
-        return ["wiki", "write", topic, f"Rule {marker}\n{text}", "--by", agent]
+        return ["wiki", "write", topic, f"Rule {marker}\n{text}", "--by", agent, "--new-agent"]
     if op == "run":
         return ["scribe", "run"]
     if op in ("clear", "reindex", "doctor"):

@@ -72,9 +72,7 @@ def test_a_writer_new_to_the_team_says_so(
 
 
 @pytest.mark.parametrize("name", ["comic book guy", "Comic Book Guy", " comic  book guy"])
-def test_a_name_with_spaces_gets_the_dashed_name(
-    repo: Path, run_cli: RunCli, name: str
-) -> None:
+def test_a_name_with_spaces_gets_the_dashed_name(repo: Path, run_cli: RunCli, name: str) -> None:
     code, _, err = run_cli("hot", "set", name, "--task", "x", "--new-agent", "--root", str(repo))
     assert code == 2
     assert err.rstrip().endswith("did you mean 'comic-book-guy'?")
@@ -180,8 +178,10 @@ def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under the root and its bytes (the index and lock files left out)."""
     found = {}
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.startswith("index.sqlite") and ".locks" not in str(
-            path
+        if (
+            path.is_file()
+            and not path.name.startswith("index.sqlite")
+            and ".locks" not in str(path)
         ):
             found[path.relative_to(root).as_posix()] = path.read_bytes()
     return found

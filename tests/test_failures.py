@@ -146,8 +146,8 @@ def test_a_failure_after_a_refused_audit_line_is_still_one_line(
     _refuse_audit_lines(monkeypatch)
     real = memory.Memory.decide
 
-    def then_full(self: memory.Memory, text: str, by: str) -> list[str]:
-        real(self, text, by)
+    def then_full(self: memory.Memory, text: str, by: str, known_only: bool = False) -> list[str]:
+        real(self, text, by, known_only)
         raise StoreError("cannot write .squad/decisions.md: No space left on device")
 
     monkeypatch.setattr(memory.Memory, "decide", then_full)

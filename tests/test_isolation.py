@@ -92,7 +92,7 @@ def test_a_damaged_file_stops_only_the_steps_of_scribe_run_that_need_it(root: Pa
     code, out, err = _run(root, "scribe", "run", now="2026-03-20T10:00:00Z")
     assert code == 0, err
     assert "tiermem: skipped checkpoint of ada:" in err and "cold/ada.md" in err
-    assert "inbox: merge 1 file(s)" in out  # the inbox is merged all the same
+    assert "inbox: merge 1 file into" in out  # the inbox is merged all the same
     queue = (_memory(root) / "queue" / "bo.md").read_text(encoding="utf-8")
     assert "<!-- tiermem id=" not in queue  # bo's checkpoint ran
     assert (_memory(root) / "cold" / "ada.md").read_bytes() == DAMAGE["unclosed-meta"]
