@@ -174,4 +174,5 @@ def test_the_readme_says_what_the_test_command_needs_and_skips_say_why() -> None
     assert installers and all(f"`{name}`" in readme for name in installers)
     assert "skip" in readme and "CI=true" in readme
     pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
-    assert re.search(r'^addopts = ".*-rs\b', pyproject, re.MULTILINE)
+    flags = re.search(r'^addopts = ".*-r(\w+)', pyproject, re.MULTILINE)
+    assert flags and {"s", "f", "E"} <= set(flags.group(1))  # skips, failures, errors

@@ -186,8 +186,8 @@ def test_logged_spawns_are_counted_per_entry(team: Memory, tmp_path: Path) -> No
     assert result.sources
     page = collect(team.context)
     loaded = {s.id for s in result.sources}
-    counted = {e.id: e.spawns for e in page.stale + page.superseded} | {
-        e["i"]: e["n"] for e in page.browser
+    counted = {e.id: e.spawns for e in [*page.stale, *page.superseded]} | {
+        e["i"]: e["n"] for e in json.loads("".join(page.browser))
     }
     assert all(counted.get(i, 0) == 1 for i in loaded if i in counted)
     assert page.recent[0].task == "flaky release workflow"

@@ -56,7 +56,7 @@ def _lines(path: Path) -> list[dict[str, object]]:
     for raw in data.decode("utf-8", "replace").splitlines():
         try:
             line = json.loads(raw)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # torn, not JSON, a number of 5,000 digits
             continue
         if isinstance(line, dict):
             lines.append(line)

@@ -263,7 +263,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.format == "json":
         _print_json(result.to_json())
     else:
-        print(f"report: {result.path} ({result.bytes:,} bytes; {result.entries:,} entries)")
+        where = "; local to this clone, git-ignored" if result.local else ""
+        print(f"report: {result.path} ({result.bytes:,} bytes; {result.entries:,} entries{where})")
     if args.open:
         import webbrowser
         from pathlib import Path
@@ -412,10 +413,11 @@ def cmd_log(args: argparse.Namespace) -> int:
     found = _memory(args).log(agent=args.agent, entry=args.entry, limit=args.limit)
     if args.format == "json":
         _print_json(found.to_json())
-        return 0
-    from . import tables
+    else:
+        from . import tables
 
-    _say(tables.spawn_log(found))
+        _say(tables.spawn_log(found))
+    _skipped(found.skipped)
     return 0
 
 
@@ -836,7 +838,9 @@ def _squad_parsers(sub: Any) -> None:
 def _report_parser(sub: Any) -> None:
     report = _add(sub, "report", cmd_report, _HELP["report"])
     report.add_argument(
-        "--out", metavar="DIR", help="folder for report.html (default: ./tiermem-report)"
+        "--out",
+        metavar="DIR",
+        help="folder for report.html (default: .squad/memory/local/report, git-ignored)",
     )
     report.add_argument("--open", action="store_true", help="open the page in a browser")
     report.add_argument(

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from . import safepath
 from .errors import LockTimeout, ParseError, StoreError, UnsafePathError
@@ -265,6 +266,32 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = _synced_temp(path.parent, raw)
     try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise _failed("write", path, exc) from None
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_stream(path: Path) -> Iterator[BinaryIO]:
+    """Write a file in pieces as `atomic_write` writes one whole: into a temp file beside
+    it, synced, then renamed over it; a failure leaves the old file and no temp file."""
+    path = _before_write(path)
+    if safepath.kind(path) not in ("missing", "file"):
+        raise UnsafePathError(path, "is not a regular file; tiermem does not replace it")
+    ensure_folder(path.parent)
+    try:
+        fd, tmp = _temp_in(path.parent)
+    except OSError as exc:
+        raise _failed("write in", path.parent, exc) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         _remove_quietly(tmp)

@@ -688,6 +688,18 @@ class FtsIndex:
                 (cur.lastrowid, doc.title, doc.text, _owners(doc)),
             )
 
+    @_snapshot
+    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier: a long entry's
+        parts count once, an archive record (one file) once, whatever its chunks."""
+        rows = self.db.execute(
+            "SELECT agent, tier, COUNT(DISTINCT CASE WHEN tier='archive' THEN path"
+            " WHEN parent != '' THEN parent ELSE id END),"
+            " SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
+            " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
+        )
+        return [(a, t, n, b or 0, k or 0) for a, t, n, b, k in rows]
+
     @_one_line
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, cached by content hash across runs."""

@@ -130,6 +130,11 @@ class Index(Protocol):
         """(agent, tier, entries, bytes, tokens) for every agent and tier."""
         ...
 
+    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier, counting whole
+        entries (a long entry's parts once) and whole archive records (not their chunks)."""
+        ...
+
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, cached by content."""
         ...

@@ -377,8 +377,8 @@ class Memory:
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
-        found = spawn_log.spawns(ctx, agent, entry, limit)
-        return SpawnLog(found, agent or "", entry or "")
+        found, skipped = spawn_log.spawns(ctx, agent, entry, limit)
+        return SpawnLog(found, agent or "", entry or "", skipped)
 
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
         """Import the root's existing `.squad/` memory into tiers (archive first).
@@ -396,8 +396,9 @@ class Memory:
         self, out: str | Path | None = None, task: str | None = None, agent: str | None = None
     ) -> ReportResult:
         """Write the report page (one self-contained HTML file) into `out` (default:
-        ./tiermem-report); with a task and an agent, it previews that spawn entry by entry."""
-        from .report import build
+        `.squad/memory/local/report/`, git-ignored); with a task and an agent, it previews that
+        spawn entry by entry."""
+        from .report import build, output_folder
 
         if (task is None) != (agent is None):
             raise UsageError("a spawn preview needs both a task and an agent")
@@ -405,13 +406,11 @@ class Memory:
             agent = validate.name(agent)
         if task is not None:
             validate.text(task, "task")
-        folder = Path(out).expanduser() if out is not None else Path.cwd() / "tiermem-report"
-        if folder.exists() and not folder.is_dir():
-            raise UsageError(f"{folder} is not a folder")
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
-        return build(ctx, folder.resolve(), agent, task)
+        folder, local = output_folder(ctx, out)
+        return build(ctx, folder, agent, task, local)
 
     def doctor(self, repair: bool = False) -> DoctorReport:
         """Check the store after a merge or a crash; with `repair`, mend what is safe to mend.

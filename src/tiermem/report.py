@@ -16,22 +16,40 @@ with autoescaping on: memory text is untrusted, and reaches the page only as esc
 
 from __future__ import annotations
 
+import io
+import os
 import statistics
+import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Generic, TextIO, TypeVar
 
-from . import agents, archive, audit, charts, citations, files, provenance, spawn_log, store
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
+
+from . import (
+    agents,
+    archive,
+    audit,
+    charts,
+    citations,
+    files,
+    provenance,
+    safepath,
+    spawn_log,
+    stats,
+    store,
+)
 from .clock import parse_time
 from .context import Context
 from .entries import STRUCTURED, Entry, render_entry
-from .errors import ParseError
+from .errors import ParseError, TiermemError, UsageError
 from .index import Doc, Scope
 from .layout import TEAM
-from .results import ReportResult, SpawnRecord, SpawnResult
+from .results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
 from .spawn import MIN_FILL, POLICY_SHARE, RELEVANCE_FLOOR, SpawnRequest, assemble
 from .squad import baseline
 
@@ -41,6 +59,9 @@ LIST_SHOWN = 100  # rows of a list before the rest is left to the entry browser
 TITLES_SHOWN = 200  # entry titles per wiki topic
 RECENT_SPAWNS = 20
 _TIERS = ("hot", "cold", "wiki")
+_ALL_TIERS = (*_TIERS, "archive")
+AUDIT_NAME = "tiermem-audit.jsonl"
+T = TypeVar("T")
 
 
 # --- what the page shows --------------------------------------------------------------------
@@ -142,12 +163,36 @@ class AgentRow:
     spawns: int = 0
 
 
+class Capped(Generic[T]):
+    """A list the page shows the first few of, and how many there are in all: the store's
+    size never decides how much of it is held in memory."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.items: list[T] = []
+        self.count = 0
+
+    def append(self, item: T) -> None:
+        self.count += 1
+        if len(self.items) < self.keep:
+            self.items.append(item)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __getitem__(self, where: slice) -> list[T]:
+        return self.items[where]
+
+
 @dataclass
 class Topic:
     """A wiki page and its entries (titles; the browser shows the text)."""
 
     name: str
-    entries: list[EntryView]
+    entries: Capped[EntryView]
     active: int
     bytes: int
 
@@ -186,57 +231,136 @@ class Page:
     root: str
     generated: str
     config: dict[str, int]
-    totals: dict[str, Cell]
+    totals: dict[str, Totals]
     records: int
     agents: list[AgentRow]
     squad_chart: charts.Chart
     history: list[charts.Chart]
     history_totals: dict[str, int]
     topics: list[Topic]
-    stale: list[EntryView]
-    superseded: list[EntryView]
-    expired: list[EntryView]
+    stale: Capped[EntryView]
+    superseded: Capped[EntryView]
+    expired: Capped[EntryView]
     git: bool
     recent: list[SpawnRecord]
     spawns_logged: int
     preview: Preview | None
-    browser: list[dict[str, Any]]
+    browser: Iterable[Markup]
+    left_out: dict[str, Capped[str]]  # lines of the audit trail and spawn log not drawn
 
 
 # --- building the page --------------------------------------------------------------------
 
 
-def build(ctx: Context, out: Path, agent: str | None, task: str | None) -> ReportResult:
-    """Write the report page into `out`; return where, and what it holds."""
-    page = collect(ctx, agent, task)
-    html = render(page)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / PAGE_NAME
-    files.atomic_write(path, html)
-    entries = sum(c.entries for t, c in page.totals.items() if t != "archive")
+def build(
+    ctx: Context, out: Path, agent: str | None, task: str | None, local: bool = False
+) -> ReportResult:
+    """Write the report page into `out`; return where, and what it holds.
+
+    The page is written as it is drawn, and the entry browser's data goes through a
+    temporary file: memory stays bounded whatever the size of the store (a store of 100,000
+    entries makes a page of some 60 MB).
+    """
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        page = collect(ctx, agent, task, spool)
+        path = out / PAGE_NAME
+        with files.atomic_stream(path) as handle:
+            written = _write(render(page), handle)
+    entries = sum(t.entries for name, t in page.totals.items() if name != "archive")
     return ReportResult(
         path=str(path),
-        bytes=len(html.encode("utf-8")),
+        bytes=written,
         entries=entries,
         records=page.records,
         agents=len(page.agents),
         stale=len(page.stale),
         superseded=len(page.superseded),
         preview=page.preview is not None,
+        local=local,
     )
 
 
-def collect(ctx: Context, agent: str | None = None, task: str | None = None) -> Page:
-    """What the page shows, read from the store (and this clone's spawn log)."""
+def output_folder(ctx: Context, out: str | Path | None) -> tuple[Path, bool]:
+    """Where the page goes, made if missing; and whether it is the default folder.
+
+    By default that is `.squad/memory/local/report/`: local to this clone and git-ignored
+    (the store ignores `local/`, and the folder ignores itself), reached from `.squad` down
+    through no link, as every path of the store. A folder given with `--out` is the user's
+    choice, but never a symbolic link, nor reached through one from the repository's root
+    down: a committed link must not carry the page out of the repository.
+    """
+    if out is None:
+        folder = ctx.layout.memory / "local" / REPORT_FOLDER
+        files.ensure_folder(folder)
+        ignore = folder / ".gitignore"
+        if not files.exists(ignore):
+            files.atomic_write(ignore, _SELF_IGNORED)
+        return folder, True
+    folder = Path(os.path.abspath(Path(out).expanduser()))
+    _refuse_links(Path(ctx.layout.root), folder)
+    if safepath.SQUAD in folder.parts:
+        files.ensure_folder(folder)
+    else:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise UsageError(f"{folder} is not a folder (nothing was written)") from None
+        except OSError as exc:
+            raise UsageError(f"cannot make {folder}: {exc.strerror}") from None
+    if safepath.kind(folder) != "folder":
+        raise UsageError(f"{folder} is not a folder (nothing was written)")
+    return folder, False
+
+
+REPORT_FOLDER = "report"
+_SELF_IGNORED = "# tiermem report: made again by `tiermem report`, never committed\n*\n"
+
+
+def _refuse_links(root: Path, folder: Path) -> None:
+    """Refuse a folder that is a link, or lies below the root through one."""
+    parts = [folder]
+    if folder.is_relative_to(root):
+        below = folder.relative_to(root).parts
+        parts = [root.joinpath(*below[: n + 1]) for n in range(len(below))]
+    for part in parts:
+        if safepath.kind(part) == "link":
+            raise UsageError(
+                f"{part} is a symbolic link; tiermem writes no page through a link "
+                "(nothing was written)"
+            )
+
+
+def _write(pieces: Iterable[str], handle: BinaryIO) -> int:
+    """The page's pieces into a file, in batches; how many bytes were written."""
+    written, batch, held = 0, [], 0
+    for piece in pieces:
+        batch.append(piece)
+        held += len(piece)
+        if held >= 1 << 20:
+            written += handle.write("".join(batch).encode("utf-8"))
+            batch, held = [], 0
+    return written + handle.write("".join(batch).encode("utf-8"))
+
+
+def collect(
+    ctx: Context, agent: str | None = None, task: str | None = None, spool: TextIO | None = None
+) -> Page:
+    """What the page shows, read from the store (and this clone's spawn log): every entry
+    once, its browser row into `spool` (memory when none is given)."""
     ctx.sync()
-    docs = ctx.index.docs()
-    entries = _entries(ctx, docs)
-    records = _records(ctx, docs)
-    logged = spawn_log.read(ctx.layout)
-    _count_spawns(entries, logged)
+    logged, log_left = spawn_log.read_checked(ctx.layout)
+    rows = stats.rows(ctx)
+    browser = _Browser(spool if spool is not None else io.StringIO())
+    seen = _Seen()
+    loaded_by = _loaded_by(logged)
+    for view in _entries(ctx):
+        view.spawns = len(set().union(*(loaded_by.get(i, ()) for i in view.part_ids)))
+        browser.add(view)
+        seen.add(view)
+    records = sum(browser.add(view) for view in _records(ctx))
+    trail, trail_left = _checked_trail(ctx)
     preview = _preview(ctx, agent, task) if agent and task else None
-    rows = _agent_rows(ctx, entries, records, logged)
-    trail = audit.read(ctx.layout)
+    agent_rows = _agent_rows(ctx, rows, logged)
     config = ctx.config
     return Page(
         root=str(ctx.layout.root),
@@ -247,26 +371,37 @@ def collect(ctx: Context, agent: str | None = None, task: str | None = None) -> 
             "spawn": config.spawn.budget_tokens,
             "ttl": config.cold.ttl_days,
         },
-        totals=_totals(entries, records),
-        records=len(records),
-        agents=rows,
-        squad_chart=_squad_chart(rows),
+        totals={tier: stats.totals_of(rows).get(tier, Totals(0, 0, 0)) for tier in _ALL_TIERS},
+        records=records,
+        agents=agent_rows,
+        squad_chart=_squad_chart(agent_rows),
         history=_history(trail),
         history_totals=_history_totals(trail),
-        topics=_topics(ctx, entries),
-        stale=[e for e in entries if e.stale],
-        superseded=[e for e in entries if e.status == "superseded"],
-        expired=[e for e in entries if e.status == "expired"],
+        topics=seen.topics(ctx),
+        stale=seen.stale,
+        superseded=seen.superseded,
+        expired=seen.expired,
         git=citations.tracked(ctx.layout) is not None,
         recent=list(reversed(logged[-RECENT_SPAWNS:])),
         spawns_logged=len(logged),
         preview=preview,
-        browser=[e.as_json() for e in entries + records],
+        browser=browser,
+        left_out={
+            "audit": _capped(f"{AUDIT_NAME} {why}" for why in trail_left),
+            "spawns": _capped(f"{spawn_log.LOG_NAME}:{why}" for why in log_left),
+        },
     )
 
 
-def render(page: Page) -> str:
-    """The page as HTML (autoescaped: memory text is untrusted)."""
+def _capped(items: Iterable[str]) -> Capped[str]:
+    kept: Capped[str] = Capped(LIST_SHOWN)
+    for item in items:
+        kept.append(item)
+    return kept
+
+
+def render(page: Page) -> Iterator[str]:
+    """The page as HTML, piece by piece (autoescaped: memory text is untrusted)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
@@ -277,27 +412,85 @@ def render(page: Page) -> str:
         lstrip_blocks=True,
     )
     env.filters["num"] = lambda v: f"{v:,}" if isinstance(v, int) else f"{v:,.2f}"
-    return env.get_template("report.html.j2").render(page=page, shown=LIST_SHOWN)
+    return env.get_template("report.html.j2").generate(page=page, shown=LIST_SHOWN)
+
+
+class _Browser:
+    """The entry browser's rows: written to a spool as they are made, read back as the page
+    is written, as one JSON array that is safe inside a script element."""
+
+    def __init__(self, spool: TextIO) -> None:
+        self.spool = spool
+        self.rows = 0
+
+    def add(self, view: EntryView) -> int:
+        self.spool.write(htmlsafe_json_dumps(view.as_json(), sort_keys=True) + "\n")
+        self.rows += 1
+        return 1
+
+    def __iter__(self) -> Iterator[Markup]:
+        self.spool.seek(0)
+        yield Markup("[")
+        for n, line in enumerate(self.spool):
+            yield Markup(("," if n else "") + line.rstrip("\n"))
+        yield Markup("]")
+
+
+class _Seen:
+    """What the page lists of the entries (the first few of each list, and counts), kept as
+    the entries go by without their text."""
+
+    def __init__(self) -> None:
+        self.stale: Capped[EntryView] = Capped(LIST_SHOWN)
+        self.superseded: Capped[EntryView] = Capped(LIST_SHOWN)
+        self.expired: Capped[EntryView] = Capped(LIST_SHOWN)
+        self.pages: dict[str, Topic] = {}
+
+    def add(self, view: EntryView) -> None:
+        view.text = ""  # in the browser's row already; the lists show titles
+        if view.stale:
+            self.stale.append(view)
+        if view.status == "superseded":
+            self.superseded.append(view)
+        elif view.status == "expired":
+            self.expired.append(view)
+        if view.tier == "wiki":
+            topic = self.pages.setdefault(view.topic, Topic(view.topic, Capped(TITLES_SHOWN), 0, 0))
+            topic.entries.append(view)
+            topic.active += not view.status
+
+    def topics(self, ctx: Context) -> list[Topic]:
+        """Each wiki page with its entries and its size on disk."""
+        found = []
+        for name, topic in sorted(self.pages.items()):
+            topic.bytes = _size(ctx.layout.tier_file("wiki", name))
+            found.append(topic)
+        return found
 
 
 # --- entries ------------------------------------------------------------------------------
 
 
-def _entries(ctx: Context, docs: list[Doc]) -> list[EntryView]:
-    """Every entry of hot, cold and the wiki, a long entry's parts joined."""
-    tokens = {(d.path, d.id): d.tokens for d in docs if d.tier != "archive"}
+def _entries(ctx: Context) -> Iterator[EntryView]:
+    """Every entry of hot, cold and the wiki, a long entry's parts joined, file by file."""
     known = citations.tracked(ctx.layout)
     origins: dict[str, str] = {}
-    found: list[EntryView] = []
     for tier in _TIERS:
         for path in files.memory_files(ctx.layout.tier_dir(tier)):
             rel = ctx.layout.relative(path)
-            for group in _groups(_load(ctx, tier, path)):
+            items = _load(ctx, tier, path)
+            tokens = dict(
+                zip(
+                    [e.id for e in items],
+                    ctx.index.token_counts([e.text for e in items]),
+                    strict=True,
+                )
+            )
+            for group in _groups(items):
                 view = _view(ctx, tier, path.stem, rel, group, tokens, origins)
                 if known is not None:
                     view.stale = known.missing(citations.cited_paths(f"{view.title}\n{view.text}"))
-                found.append(view)
-    return found
+                yield view
 
 
 def _load(ctx: Context, tier: str, path: Path) -> list[Entry]:
@@ -322,7 +515,7 @@ def _view(
     name: str,
     rel: str,
     group: list[Entry],
-    tokens: dict[tuple[str, str], int],
+    tokens: dict[str, int],
     origins: dict[str, str],
 ) -> EntryView:
     first = group[0]
@@ -346,7 +539,7 @@ def _view(
         sources=sources,
         superseded_by=first.superseded_by,
         trust=first.trust,
-        tokens=sum(tokens.get((rel, e.id), 0) for e in group),
+        tokens=sum(tokens.get(e.id, 0) for e in group),
         bytes=sum(len(e.text.encode("utf-8")) for e in group),
         parts=len(group),
         part_ids=[e.id for e in group],
@@ -369,88 +562,84 @@ def _origin(ctx: Context, tier: str, entry: Entry, seen: dict[str, str]) -> str:
     return f"{said}; session {entry.session}" if entry.session else said
 
 
-def _records(ctx: Context, docs: list[Doc]) -> list[EntryView]:
-    """Every archive record (no text: the page lists them; search reads them)."""
-    chunks: dict[str, list[Doc]] = defaultdict(list)
-    for doc in docs:
-        if doc.tier == "archive":
+def _records(ctx: Context) -> Iterator[EntryView]:
+    """Every archive record (no text: the page lists them; search reads them), one owner's
+    records at a time, so that only one owner's indexed chunks are held at once."""
+    owners = sorted({agent for agent, tier, *_ in ctx.index.entry_totals() if tier == "archive"})
+    batches = [owners] if "" in owners else [[owner] for owner in owners]
+    for batch in batches:
+        docs = ctx.index.docs(tier="archive", agent=batch[0] if len(batch) == 1 else None)
+        chunks: dict[str, list[Doc]] = defaultdict(list)
+        for doc in docs:
             chunks[doc.path].append(doc)
-    found = []
-    for rel, parts in sorted(chunks.items()):
-        fields = archive.header(ctx.layout.root / rel)
-        first = parts[0]
-        found.append(
-            EntryView(
-                id=first.id.split("#")[0],
-                agent=first.agent,
-                tier="archive",
-                path=rel,
-                cls=fields.get("kind", ""),
-                status="purged" if fields.get("purged") else "",
-                title=first.title or fields.get("title", ""),
-                text="",
-                created=first.created,
-                used="",
-                session="",
-                sources=[fields.get("source", "")],
-                superseded_by="",
-                trust="",
-                tokens=sum(p.tokens for p in parts),
-                bytes=int(fields.get("bytes", "0") or 0),
-                parts=len(parts),
-                origin=provenance.describe(fields) if fields else "",
-            )
-        )
+        del docs
+        for rel, parts in sorted(chunks.items()):
+            yield _record(ctx, rel, parts)
+
+
+def _record(ctx: Context, rel: str, parts: list[Doc]) -> EntryView:
+    fields = archive.header(ctx.layout.root / rel)
+    first = parts[0]
+    return EntryView(
+        id=first.id.split("#")[0],
+        agent=first.agent,
+        tier="archive",
+        path=rel,
+        cls=fields.get("kind", ""),
+        status="purged" if fields.get("purged") else "",
+        title=first.title or fields.get("title", ""),
+        text="",
+        created=first.created,
+        used="",
+        session="",
+        sources=[fields.get("source", "")],
+        superseded_by="",
+        trust="",
+        tokens=sum(p.tokens for p in parts),
+        bytes=int(fields.get("bytes", "0") or 0),
+        parts=len(parts),
+        origin=provenance.describe(fields) if fields else "",
+    )
+
+
+def _loaded_by(logged: list[SpawnRecord]) -> dict[str, set[int]]:
+    """Entry id (or part id) -> the logged spawns that loaded it (by their place in the log)."""
+    found: dict[str, set[int]] = defaultdict(set)
+    for n, spawn in enumerate(logged):
+        for entry_id in spawn.entries:
+            found[entry_id].add(n)
     return found
-
-
-def _count_spawns(entries: list[EntryView], logged: list[SpawnRecord]) -> None:
-    """How many logged spawns loaded each entry (any part of it)."""
-    root = {part: view.id for view in entries for part in view.part_ids}
-    counts: Counter[str] = Counter()
-    for spawn in logged:
-        counts.update({root.get(i, i) for i in spawn.entries})
-    for view in entries:
-        view.spawns = counts.get(view.id, 0)
 
 
 # --- per agent and tier ---------------------------------------------------------------------
 
 
-def _agent_rows(
-    ctx: Context, entries: list[EntryView], records: list[EntryView], logged: list[SpawnRecord]
-) -> list[AgentRow]:
+def _agent_rows(ctx: Context, rows: list[TierRow], logged: list[SpawnRecord]) -> list[AgentRow]:
+    """Each agent's memory per tier (the figures `tiermem stats` prints), its budgets, and
+    its spawns: Squad's today, tiermem's at most and as logged."""
     config = ctx.config
-    names = sorted(
-        ({e.agent for e in entries} | {r.agent for r in records} | set(agents.with_memory(ctx)))
-        - {""}
-    )
+    names = sorted(({r.agent for r in rows} | set(agents.with_memory(ctx))) - {""})
     squad = {load.agent: load.tokens for load in baseline.loads(ctx, [n for n in names])}
-    rows = []
+    cells = {(r.agent, r.tier): Cell(r.entries, r.bytes, r.tokens) for r in rows}
+    found = []
     for name in names:
-        mine = [e for e in entries if e.agent == name]
-        cells = {tier: _cell([e for e in mine if e.tier == tier]) for tier in _TIERS}
-        cells["archive"] = _cell([r for r in records if r.agent == name])
-        cells["hot"] = _with_gauge(cells["hot"], _hot_bytes(ctx, name), config.hot.budget_bytes)
+        mine = {tier: cells.get((name, tier), Cell()) for tier in _ALL_TIERS}
+        mine["hot"] = _with_gauge(mine["hot"], _hot_bytes(ctx, name), config.hot.budget_bytes)
         if name != TEAM:
             summaries = _summary_bytes(ctx, name)
-            cells["cold"] = _with_gauge(cells["cold"], summaries, config.cold.budget_bytes)
+            mine["cold"] = _with_gauge(mine["cold"], summaries, config.cold.budget_bytes)
         totals = [s.tokens.get("total", 0) for s in logged if s.agent == name]
-        rows.append(
+        found.append(
             AgentRow(
                 agent=name,
-                cells=cells,
+                cells=mine,
                 squad_tokens=squad.get(name),
-                spawn_most=cells["hot"].tokens + config.spawn.budget_tokens,
+                spawn_most=mine["hot"].tokens + config.spawn.budget_tokens,
                 spawn_median=int(statistics.median(totals)) if totals else None,
                 spawns=len(totals),
             )
         )
-    return rows
-
-
-def _cell(items: list[EntryView]) -> Cell:
-    return Cell(len(items), sum(e.bytes for e in items), sum(e.tokens for e in items))
+    return found
 
 
 def _with_gauge(cell: Cell, used: int, budget: int) -> Cell:
@@ -472,12 +661,6 @@ def _summary_bytes(ctx: Context, agent: str) -> int:
         return 0
     summaries = [e for e in cold.entries if e.cls not in STRUCTURED] if cold else []
     return sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
-
-
-def _totals(entries: list[EntryView], records: list[EntryView]) -> dict[str, Cell]:
-    totals = {tier: _cell([e for e in entries if e.tier == tier]) for tier in _TIERS}
-    totals["archive"] = _cell(records)
-    return totals
 
 
 def _squad_chart(rows: list[AgentRow]) -> charts.Chart:
@@ -503,6 +686,51 @@ _SERIES = (
         ("expire", "cold-budget"),
     ),
 )
+
+
+def _checked_trail(ctx: Context) -> tuple[list[dict[str, object]], list[str]]:
+    """The audit lines the charts can draw, and each other one in a few words.
+
+    The trail is a file anyone can edit: a line is drawn only when its time is a time (ISO
+    8601, not after the report's own now) and its counts are counts. Any other line is left
+    out of the charts and named on the page, and the rest of the page stands.
+    """
+    # A year of slack: clones' clocks differ, and `--now` moves one; far beyond that, a
+    # time is not one Scribe can have kept (and 9999-12-31 leaves no room to draw it).
+    latest = parse_time(ctx.stamp()) + timedelta(days=366)
+    drawn, left_out = [], []
+    for line in audit.read(ctx.layout):
+        why = _unfit(line, latest)
+        if why:
+            left_out.append(f"line ({str(line.get('action', '?'))[:40]}): {why}")
+        else:
+            drawn.append(line)
+    return drawn, left_out
+
+
+def _unfit(line: dict[str, object], latest: datetime) -> str:
+    """Why an audit line cannot be drawn ('' when it can)."""
+    when = line.get("time")
+    shown = repr(when)[:40]
+    if not isinstance(when, str):
+        return f"time {shown} is not a time"
+    try:
+        moment = parse_time(when)
+    except TiermemError:
+        return f"time {shown} is not an ISO 8601 time"
+    if moment > latest:
+        return f"time {shown} is more than a year after this report's own time"
+    if moment.year < 1970:
+        return f"time {shown} is before 1970"
+    for key in ("raw_bytes", "summary_bytes"):
+        value = line.get(key)
+        if value is not None and not _is_count(value):
+            return f"{key} {repr(value)[:40]} is not a count of bytes"
+    return ""
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
 
 def _history(lines: list[dict[str, object]]) -> list[charts.Chart]:
@@ -587,18 +815,6 @@ def _filled(
 
 
 # --- the wiki -------------------------------------------------------------------------------
-
-
-def _topics(ctx: Context, entries: list[EntryView]) -> list[Topic]:
-    by_page: dict[str, list[EntryView]] = defaultdict(list)
-    for view in entries:
-        if view.tier == "wiki":
-            by_page[view.topic].append(view)
-    found = []
-    for name, items in sorted(by_page.items()):
-        size = _size(ctx.layout.tier_file("wiki", name))
-        found.append(Topic(name, items, sum(1 for e in items if not e.status), size))
-    return found
 
 
 def _size(path: Path) -> int:

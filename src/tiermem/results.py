@@ -453,6 +453,10 @@ class SpawnLog(Result):
     entry: str = field(
         default="", metadata=about("Only spawns that loaded this entry or a part of it.")
     )
+    skipped: list[str] = field(
+        default_factory=list,
+        metadata=about("Lines of the log left out, as FILE:LINE: why (torn, damaged)."),
+    )
 
 
 # --- report ------------------------------------------------------------------------------
@@ -470,6 +474,10 @@ class ReportResult(Result):
     stale: int = field(metadata=about("Entries citing repository paths git no longer tracks."))
     superseded: int
     preview: bool = field(metadata=about("Whether the page holds a spawn preview (--task)."))
+    local: bool = field(
+        default=False,
+        metadata=about("Whether the page is in the default folder: this clone's, git-ignored."),
+    )
 
 
 # --- import ------------------------------------------------------------------------------

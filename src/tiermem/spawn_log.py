@@ -51,27 +51,44 @@ def _append(layout: Layout, entry: SpawnRecord) -> None:
 
 
 def read(layout: Layout) -> list[SpawnRecord]:
-    """Every logged spawn, oldest first (a torn or foreign line is skipped)."""
+    """Every logged spawn, oldest first (a torn, foreign or damaged line is left out)."""
+    return read_checked(layout)[0]
+
+
+def read_checked(layout: Layout) -> tuple[list[SpawnRecord], list[str]]:
+    """Every logged spawn, oldest first, and each line left out as `LINE: why`.
+
+    The log is this clone's own file, but anything may have been written to it: a line is
+    taken only when it is a spawn as tiermem writes one, its counts whole numbers a prompt
+    can hold (not 10**400, not infinity).
+    """
     data = files.read_bytes(path_of(layout))
     if data is None:
-        return []
-    text = data.decode("utf-8", "replace")
-    found = []
-    for raw in text.splitlines():
-        entry = _parse(raw)
+        return [], []
+    found, left_out = [], []
+    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not raw.strip():
+            continue
+        entry, why = _parse(raw)
         if entry is not None:
             found.append(entry)
-    return found
+        else:
+            left_out.append(f"{number}: {why}")
+    return found, left_out
 
 
-def _parse(raw: str) -> SpawnRecord | None:
+MAX_COUNT = 10**12  # more tokens than any prompt holds: such a count is not one tiermem wrote
+
+
+def _parse(raw: str) -> tuple[SpawnRecord | None, str]:
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError:
-        return None
+    except (ValueError, RecursionError):  # JSONDecodeError, or a number of 5,000 digits
+        return None, "not a JSON line (torn by a crash, or not tiermem's)"
     if not isinstance(data, dict):
-        return None
+        return None, "not a JSON object"
     try:
+        tokens = {str(k): _count(v) for k, v in dict(data.get("tokens", {})).items()}
         return SpawnRecord(
             time=str(data["time"]),
             agent=str(data["agent"]),
@@ -79,21 +96,35 @@ def _parse(raw: str) -> SpawnRecord | None:
             situation=str(data.get("situation", "")),
             entries=[str(i) for i in data.get("entries", [])],
             left_out=[str(i) for i in data.get("left_out", [])],
-            tokens={str(k): int(v) for k, v in dict(data.get("tokens", {})).items()},
+            tokens=tokens,
             stale={str(k): [str(p) for p in v] for k, v in dict(data.get("stale", {})).items()},
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
+        ), ""
+    except KeyError as exc:
+        return None, f"no {exc.args[0]!r}"
+    except (TypeError, ValueError, OverflowError) as exc:
+        return None, str(exc)[:120]
 
 
-def spawns(ctx: Context, agent: str | None, entry: str | None, limit: int) -> list[SpawnRecord]:
-    """Logged spawns, newest first: of one agent, and/or that loaded one entry (or its parts)."""
+def _count(value: object) -> int:
+    """A token count as the log holds it, or ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_COUNT:
+        shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
+        raise ValueError(f"token count {shown} is not a count of tokens")
+    return value
+
+
+def spawns(
+    ctx: Context, agent: str | None, entry: str | None, limit: int
+) -> tuple[list[SpawnRecord], list[str]]:
+    """Logged spawns, newest first: of one agent, and/or that loaded one entry (or its parts);
+    and the log's lines left out, as `FILE:LINE: why`."""
     wanted: set[str] = set()
     if entry:
         ctx.sync()
         wanted = {entry, *(d.id for d in ctx.index.parts(entry))}
+    logged, left_out = read_checked(ctx.layout)
     found = []
-    for item in reversed(read(ctx.layout)):
+    for item in reversed(logged):
         if agent and item.agent != agent:
             continue
         if wanted and not wanted.intersection(item.entries):
@@ -101,4 +132,5 @@ def spawns(ctx: Context, agent: str | None, entry: str | None, limit: int) -> li
         found.append(item)
         if len(found) == limit:
             break
-    return found
+    where = ctx.layout.relative(path_of(ctx.layout))
+    return found, [f"{where}:{line}" for line in left_out]
