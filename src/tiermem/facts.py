@@ -30,6 +30,8 @@ file names.
 import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from itertools import repeat
+from operator import add
 
 ISSUE_REF = re.compile(r"#\d+")
 # Spans of any length are matched so backticks pair up left to right; length is checked after.
@@ -37,8 +39,8 @@ BACKTICK_SPAN = re.compile(r"`([^`\n]*)`")
 VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)?", re.IGNORECASE)
 # A name-like run: a letter first once leading underscores are dropped (a digit first makes a
 # number or a hex literal such as 0xBF), then a CamelCase joint before the first underscore or
-# an underscore followed by more of the name. Plain words fail inside the regex engine, which
-# is what keeps a megabyte of text fast.
+# an underscore followed by more of the name. fact_surfaces, which needs where each fact
+# stands, tries this and PATH_LIKE_WORD at every position; key_facts only at marked words.
 IDENTIFIER = re.compile(
     r"(?<![A-Za-z0-9_])_*(?=[A-Za-z])"
     r"(?=[A-Za-z0-9]*(?:[a-z][A-Z]|_+[A-Za-z0-9]))"
@@ -53,18 +55,27 @@ _LEADING_TRIM = "*':!?"
 _TRAILING_TRIM = "*':!?."
 _FILE_SUFFIX = re.compile(r"\.[A-Za-z]{1,5}$")
 _ABBREVIATION = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?\.?$")
-_CAMEL_JOINT = re.compile(r"[a-z][A-Z]")
+# The capital first: capitals are rarer than lower-case letters, so fewer places are tried.
+_CAMEL_JOINT = re.compile(r"[A-Z](?<=[a-z][A-Z])")
 _SNAKE_JOINT = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]")
 
 
 def key_facts(text: str) -> set[str]:
     """Return the distinct lower-cased key facts of a text."""
     facts: set[str] = set()
-    facts.update(ISSUE_REF.findall(text))
-    facts.update(_backtick_facts(text))
-    facts.update(version.lower() for version in set(VERSION.findall(text)))
-    facts.update(_path_facts(text))
-    facts.update(_identifier_facts(text))
+    if "#" in text:
+        facts.update(ISSUE_REF.findall(text))
+    if "`" in text:
+        facts.update(_backtick_facts(text))
+    data = b" " + text.encode("utf-8", "surrogatepass") + b" "
+    if "." in text or "/" in text:
+        for word in _marked_words(data, _path_marks(data)):
+            _add_word_facts(word, facts)
+    # A text without capitals and underscores (islower) has no identifiers.
+    if "_" in text or not text.islower():
+        for name in _marked_words(data, _name_marks(data)):
+            if token := _identifier(name.decode("ascii")):
+                facts.add(token.lower())
     return facts
 
 
@@ -74,11 +85,88 @@ def _backtick_facts(text: str) -> set[str]:
     return {span.strip().lower() for span in spans if 2 <= len(span) <= 60 and span.strip()}
 
 
-def _path_facts(text: str) -> set[str]:
-    """Return the words that look like file names or paths."""
-    # Repeated words are common in a history, so each distinct one is checked once.
-    words = {trim_word(raw) for raw in set(PATH_LIKE_WORD.findall(text))}
-    return {word.lower() for word in words if is_path(word)}
+# Every rule but the backtick one looks inside one word, or one name-like run, at a time, and
+# only a word holding one of a few telling characters can hold a fact. So key_facts maps the
+# text's bytes one for one to marks (a space where a word ends, \x01 on a telling character)
+# with bytes.translate, finds each marked word's first mark and end with one literal scan (the
+# regex engine's fastest kind) and its start with rfind, and puts only the distinct marked
+# words through the exact rules. Patterns tried at every position of the text, as before,
+# cost several times more on real memory.
+_ASCII_SEPARATORS = b' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f()[]{}<>"`|,;'
+_NAME_CHARACTERS = b"_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _path_mark(byte: int) -> int:
+    """Mark a byte for paths and versions, which need a slash (marked 1) or a dot (marked 2)."""
+    if byte in _ASCII_SEPARATORS:
+        return ord(" ")
+    # A dot becomes \x01 only once those ending a sentence are dropped (see _path_marks).
+    return {ord("/"): 1, ord("."): 2}.get(byte, ord("x"))
+
+
+def _name_mark(byte: int) -> int:
+    """Mark a byte for names, which need an underscore (marked 1) or a CamelCase joint."""
+    if byte == ord("_"):
+        return 1
+    if byte not in _NAME_CHARACTERS:
+        return ord(" ")
+    # Letters become their case so that the capital of each joint can be marked in one pass.
+    character = chr(byte)
+    return ord("a" if character.islower() else "A" if character.isupper() else "0")
+
+
+_PATH_MARKS = bytes(map(_path_mark, range(256)))
+_NAME_MARKS = bytes(map(_name_mark, range(256)))
+_DOTS_MARKED = bytes.maketrans(b"\x02", b"\x01")
+_MARKED = re.compile(rb"\x01[^ ]*")
+_MATCH_START, _MATCH_END = re.Match.start, re.Match.end
+_WORD_SEPARATORS = re.compile(rf"[{_SEPARATORS}]+")
+# A version's digit, dot and digit, found from the dot: words hold fewer dots than characters.
+_VERSION_CORE = re.compile(r"\.(?<=\d\.)\d")
+
+
+def _path_marks(data: bytes) -> bytes:
+    """Mark the dots and slashes of the words of an encoded text, bar sentence-ending dots."""
+    # No path or version ends in its only dot, so a word whose only mark ends a sentence is
+    # left unmarked; the last word of a text is followed by a space too.
+    return data.translate(_PATH_MARKS).replace(b"\x02 ", b"x ").translate(_DOTS_MARKED)
+
+
+def _name_marks(data: bytes) -> bytes:
+    """Mark the underscores and CamelCase joints of the name-like runs of an encoded text."""
+    return data.translate(_NAME_MARKS).replace(b"aA", b"a\x01")
+
+
+def _marked_words(data: bytes, marks: bytes) -> set[bytes]:
+    """Return the distinct words of data that hold a mark; marks has a space where words end."""
+    if 1 not in marks:
+        return set()
+    found = list(_MARKED.finditer(marks))
+    # A match runs from a word's first mark to its end; the word starts after the space before.
+    spaces = map(marks.rfind, repeat(b" "), repeat(0), map(_MATCH_START, found))
+    starts = map(add, spaces, repeat(1))
+    return set(map(data.__getitem__, map(slice, starts, map(_MATCH_END, found))))
+
+
+def _add_word_facts(encoded: bytes, facts: set[str]) -> None:
+    """Add the versions and the path of a marked word, or of the words it holds."""
+    text = encoded.decode("utf-8", "surrogatepass")
+    # Only ASCII separators ended the marked word: a Unicode space inside splits it further.
+    for word in [text] if encoded.isascii() else _WORD_SEPARATORS.split(text):
+        if _VERSION_CORE.search(word):
+            facts.update(map(str.lower, VERSION.findall(word)))
+        word = trim_word(word)
+        if is_path(word):
+            facts.add(word.lower())
+
+
+def _identifier(run: str) -> str | None:
+    """Return the identifier a name-like run makes, if it is CamelCase or snake_case."""
+    name = run.lstrip("_")
+    if not name[:1].isalpha():
+        return None
+    token = name.rstrip("_")
+    return token if is_snake_case(token) or is_camel_case(token) else None
 
 
 def trim_word(word: str) -> str:
@@ -88,29 +176,25 @@ def trim_word(word: str) -> str:
 
 def is_path(word: str) -> bool:
     """Tell whether an already trimmed word is a file name or a path."""
-    if not any(char.isalpha() for char in word):
-        return False
     if "/" in word:
-        return True
+        return any(map(str.isalpha, word))
+    # A file suffix holds a letter, so only a slashed word needs looking for one.
     return bool(_FILE_SUFFIX.search(word)) and not _ABBREVIATION.match(word)
-
-
-def _identifier_facts(text: str) -> set[str]:
-    """Return the CamelCase and snake_case identifiers of a text."""
-    tokens = {token.rstrip("_") for token in set(IDENTIFIER.findall(text))}
-    return {token.lower() for token in tokens if is_snake_case(token) or is_camel_case(token)}
 
 
 def is_camel_case(token: str) -> bool:
     """Tell whether a token has two capitals, one of them right after a lower-case letter."""
-    if not _CAMEL_JOINT.search(token):
+    joint = _CAMEL_JOINT.search(token)
+    if not joint:
         return False
-    return sum(1 for char in token if char.isupper()) >= 2
+    # Look for a capital besides the joint's, stopping at the first.
+    capital = joint.start()
+    return any(map(str.isupper, token[:capital])) or any(map(str.isupper, token[capital + 1 :]))
 
 
 def is_snake_case(token: str) -> bool:
     """Tell whether a token joins letters or digits with an underscore and holds a letter."""
-    return bool(_SNAKE_JOINT.search(token)) and any(char.isalpha() for char in token)
+    return "_" in token and bool(_SNAKE_JOINT.search(token)) and any(map(str.isalpha, token))
 
 
 def retention(derived: str, raw: str) -> float:
