@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -449,3 +450,103 @@ def test_a_folder_without_a_squad_team_is_refused(tmp_path: Path, run_cli: RunCl
     assert one_line_error(code, out, err)
     assert "no Squad team" in err
     assert list(tmp_path.iterdir()) == []
+
+
+# --- Squad's instructions that load whole histories, line by line ---------------------------
+
+COORDINATOR = (
+    "---\nname: Squad\n---\n\n- **Inputs:** User request, repository state, `.squad/decisions.md`\n"
+    "\n**decisions.md** — Agents do NOT write directly to `decisions.md`. Instead:\n"
+    "- All agents READ from `.squad/decisions.md` at spawn time (last-merged snapshot)\r\n"
+    "  - All agents READ from `.squad/decisions.md` at spawn time (last-merged snapshot)\n"
+    "  0b. PRE-CHECK: Read `decisions.md` and list `decisions/inbox` with state tools.\n"
+)
+# A charter as Squad wrote them before 0.10 (jjgnet-broadcast's), with no final newline.
+OLD_CHARTER = "# Cypher\n\n## How I Work\n\n- Read decisions.md before starting\n- Ship it"
+
+
+def with_instructions(team: Path) -> Path:
+    files = {
+        ".github/agents/squad.agent.md": COORDINATOR,
+        ".squad/templates/charter.md": "## Collaboration\n\nBefore starting work, read "
+        "`.squad/decisions.md` for team decisions that affect me.\n",
+        ".squad/agents/cypher/charter.md": OLD_CHARTER,
+    }
+    for rel, text in files.items():
+        (team / rel).parent.mkdir(parents=True, exist_ok=True)
+        (team / rel).write_bytes(text.encode("utf-8"))
+    return team
+
+
+def test_each_instruction_is_replaced_in_place_and_given_back_byte_for_byte(
+    team: Path, run_cli: RunCli
+) -> None:
+    with_instructions(team)
+    before = snapshot(team)
+    code, out, _ = run_cli("squad", "install", "--coordinator", "--root", str(team))
+    assert code == 0
+    assert [ln for ln in out.splitlines() if re.match(r"added +\S+:\d+: ", ln)] == [
+        "added     .github/agents/squad.agent.md:5: the coordinator's inputs: decisions.md",
+        "added     .github/agents/squad.agent.md:8: agents read decisions.md at spawn time",
+        "added     .github/agents/squad.agent.md:9: agents read decisions.md at spawn time",
+        "added     .squad/templates/charter.md:3: read decisions.md before starting work",
+        "added     .squad/agents/cypher/charter.md:5: read decisions.md before starting",
+    ]
+    coordinator = (team / ".github/agents/squad.agent.md").read_bytes().decode("utf-8")
+    assert "READ from `.squad/decisions.md`" not in coordinator
+    assert coordinator.count("<!-- tiermem:line spawn-time-read -->\r\n") == 1  # CRLF kept
+    assert "\n  - All agents get the decisions" in coordinator  # its indentation kept
+    assert "PRE-CHECK: Read `decisions.md`" in coordinator  # Scribe's own step stays
+    cypher = (team / ".squad/agents/cypher/charter.md").read_text("utf-8")
+    assert "- Read decisions.md before starting" not in cypher
+    assert "- Ship it\n\n" + texts.MEMORY_BEGIN_NO_EOL in cypher
+    code, out, _ = run_cli("squad", "install", "--check", "--root", str(team))
+    assert code == 0 and "installed .squad/agents/cypher/charter.md:5: " in out
+    code, out, _ = run_cli("squad", "install", "--uninstall", "--root", str(team))
+    assert "restored  .squad/agents/cypher/charter.md:5: read decisions.md before starting" in out
+    assert snapshot(team) == before
+
+
+def test_check_names_each_instruction_an_upgrade_put_back(team: Path, run_cli: RunCli) -> None:
+    with_instructions(team)
+    run_cli("squad", "install", "--coordinator", "--root", str(team))
+    # `squad upgrade` writes its coordinator and templates again.
+    (team / ".github/agents/squad.agent.md").write_text(COORDINATOR, encoding="utf-8")
+    code, out, _ = run_cli("squad", "install", "--check", "--format", "json", "--root", str(team))
+    assert code == 1
+    undone = [s for s in json.loads(out)["steps"] if s["state"] == "undone"]
+    assert [(s["path"], s["line"]) for s in undone] == [
+        (".github/agents/squad.agent.md", 5),
+        (".github/agents/squad.agent.md", 8),
+        (".github/agents/squad.agent.md", 9),
+    ]
+    assert {s["note"] for s in undone} == {"`squad upgrade` rewrites .github/agents/squad.agent.md"}
+    code, out, _ = run_cli("squad", "install", "--root", str(team))
+    assert out.count("restored  .github/agents/squad.agent.md:") == 3
+    assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
+
+
+def test_without_coordinator_no_instruction_line_changes(team: Path, run_cli: RunCli) -> None:
+    with_instructions(team)
+    run_cli("squad", "install", "--root", str(team))
+    assert (team / ".github/agents/squad.agent.md").read_bytes() == COORDINATOR.encode()
+    assert "- Read decisions.md before starting" in (
+        team / ".squad/agents/cypher/charter.md"
+    ).read_text("utf-8")
+
+
+def test_an_edited_step_of_tiermem_is_brought_up_to_date(team: Path, run_cli: RunCli) -> None:
+    with_instructions(team)
+    run_cli("squad", "install", "--coordinator", "--root", str(team))
+    path = team / ".squad/templates/charter.md"
+    mark = "<!-- tiermem:line charter-decisions -->"
+    path.write_text(f"## Collaboration\n\nRead every decision whole. {mark}\n", "utf-8")
+    code, out, _ = run_cli("squad", "install", "--check", "--root", str(team))
+    assert code == 1 and "outdated  .squad/templates/charter.md:3: " in out
+    run_cli("squad", "install", "--root", str(team))
+    assert "Read every decision whole" not in path.read_text("utf-8")
+    run_cli("squad", "install", "--uninstall", "--root", str(team))
+    assert path.read_text("utf-8") == (
+        "## Collaboration\n\nBefore starting work, read `.squad/decisions.md` for team "
+        "decisions that affect me.\n"
+    )

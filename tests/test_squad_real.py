@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -147,8 +148,86 @@ def doctor_summary(repo: Path, env: dict[str, str]) -> str:
 
 
 def check(repo: Path, env: dict[str, str], expect: int) -> dict[str, dict[str, str]]:
+    return {step["path"]: step for step in check_steps(repo, env, expect)}
+
+
+def check_steps(repo: Path, env: dict[str, str], expect: int) -> list[dict[str, Any]]:
     out = tiermem(repo, env, "squad", "install", "--check", "--format", "json", expect=expect)
-    return {step["path"]: step for step in json.loads(out)["steps"]}
+    return list(json.loads(out)["steps"])
+
+
+def replaced_before(repo: Path) -> set[tuple[str, str]]:
+    """(file, instruction) of each line the install record says it replaced, in the files
+    `squad upgrade` rewrites."""
+    record = json.loads((repo / install.MANIFEST).read_text("utf-8"))
+    found = {tuple(item.split("#", 1)) for item in record["installed"] if "#" in item}
+    return {
+        (rel, key)
+        for rel, key in found
+        if rel.startswith(".squad/templates/") or rel == ".github/agents/squad.agent.md"
+    }
+
+
+# --- what tells an agent to read its whole history or the whole decision log ---------------
+
+# A line that names an agent's history or the decision log, and reading, loading or holding it
+# (or taking it as an input).
+_NAMES = re.compile(
+    r"(?i)history\.md|decisions\.md|history read|decisions read|history/decisions"
+    r"|team decisions|history and decisions"
+)
+_READS = re.compile(r"(?i)\b(read|reads|load|loads|inline|in context|at spawn|inputs)\b")
+# Lines of Squad 0.10 that name the files and reading but send no agent to read them whole
+# at or before a spawn, and why each is left as it is.
+_NOT_INSTRUCTIONS = {
+    "MUST NOT touch `.squad/decisions.md`": "a prohibition on writing them by hand",
+    "PRE-CHECK: Read `decisions.md`": "Scribe's own maintenance (the archive gate)",
+    "Re-read `decisions.md`, `log/": "Scribe's own maintenance (its checks after merging)",
+    "who writes / who reads / authoritative vs derived": "a pointer to a skill's table",
+    "the shared decision log all agents read": "Scribe's list of the files it keeps",
+    "# Shared brain — all agents read this": "a tree of the files, in Scribe's charter",
+    "the coordinator reads at decision time": "on where rules must live to be enforced",
+    "buried in a large file that the coordinator reads": "on where rules must live",
+    "The coordinator reads it for context but": "on where rules must live",
+    "graveyard of good intentions that the coordinator reads": "on where rules must live",
+    "no charter, no history read": "a spawn that reads neither",
+    "skip charter, history, and decisions reads": "a spawn that reads neither",
+}
+
+
+def whole_reads(repo: Path) -> list[str]:
+    """`FILE:LINE: text` of every line of the coordinator's prompt, Squad's templates and the
+    charters that sends an agent to its whole history or decision log, tiermem's own
+    sections (which say the opposite) left out."""
+    found = []
+    names = [
+        ".github/agents/squad.agent.md",
+        *sorted(
+            p.relative_to(repo).as_posix()
+            for p in (
+                *repo.glob(".squad/templates/*.md"),
+                *repo.glob(".squad/agents/*/charter.md"),
+            )
+        ),
+    ]
+    for rel in names:
+        inside = False  # within one of tiermem's marked sections
+        for number, line in enumerate((repo / rel).read_text("utf-8").splitlines(), 1):
+            if re.search(r"<!-- tiermem:begin", line):
+                inside = True
+            if re.search(r"<!-- tiermem:end", line):
+                inside = False
+                continue
+            if inside or "<!-- tiermem:line" in line:
+                continue
+            said = _NAMES.search(line) and _READS.search(line)
+            if said and not any(words in line for words in _NOT_INSTRUCTIONS):
+                found.append(f"{rel}:{number}: {line.strip()[:100]}")
+    return found
+
+
+def git_status(repo: Path, env: dict[str, str]) -> str:
+    return run(["git", "status", "--porcelain", "--untracked-files=all"], repo, env)
 
 
 # --- install, doctor, second install, uninstall ---------------------------------------------
@@ -159,7 +238,7 @@ def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, s
     (repo / ".vscode").mkdir()
     squads = snapshot(repo)
     out = tiermem(repo, env, "squad", "install", "--coordinator")
-    assert out.splitlines()[-1] == "installed: 10 change(s)"
+    assert out.splitlines()[-1] == "installed: 18 change(s)"
     installed = snapshot(repo)
     assert ", 0 failed," in doctor_summary(repo, env)
     assert tiermem(repo, env, "squad", "install").splitlines()[-1].endswith("nothing to change")
@@ -182,6 +261,27 @@ def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, s
     tiermem(repo, env, "squad", "install", "--uninstall")
     assert snapshot(repo) == squads
     assert ", 0 failed," in doctor_summary(repo, env)
+
+
+def test_no_instruction_is_left_that_loads_a_whole_history(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    repo = squad_team(tmp_path, env)
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "squad init"], repo, env)
+    before = whole_reads(repo)
+    # What `squad init` writes: the coordinator's 4, the charter template's, the spawn
+    # template's 3 (its two prompt lines and "still reads"), the wiring guide's, Ralph's.
+    assert len(before) == 10, before
+    out = tiermem(repo, env, "squad", "install", "--coordinator")
+    assert whole_reads(repo) == []
+    replaced = [ln for ln in out.splitlines() if re.match(r"added +\S+:\d+: ", ln)]
+    assert len(replaced) == len(before) - 2  # the spawn template's two lines are one step
+    assert ", 0 failed," in doctor_summary(repo, env)
+    assert set(s["state"] for s in check(repo, env, 0).values()) == {"installed"}
+    tiermem(repo, env, "squad", "install", "--uninstall")
+    assert git_status(repo, env) == ""  # as `squad init` left it
+    assert whole_reads(repo) == before
 
 
 # --- the registered server ------------------------------------------------------------------
@@ -239,18 +339,22 @@ def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, s
 
     squad(repo, env, "upgrade")
     upgraded = snapshot(repo)
-    undone = {p: s for p, s in check(repo, env, 1).items() if s["state"] != "installed"}
-    assert undone == {
-        install.SPAWN_TEMPLATE: {
-            "path": install.SPAWN_TEMPLATE,
-            "what": "spawn step",
-            "state": "undone",
-            "note": "`squad upgrade` rewrites .squad/templates/",
-        }
-    }
+    steps = check_steps(repo, env, 1)
     assert upgraded == snapshot(repo)  # a check writes nothing
+    undone = [s for s in steps if s["state"] == "undone"]
+    # Each line the upgrade undid is named where it now stands, with Squad's text there.
+    for step in undone:
+        assert "`squad upgrade` rewrites" in step["note"], step
+        if "line" in step:
+            text = (repo / step["path"]).read_text("utf-8").splitlines()[step["line"] - 1]
+            assert texts.SQUAD_LINES[text.strip()].what == step["what"], step
+    lines_undone = {(s["path"], s["what"]) for s in undone if "line" in s}
+    assert lines_undone == {(rel, texts.LINE_KEYS[key].what) for rel, key in replaced_before(repo)}
+    assert {s["path"] for s in undone if "line" not in s} == {install.SPAWN_TEMPLATE}
+    assert {s["state"] for s in steps} <= {"installed", "undone", "missing", "outdated"}
     out = tiermem(repo, env, "squad", "install")
     assert f"restored  {install.SPAWN_TEMPLATE}: spawn step" in out
+    assert whole_reads(repo) == []  # the upgraded coordinator's new lines included
     assert ", 0 failed," in doctor_summary(repo, env)
 
     tiermem(repo, env, "squad", "install", "--uninstall")

@@ -794,12 +794,17 @@ writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists): a `tiermem` serv
   memory section (Scribe's tells it to end sessions and run maintenance);
   .squad/skills/ and .github/skills/tiered-memory/SKILL.md: the runtime skill in place of
   Squad's design-only one; with --coordinator, .squad/templates/spawn-reference.md: the
-  tiermem spawn step in place of the lines that load a whole history.md and decisions.md.
-What it replaced is kept in .squad/memory/tiermem-install.json for --uninstall. A second
-install changes nothing. No path is read or written through a symbolic link.
+  tiermem spawn step in place of the lines that load a whole history.md and decisions.md,
+  and each line of .github/agents/squad.agent.md, .squad/templates/*.md and the charters
+  that sends an agent to them whole: tiermem's step, marked <!-- tiermem:line KEY -->.
+What it replaced is marked in place or kept in .squad/memory/tiermem-install.json for
+--uninstall, which puts back Squad's bytes. A second install changes nothing. No path is
+read or written through a symbolic link, and an install record that names anything an
+install does not write (a path, a folder, a text tiermem cannot vouch for) is refused.
 exit status: 0 done; 1 (--check) something is missing, outdated or undone (`squad upgrade`
-rewrites .squad/templates/); 2 bad input or a refused repository (a link, a state backend
-other than local), and nothing was written.
+rewrites .squad/templates/ and .github/agents/squad.agent.md: each line it undid is named);
+2 bad input or a refused repository (a link, a state backend other than local, an install
+record tiermem did not write as it writes them), and nothing was written.
 """
 
 

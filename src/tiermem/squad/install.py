@@ -3,14 +3,17 @@
 An install registers `tiermem serve` in `.mcp.json` (and `.vscode/mcp.json` where `.vscode/`
 exists), creates the tiermem store, appends a marked memory section to every charter, puts
 the runtime `tiered-memory` skill in place of Squad's design-only one and, with
-`coordinator`, replaces the two lines of Squad's spawn template that load an agent's whole
-history and decision log. What it replaced is kept in `.squad/memory/tiermem-install.json`,
-so `uninstall` puts back the bytes Squad wrote.
+`coordinator`, replaces every instruction of Squad's that loads an agent's whole history or
+decision log at or before a spawn: the spawn template's two lines, and each such line of the
+coordinator's prompt, Squad's templates and the charters (`lines`). What it replaced is
+marked in place or kept in `.squad/memory/tiermem-install.json`, so `uninstall` puts back the
+bytes Squad wrote.
 
 Everything is planned before anything is written: a refusal (a symbolic link, a file that
-is not JSON, a state backend other than local) leaves the repository untouched. A cloned
-repository is untrusted input, so no path is read or written through a link, nor outside
-the root.
+is not JSON, a state backend other than local, an install record tiermem did not write as
+it writes them) leaves the repository untouched. A cloned repository is untrusted input, so
+no path is read or written through a link, nor outside the root, and what uninstall puts
+back comes from tiermem or from Squad's own files, never from the record alone (`record`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -29,20 +33,27 @@ from typing import Any
 from .. import bootstrap, files, safepath, validate
 from ..errors import StoreError, UsageError
 from ..layout import Layout, discover_root
-from . import texts
+from . import lines, texts
+from .paths import (
+    COORDINATOR,
+    MANIFEST,
+    MCP_JSON,
+    SKILLS,
+    SPAWN_TEMPLATE,
+    SQUAD_SKILL_COPY,
+    STORE,
+    STORE_DIRS,
+    STORE_FILES,
+    VSCODE_MCP,
+)
+from .record import Record, is_squads_skill
 
 SERVER = "tiermem"
-MANIFEST = ".squad/memory/tiermem-install.json"
-MCP_JSON = ".mcp.json"
-VSCODE_MCP = ".vscode/mcp.json"
-SPAWN_TEMPLATE = ".squad/templates/spawn-reference.md"
-SKILLS = (".squad/skills/tiered-memory/SKILL.md", ".github/skills/tiered-memory/SKILL.md")
-SQUAD_SKILL_COPY = ".squad/templates/skills/tiered-memory/SKILL.md"
-STORE_DIRS = ("hot", "cold", "wiki", "archive", "queue")
-STORE_FILES = ("config.toml", ".gitignore", ".gitattributes")
 # Derived, transient or local files of a store (the index, temp files, this clone's spawn
 # log and list of tracked files): an unused store may hold them.
 _TRANSIENT = re.compile(r"index\.sqlite(-\w+)?|\.tmp-.*|spawns\.jsonl|citations\.cache")
+# What tiermem keeps in `local/` (Squad's folder too): this clone's use of entries, its report.
+_LOCAL = ("local/used", "local/report/report.html", "local/report/.gitignore")
 _LOCAL_BACKENDS = {"local", "worktree", "external", "external-stub"}
 
 # States of a check that `install` would act on (exit status 1), and states of an install
@@ -61,21 +72,32 @@ class Step:
     before: bytes | None = None
     after: bytes | None = None
     note: str = ""
-    kind: str = "file"  # file | store
+    kind: str = "file"  # file | store | text (written with the other steps on its file)
+    number: int = 0  # the line it is about, in a file an install changes line by line
+    key: str = ""  # what the install record lists for it (default: its path)
 
     @property
     def writes(self) -> bool:
         """Whether applying this step changes the repository."""
         return self.before != self.after
 
+    @property
+    def recorded(self) -> str:
+        """The name the install record lists this step under."""
+        return self.key or self.path
+
     def line(self) -> str:
         """The step as one line of the command's report."""
         note = f" ({self.note})" if self.note else ""
-        return f"{self.state:<9} {self.path}: {self.what}{note}"
+        where = f"{self.path}:{self.number}" if self.number else self.path
+        return f"{self.state:<9} {where}: {self.what}{note}"
 
-    def as_json(self) -> dict[str, str]:
+    def as_json(self) -> dict[str, str | int]:
         """The step for --format json."""
-        return {"path": self.path, "what": self.what, "state": self.state, "note": self.note}
+        said: dict[str, str | int] = {"path": self.path, "what": self.what, "state": self.state}
+        if self.number:
+            said["line"] = self.number
+        return {**said, "note": self.note}
 
 
 @dataclass
@@ -235,59 +257,6 @@ def refuse_remote_state(repo: Repo) -> None:
         )
 
 
-# --- the install record -------------------------------------------------------------------
-
-
-@dataclass
-class Record:
-    """What an install did that uninstall needs: replaced texts and created folders."""
-
-    coordinator: bool = False
-    store: str = ""  # "created" or "found" (a store that existed before the install)
-    installed: list[str] = field(default_factory=list)
-    created_dirs: list[str] = field(default_factory=list)
-    originals: dict[str, str | None] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, repo: Repo) -> Record:
-        raw = repo.text(MANIFEST)
-        if raw is None:
-            return cls()
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{MANIFEST} is not valid JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise UsageError(f"{MANIFEST} is not a JSON object")
-        return cls(
-            coordinator=data.get("coordinator") is True,
-            store=str(data.get("store", "")),
-            installed=[str(p) for p in data.get("installed", [])],
-            created_dirs=[str(p) for p in data.get("created_dirs", [])],
-            originals={
-                str(k): (None if v is None else str(v))
-                for k, v in dict(data.get("originals", {})).items()
-            },
-        )
-
-    def render(self) -> bytes:
-        data: dict[str, Any] = {
-            "about": "Written by `tiermem squad install`; `tiermem squad install --uninstall` "
-            "uses it to put back what Squad wrote. Commit it with the files it describes.",
-            "coordinator": self.coordinator,
-            "store": self.store,
-            "installed": sorted(set(self.installed)),
-            "created_dirs": sorted(set(self.created_dirs)),
-            "originals": dict(sorted(self.originals.items())),
-        }
-        return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-    def keep_original(self, rel: str, current: bytes | None, ours: bool) -> None:
-        """Remember what Squad had at `rel`, unless what is there now is tiermem's own."""
-        if rel not in self.originals or not ours:
-            self.originals[rel] = None if current is None else current.decode("utf-8")
-
-
 # --- MCP registrations --------------------------------------------------------------------
 
 
@@ -443,9 +412,45 @@ def _is_scribe(folder: str, text: str) -> bool:
     return folder.lower() == "scribe" or text.startswith("# Scribe")
 
 
-def plan_charter(repo: Repo, folder: str, rel: str, record: Record) -> Step:
+class Texts:
+    """The text files an install changes in more than one step (a charter's lines and its
+    memory section; the spawn template's lines and its spawn step): what each held, and
+    what the steps planned so far leave in it. Written once, after every step is planned."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.before: dict[str, bytes | None] = {}
+        self.now: dict[str, str | None] = {}
+
+    def get(self, rel: str) -> str | None:
+        """The file's text as the steps planned so far leave it (None: no such file)."""
+        if rel not in self.now:
+            text = self.repo.text(rel)
+            self.now[rel] = text
+            self.before[rel] = None if text is None else text.encode("utf-8")
+        return self.now[rel]
+
+    def put(self, rel: str, text: str) -> None:
+        self.get(rel)
+        self.now[rel] = text
+
+    def changed(self) -> list[tuple[str, bytes]]:
+        """Every file whose text the planned steps change, and its new bytes."""
+        found = []
+        for rel, text in sorted(self.now.items()):
+            after = None if text is None else text.encode("utf-8")
+            if after is not None and after != self.before[rel]:
+                found.append((rel, after))
+        return found
+
+    def write(self) -> None:
+        for rel, data in self.changed():
+            files.atomic_write(self.repo.path(rel), data)
+
+
+def plan_charter(repo: Repo, texts_: Texts, folder: str, rel: str, record: Record) -> Step:
     """Append (or refresh) the memory section that tells the agent how to use tiermem."""
-    text = repo.text(rel) or ""
+    text = texts_.get(rel) or ""
     try:
         agent = validate.name(folder)
     except UsageError:
@@ -453,17 +458,82 @@ def plan_charter(repo: Repo, folder: str, rel: str, record: Record) -> Step:
         return Step(rel, "memory section", "skipped", None, None, note)
     scribe = _is_scribe(folder, text)
     block = texts.agent_memory_block(agent, scribe)
-    after = with_memory_block(text, block).encode("utf-8")
+    after = with_memory_block(text, block)
     present = without_memory_block(text, rel) != text
+    texts_.put(rel, after)
     what = "memory section (Scribe)" if scribe else "memory section"
-    return _install_step(rel, what, text.encode("utf-8"), after, present, record)
+    step = _install_step(rel, what, text.encode(), after.encode(), present, record)
+    return _as_text(step)
 
 
-def unplan_charter(repo: Repo, rel: str) -> Step:
-    raw = repo.text(rel) or ""
+def unplan_charter(texts_: Texts, rel: str) -> Step:
+    raw = texts_.get(rel) or ""
     after = without_memory_block(raw, rel)
+    texts_.put(rel, after)
     state = "removed" if after != raw else "absent"
-    return Step(rel, "memory section", state, raw.encode("utf-8"), after.encode("utf-8"))
+    return Step(
+        rel, "memory section", state, raw.encode("utf-8"), after.encode("utf-8"), kind="text"
+    )
+
+
+def _as_text(step: Step) -> Step:
+    """A step whose file is written with the other steps on it (`Texts`)."""
+    return Step(step.path, step.what, step.state, step.before, step.after, step.note, "text")
+
+
+# --- Squad's instructions that load whole histories, line by line -------------------------
+
+
+def line_files(repo: Repo) -> list[str]:
+    """The files whose instructions an install replaces line by line: the coordinator's
+    prompt, Squad's templates and every charter."""
+    found = [COORDINATOR] if repo.read(COORDINATOR) is not None else []
+    found += lines.templates(str(repo.root))
+    return found + [rel for _, rel in charters(repo)]
+
+
+def plan_lines(repo: Repo, texts_: Texts, record: Record) -> list[Step]:
+    """One step for each of Squad's instructions, and each of tiermem's steps, found."""
+    return [_line_step(rel, item, record) for rel, item in _each_line(repo, texts_, lines.replaced)]
+
+
+def _each_line(
+    repo: Repo, texts_: Texts, change: Callable[[str], tuple[str, list[lines.Found]]]
+) -> list[tuple[str, lines.Found]]:
+    """Every instruction line `change` found in the line-by-line files, as it changed them."""
+    found = []
+    for rel in line_files(repo):
+        text = texts_.get(rel)
+        if text is not None:
+            after, items = change(text)
+            texts_.put(rel, after)
+            found += [(rel, item) for item in items]
+    return found
+
+
+def _line_step(rel: str, found: lines.Found, record: Record) -> Step:
+    key = f"{rel}#{found.line.key}"
+    if found.state == "squad":
+        state = "undone" if key in record.installed else "missing"
+    else:
+        state = found.state
+    note = _upgraded(rel) if state == "undone" else ""
+    return Step(rel, found.line.what, state, note=note, kind="text", number=found.number, key=key)
+
+
+def _upgraded(rel: str) -> str:
+    """Why something installed is gone again."""
+    if rel.startswith(".squad/templates/") or rel == COORDINATOR:
+        return f"`squad upgrade` rewrites {rel if rel == COORDINATOR else '.squad/templates/'}"
+    return "put back since the install"
+
+
+def unplan_lines(repo: Repo, texts_: Texts) -> list[Step]:
+    """Squad's own text back in place of each of tiermem's steps."""
+    return [
+        Step(rel, item.line.what, "restored", note="Squad's line", kind="text", number=item.number)
+        for rel, item in _each_line(repo, texts_, lines.restored)
+    ]
 
 
 # --- the tiered-memory skill ------------------------------------------------------------
@@ -486,6 +556,9 @@ def plan_skill(repo: Repo, rel: str, record: Record) -> Step:
     after = texts.SKILL.encode("utf-8")
     present = is_our_skill(raw)
     if after != raw:
+        if not present and raw is not None and not is_squads_skill(repo, raw.decode("utf-8")):
+            note = "not Squad's design-only skill; tiermem leaves it as it is"
+            return Step(rel, "tiered-memory skill", "skipped", raw, raw, note)
         record.keep_original(rel, raw, ours=present)
         record.created_dirs += repo.missing_dirs(rel)
     return _install_step(rel, "tiered-memory skill (runtime)", raw, after, present, record)
@@ -498,7 +571,7 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
         return Step(rel, what, "absent")
     if not is_our_skill(raw):
         return Step(rel, what, "kept", raw, raw, "not tiermem's; left as it is")
-    if rel in record.originals:
+    if rel in record.originals:  # a text the record's check vouched for as Squad's
         original = record.originals[rel]
     else:  # no record: Squad's copy under its templates is what init put there
         original = repo.text(SQUAD_SKILL_COPY) if rel.startswith(".github/") else None
@@ -509,8 +582,12 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
 
 # --- the coordinator's spawn template ---------------------------------------------------
 
+_SPAWN_LINES = texts.SQUAD_SPAWN_LINES.splitlines(keepends=True)
 _FULL_HISTORY = re.compile(
-    r"^(?P<indent>[ \t]*)Read `agents/\{name\}/history\.md`.*\n[ \t]*Read `decisions\.md`.*\n",
+    r"^(?P<indent>[ \t]*)"
+    + re.escape(_SPAWN_LINES[0])
+    + r"(?P=indent)"
+    + re.escape(_SPAWN_LINES[1]),
     re.MULTILINE,
 )
 _SPAWN_BLOCK = re.compile(
@@ -520,39 +597,48 @@ _SPAWN_BLOCK = re.compile(
 )
 
 
-def plan_spawn(repo: Repo, record: Record) -> Step:
+def squad_spawn_lines(indent: str) -> str:
+    """Squad's two full-history lines of the spawn template, indented."""
+    return "".join(indent + line for line in _SPAWN_LINES)
+
+
+def plan_spawn(repo: Repo, texts_: Texts, record: Record) -> Step:
     """Replace the two full-history lines of the spawn template with the tiermem step."""
     rel = SPAWN_TEMPLATE
-    text = repo.text(rel)
+    text = texts_.get(rel)
     if text is None:
         raise UsageError(f"{rel} is missing; run `squad upgrade` to restore Squad's templates")
     block = _SPAWN_BLOCK.search(text)
     if block is not None:
         after = text[: block.start()] + texts.spawn_block(block["indent"]) + text[block.end() :]
-        return _install_step(rel, "spawn step", text.encode(), after.encode(), True, record)
-    lines = _FULL_HISTORY.search(text)
-    if lines is None:
+        texts_.put(rel, after)
+        return _as_text(
+            _install_step(rel, "spawn step", text.encode(), after.encode(), True, record)
+        )
+    found = _FULL_HISTORY.search(text)
+    if found is None:
         raise UsageError(
             f"{rel} has no `Read agents/{{name}}/history.md` line followed by `Read "
-            "decisions.md` to replace (nothing was written)"
+            "decisions.md` as Squad writes them, to replace (nothing was written)"
         )
-    record.originals[rel] = lines.group(0)
-    after = text[: lines.start()] + texts.spawn_block(lines["indent"]) + text[lines.end() :]
-    return _install_step(rel, "spawn step", text.encode(), after.encode(), False, record)
+    record.originals[rel] = found.group(0)
+    after = text[: found.start()] + texts.spawn_block(found["indent"]) + text[found.end() :]
+    texts_.put(rel, after)
+    return _as_text(_install_step(rel, "spawn step", text.encode(), after.encode(), False, record))
 
 
-def unplan_spawn(repo: Repo, record: Record) -> Step:
+def unplan_spawn(texts_: Texts) -> Step:
+    """Squad's two lines back in place of the spawn step, as tiermem knows them (the
+    record's copy, checked to be the same, is never what is written)."""
     rel = SPAWN_TEMPLATE
-    text = repo.text(rel)
+    text = texts_.get(rel)
     block = None if text is None else _SPAWN_BLOCK.search(text)
     if text is None or block is None:
-        return Step(rel, "spawn step", "absent")
-    original = record.originals.get(rel) or "".join(
-        f"{block['indent']}{line}\n" for line in texts.SQUAD_SPAWN_LINES.splitlines()
-    )
-    after = text[: block.start()] + original + text[block.end() :]
+        return Step(rel, "spawn step", "absent", kind="text")
+    after = text[: block.start()] + squad_spawn_lines(block["indent"]) + text[block.end() :]
+    texts_.put(rel, after)
     note = "Squad's full-history lines"
-    return Step(rel, "spawn step", "restored", text.encode(), after.encode(), note)
+    return Step(rel, "spawn step", "restored", text.encode(), after.encode(), note, "text")
 
 
 # --- the tiermem store --------------------------------------------------------------------
@@ -564,11 +650,17 @@ def _store_paths() -> list[str]:
 
 def plan_store(repo: Repo, record: Record) -> Step:
     """The store `tiermem serve` needs (created only where it is missing)."""
+    for name in STORE_DIRS:  # refused now, not once `tiermem init` has made half of them
+        rel = f".squad/memory/{name}"
+        if repo.exists(rel) and not repo.is_dir(rel):
+            raise UsageError(f"{rel} is not a folder (nothing was written)")
+    for name in STORE_FILES:
+        repo.read(f".squad/memory/{name}")  # a link or a folder is refused here
     missing = [rel for rel in _store_paths() if not repo.exists(rel)]
     if not record.store:
         record.store = "created" if len(missing) == len(_store_paths()) else "found"
-    state = _install_state(".squad/memory/", not missing, False, record)
-    return Step(".squad/memory/", "tiermem store (hot, cold, wiki, archive)", state, kind="store")
+    state = _install_state(STORE, not missing, False, record)
+    return Step(STORE, "tiermem store (hot, cold, wiki, archive)", state, kind="store")
 
 
 def _fresh_store_files() -> dict[str, bytes]:
@@ -583,13 +675,15 @@ def unplan_store(repo: Repo, record: Record) -> Step:
     """The store goes only when the install made it and it still holds no memory."""
     what = "tiermem store"
     if not repo.is_dir(".squad/memory/hot"):
-        return Step(".squad/memory/", what, "absent", kind="store")
+        return Step(STORE, what, "absent", kind="store")
     if record.store != "created":
-        return Step(".squad/memory/", what, "kept", kind="store", note="it was there before")
+        return Step(STORE, what, "kept", kind="store", note="it was there before")
     if not _unused_store(repo):
         note = "it holds the team's memory; delete it by hand if you mean to"
-        return Step(".squad/memory/", what, "kept", kind="store", note=note)
-    return Step(".squad/memory/", what, "removed", kind="store", note="it held no memory")
+        return Step(STORE, what, "kept", kind="store", note=note)
+    for rel in (".squad/memory/.locks", *(f".squad/memory/{name}" for name in _LOCAL)):
+        repo.path(rel)  # a link is refused now, before anything is removed
+    return Step(STORE, what, "removed", kind="store", note="it held no memory")
 
 
 def _unused_store(repo: Repo) -> bool:
@@ -602,7 +696,8 @@ def _unused_store(repo: Repo) -> bool:
 
 
 def remove_store(repo: Repo) -> None:
-    """Delete an unused store: its folders, files, index and lock files."""
+    """Delete an unused store: its folders, files, index, lock files and this clone's own
+    files in `local/` (the folder itself is Squad's too)."""
     memory = repo.path(".squad/memory")
     for name in STORE_DIRS:
         folder = repo.path(f".squad/memory/{name}")
@@ -610,8 +705,13 @@ def remove_store(repo: Repo) -> None:
             for temp in folder.iterdir():
                 temp.unlink()
             folder.rmdir()
-    for name in STORE_FILES:
-        repo.path(f".squad/memory/{name}").unlink(missing_ok=True)
+    for name in (*STORE_FILES, *_LOCAL):
+        path = repo.path(f".squad/memory/{name}")
+        if not path.is_symlink() and path.is_file():
+            path.unlink()
+    report = repo.path(".squad/memory/local/report")
+    if repo.is_dir(".squad/memory/local/report") and not any(report.iterdir()):
+        report.rmdir()
     for item in memory.iterdir():
         if _TRANSIENT.fullmatch(item.name) and not item.is_symlink():
             item.unlink()
@@ -645,26 +745,30 @@ def _install_step(
     return Step(rel, what, state, before, after, note)
 
 
-def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record]:
-    """Every step of an install, and the record it leaves (nothing is written)."""
+def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Texts]:
+    """Every step of an install, the record it leaves, and the text files it changes
+    (nothing is written)."""
     old = Record.load(repo)
     record = Record.load(repo)
     record.coordinator = coordinator or old.coordinator
+    texts_ = Texts(repo)
     steps = [plan_store(repo, record), plan_mcp(repo, MCP_JSON, record)]
     if _is_link(repo, ".vscode"):
         note = ".vscode is a symbolic link; register tiermem there by hand (docs/mcp.md)"
         steps.append(Step(VSCODE_MCP, "tiermem MCP server", "skipped", note=note))
     elif repo.is_dir(".vscode"):
         steps.append(plan_mcp(repo, VSCODE_MCP, record))
-    steps += [plan_charter(repo, folder, rel, record) for folder, rel in charters(repo)]
+    if record.coordinator:
+        steps += plan_lines(repo, texts_, record)
+    steps += [plan_charter(repo, texts_, folder, rel, record) for folder, rel in charters(repo)]
     steps += [plan_skill(repo, rel, record) for rel in skill_targets(repo)]
     if record.coordinator:
-        steps.append(plan_spawn(repo, record))
-    record.installed = [s.path for s in steps if s.state != "skipped"]
+        steps.append(plan_spawn(repo, texts_, record))
+    record.installed = [s.recorded for s in steps if s.state != "skipped"]
     manifest = repo.read(MANIFEST)
     after = record.render()
     steps.append(_install_step(MANIFEST, "install record", manifest, after, bool(manifest), old))
-    return steps, record
+    return steps, record, texts_
 
 
 def _is_link(repo: Repo, rel: str) -> bool:
@@ -683,13 +787,14 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
     """Put everything in place; a second run changes nothing."""
     repo = open_repo(root)
     refuse_remote_state(repo)
-    steps, _ = plan(repo, coordinator)
+    steps, _, texts_ = plan(repo, coordinator)
     report = Report("install", [_installed(s) for s in steps])
     if any(s.kind == "store" and s.state != "installed" for s in steps):
         bootstrap.init_store(repo.root, squad_files=False)
     # The record goes first: were the run cut short, it already holds Squad's texts.
     for step in sorted(steps, key=lambda s: s.path != MANIFEST):
         _write(repo, step)
+    texts_.write()
     return report
 
 
@@ -698,38 +803,49 @@ def _installed(step: Step) -> Step:
         state = "unchanged" if step.state == "installed" else "skipped"
     else:
         state = {"outdated": "updated", "undone": "restored"}.get(step.state, "added")
-    return Step(step.path, step.what, state, step.before, step.after, step.note, step.kind)
+    return Step(
+        step.path, step.what, state, step.before, step.after, step.note, step.kind, step.number
+    )
 
 
 def uninstall(root: str | Path | None) -> Report:
-    """Take out everything the install put in, putting back Squad's own bytes."""
+    """Take out everything the install put in, putting back Squad's own bytes.
+
+    The record is checked whole, and every step planned, before the first write."""
     repo = open_repo(root)
     record = Record.load(repo)
+    texts_ = Texts(repo)
     steps = [unplan_mcp(repo, MCP_JSON, record)]
     if not _is_link(repo, ".vscode") and repo.read(VSCODE_MCP) is not None:
         steps.append(unplan_mcp(repo, VSCODE_MCP, record))
-    steps += [unplan_charter(repo, rel) for _, rel in charters(repo)]
+    steps += unplan_lines(repo, texts_)
+    steps += [unplan_charter(texts_, rel) for _, rel in charters(repo)]
     steps += [unplan_skill(repo, rel, record) for rel in SKILLS]
-    steps += [unplan_spawn(repo, record), unplan_store(repo, record)]
+    steps += [unplan_spawn(texts_), unplan_store(repo, record)]
     manifest = repo.read(MANIFEST)
     last = Step(MANIFEST, "install record", "removed" if manifest else "absent", manifest)
+    folders = _created_dirs(repo, record, [s for s in steps if s.state == "removed"])
     for step in steps:
         _write(repo, step)
+    texts_.write()
     if any(s.kind == "store" and s.state == "removed" for s in steps):
         remove_store(repo)
-    _remove_created_dirs(repo, record, [s for s in steps if s.state == "removed"])
+    for folder in folders:
+        if repo.is_dir(folder) and not any(repo.path(folder).iterdir()):
+            repo.path(folder).rmdir()
     _write(repo, last)  # the record goes last: a run cut short can be run again
     return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
 
 
-def _remove_created_dirs(repo: Repo, record: Record, steps: list[Step]) -> None:
-    # A removed skill takes its own folder along; the folders above it go only when the
-    # record says the install made them.
+def _created_dirs(repo: Repo, record: Record, steps: list[Step]) -> list[str]:
+    """The folders uninstall removes once empty, innermost first, each checked now: a
+    removed skill takes its own folder along; the folders above it go only when the record
+    (checked to name none but those an install makes) says the install made them."""
     skills = [str(PurePosixPath(s.path).parent) for s in steps if s.path in SKILLS]
-    for rel in sorted({*record.created_dirs, *skills}, key=len, reverse=True):
-        path = repo.path(rel)
-        if repo.is_dir(rel) and not any(path.iterdir()):
-            path.rmdir()
+    found = sorted({*record.created_dirs, *skills}, key=len, reverse=True)
+    for rel in found:
+        repo.path(rel)  # a link or a path out of the repository is refused before any write
+    return found
 
 
 def _write(repo: Repo, step: Step) -> None:

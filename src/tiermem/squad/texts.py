@@ -6,6 +6,9 @@ refreshes it and `--uninstall` removes exactly what was added.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 MEMORY_BEGIN = "<!-- tiermem:begin memory -->"
 # Marks a charter that had no final newline: the install added one, and uninstall takes it away.
 MEMORY_BEGIN_NO_EOL = "<!-- tiermem:begin memory (the charter had no final newline) -->"
@@ -25,6 +28,141 @@ SQUAD_SPAWN_LINES = (
     "Read `decisions.md` with `squad_state_read` when state tools are available;"
     " otherwise fall back to `.squad/decisions.md`.\n"
 )
+
+# Squad's own instructions, beyond the spawn template's two lines, that send an agent (the
+# coordinator included) to read its whole `history.md` or the whole `decisions.md` at or
+# before a spawn, as Squad 0.10 writes them (`squad init`, `squad upgrade`, `squad hire`, and
+# the charters Squad wrote before); each with tiermem's step in its place, in Squad's voice.
+# An install replaces each such line where it stands whole (after its indentation) and marks
+# it with `<!-- tiermem:line KEY -->`; --check and --uninstall find it by that mark, and
+# uninstall puts back Squad's text from here, never from a file of the repository. Scribe's
+# own maintenance steps (its inbox merge, the archive gates) stay Squad's.
+
+
+@dataclass(frozen=True)
+class Line:
+    """One Squad instruction and the tiermem step that stands in its place."""
+
+    key: str
+    what: str
+    squad: str
+    ours: str  # `{mark}` is where the marker goes (inside a table's last cell)
+
+    def marked(self) -> str:
+        """tiermem's line, marked."""
+        return self.ours.replace("{mark}", line_mark(self.key))
+
+
+def line_mark(key: str) -> str:
+    """The marker of a line tiermem put in place of Squad's."""
+    return f"<!-- tiermem:line {key} -->"
+
+
+LINE_MARK = re.compile(r"<!-- tiermem:line ([a-z0-9-]+) -->")
+
+LINES = (
+    Line(
+        "coordinator-inputs",
+        "the coordinator's inputs: decisions.md",
+        "- **Inputs:** User request, repository state, `.squad/decisions.md`",
+        "- **Inputs:** User request, repository state, the team decisions that bear on it "
+        "(tiermem's `search`; never the whole `.squad/decisions.md`) {mark}",
+    ),
+    Line(
+        "spawn-time-read",
+        "agents read decisions.md at spawn time",
+        "- All agents READ from `.squad/decisions.md` at spawn time (last-merged snapshot)",
+        "- All agents get the decisions their task needs at spawn time from tiermem's `spawn` "
+        "step (last-merged snapshot), and `search` for the rest; no agent reads "
+        "`.squad/decisions.md` whole {mark}",
+    ),
+    Line(
+        "read-only",
+        "each agent may read decisions.md",
+        "- **Each agent may read ONLY: its own files + `.squad/decisions.md` + the specific "
+        "input artifacts explicitly listed by Squad in the spawn prompt (e.g., the file(s) under "
+        "review).** Never load all charters at once.",
+        "- **Each agent may read ONLY: its own files (its `history.md` through tiermem's "
+        "`search`, never whole) + the memory tiermem put in its spawn prompt + what tiermem's "
+        "`search` returns from `.squad/decisions.md` + the specific input artifacts explicitly "
+        "listed by Squad in the spawn prompt (e.g., the file(s) under review).** Never load all "
+        "charters at once, nor the whole `.squad/decisions.md`. {mark}",
+    ),
+    Line(
+        "full-template",
+        "the full spawn template inlines history and decisions",
+        "**Full Spawn Template** (inline charter/history/decisions as needed):",
+        "**Full Spawn Template** (inline the charter, and in place of history and decisions the "
+        "memory tiermem's `spawn` step returns): {mark}",
+    ),
+    Line(
+        "standard-mode",
+        "a standard spawn reads history and decisions",
+        "| **Standard** | Normal tasks, single-agent work requiring full context | Spawn one "
+        "agent with full ceremony — charter inline, history read, decisions read. This is the "
+        "current default | ~25-35s |",
+        "| **Standard** | Normal tasks, single-agent work requiring full context | Spawn one "
+        "agent with full ceremony — charter inline, memory from tiermem's `spawn` step (no "
+        "whole history or decisions read). This is the current default {mark} | ~25-35s |",
+    ),
+    Line(
+        "decided-in-context",
+        "decisions.md held in the coordinator's context",
+        '- "What did we decide about X?" → Answer from decisions.md already in context.',
+        '- "What did we decide about X?" → Answer from what tiermem\'s `search` finds for X '
+        "in the team's decisions (decisions.md is not loaded whole). {mark}",
+    ),
+    Line(
+        "inline-charter",
+        "the agent still reads history.md and decisions.md",
+        "**⚡ Inline the charter.** Before spawning, read the agent's `charter.md` (resolve from "
+        "team root: `{team_root}/.squad/agents/{name}/charter.md`) and paste its contents "
+        "directly into the spawn prompt. This eliminates a tool call from the agent's critical "
+        "path. The agent still reads its own `history.md` and `decisions.md`.",
+        "**⚡ Inline the charter.** Before spawning, read the agent's `charter.md` (resolve from "
+        "team root: `{team_root}/.squad/agents/{name}/charter.md`) and paste its contents "
+        "directly into the spawn prompt. This eliminates a tool call from the agent's critical "
+        "path. The agent's memory comes from tiermem's `spawn` step in the template below; it "
+        "does not read its `history.md` or `decisions.md` whole. {mark}",
+    ),
+    Line(
+        "charter-decisions",
+        "read decisions.md before starting work",
+        "Before starting work, read `.squad/decisions.md` for team decisions that affect me.",
+        "Before starting work, I take the team decisions that affect me from the memory in my "
+        "spawn prompt and tiermem's `search`; I do not read `.squad/decisions.md` whole. {mark}",
+    ),
+    Line(
+        "charter-context",
+        "read team decisions before starting work",
+        "- Read project context and team decisions before starting work",
+        "- Read project context before starting work; take team decisions from the memory in my "
+        "spawn prompt and tiermem's `search`, never the whole `.squad/decisions.md` {mark}",
+    ),
+    Line(
+        "charter-short",
+        "read decisions.md before starting",
+        "- Read decisions.md before starting",
+        "- Before starting, take the decisions that bear on my task from my spawn prompt's "
+        "memory and tiermem's `search` (never the whole decisions.md) {mark}",
+    ),
+    Line(
+        "charter-short-path",
+        "read decisions.md before starting",
+        "- Read `.squad/decisions.md` before starting",
+        "- Before starting, take the decisions that bear on my task from my spawn prompt's "
+        "memory and tiermem's `search` (never the whole `.squad/decisions.md`) {mark}",
+    ),
+    Line(
+        "wiring-table",
+        "decisions.md read by agents at spawn time",
+        "| `decisions.md` | Captured decisions and directives | Read by agents at spawn time |",
+        "| `decisions.md` | Captured decisions and directives | Searched by agents through "
+        "tiermem; each spawn gets the ones its task needs {mark} |",
+    ),
+)
+LINE_KEYS = {line.key: line for line in LINES}
+SQUAD_LINES = {line.squad: line for line in LINES}
 
 _AGENT_MEMORY = """\
 ## Memory (tiermem)

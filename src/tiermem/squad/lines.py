@@ -1,0 +1,98 @@
+"""Squad's instructions that send an agent to its whole history or decision log, line by line.
+
+With `--coordinator`, an install looks through the coordinator's prompt
+(`.github/agents/squad.agent.md`), Squad's templates (`.squad/templates/*.md`) and every
+charter for the instructions of `texts.LINES`, each standing whole on a line (after its
+indentation), and puts tiermem's step in its place, marked `<!-- tiermem:line KEY -->`.
+Nothing else of the line or the file changes, so that uninstall, finding the mark, puts back
+Squad's text byte for byte from `texts`, never from anything the repository holds.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from . import paths, texts
+
+
+@dataclass(frozen=True)
+class Found:
+    """A line of a file that is one of Squad's instructions or tiermem's step for it."""
+
+    number: int  # 1-based
+    line: texts.Line
+    state: str  # squad: Squad's text; installed: tiermem's step; outdated: an older step
+
+
+def _split(text: str) -> list[tuple[str, str, str]]:
+    """(indentation, content, ending) of every line; joined again they are the text."""
+    pieces = []
+    for raw in text.split("\n"):
+        body = raw[:-1] if raw.endswith("\r") else raw
+        ending = raw[len(body) :]
+        content = body.lstrip(" \t")
+        pieces.append((body[: len(body) - len(content)], content, ending))
+    return pieces
+
+
+def _join(pieces: list[tuple[str, str, str]]) -> str:
+    return "\n".join(indent + content + ending for indent, content, ending in pieces)
+
+
+def _known(content: str) -> tuple[texts.Line, str] | None:
+    """The instruction a line is (Squad's or tiermem's), and which of the two it is."""
+    squads = texts.SQUAD_LINES.get(content)
+    if squads is not None:
+        return squads, "squad"
+    mark = texts.LINE_MARK.search(content)
+    line = texts.LINE_KEYS.get(mark.group(1)) if mark else None
+    if line is None:
+        return None
+    return line, "installed" if content == line.marked() else "outdated"
+
+
+def replaced(text: str) -> tuple[str, list[Found]]:
+    """The text with tiermem's step in place of each of Squad's instructions (and an older
+    step brought up to date), and every instruction found."""
+    pieces = _split(text)
+    found = []
+    for n, (indent, content, ending) in enumerate(pieces):
+        known = _known(content)
+        if known is not None:
+            found.append(Found(n + 1, *known))
+            pieces[n] = (indent, known[0].marked(), ending)
+    return _join(pieces), found
+
+
+def restored(text: str) -> tuple[str, list[Found]]:
+    """The text with Squad's own instruction back in place of each of tiermem's steps."""
+    pieces = _split(text)
+    found = []
+    for n, (indent, content, ending) in enumerate(pieces):
+        known = _known(content)
+        if known is not None and known[1] != "squad":
+            found.append(Found(n + 1, *known))
+            pieces[n] = (indent, known[0].squad, ending)
+    return _join(pieces), found
+
+
+def templates(root: str) -> list[str]:
+    """Squad's markdown templates, directly in `.squad/templates/` (links included, so that
+    reading one refuses it), in name order."""
+    folder = os.path.join(root, paths.TEMPLATES)
+    try:
+        with os.scandir(folder) as listing:
+            names = sorted(
+                item.name
+                for item in listing
+                if item.name.endswith(".md")
+                and (item.is_symlink() or item.is_file(follow_symlinks=False))
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [
+        f"{paths.TEMPLATES}/{name}"
+        for name in names
+        if paths.is_template(f"{paths.TEMPLATES}/{name}")
+    ]

@@ -1,0 +1,64 @@
+"""The files of a Squad team that `tiermem squad install` reads, writes or may remove.
+
+Everything an install may touch is named here, so that a committed install record can be
+held to it: a path the record names that is not one of these is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+MANIFEST = ".squad/memory/tiermem-install.json"
+MCP_JSON = ".mcp.json"
+VSCODE_MCP = ".vscode/mcp.json"
+COORDINATOR = ".github/agents/squad.agent.md"
+TEMPLATES = ".squad/templates"
+SPAWN_TEMPLATE = f"{TEMPLATES}/spawn-reference.md"
+SKILLS = (".squad/skills/tiered-memory/SKILL.md", ".github/skills/tiered-memory/SKILL.md")
+SQUAD_SKILL_COPY = f"{TEMPLATES}/skills/tiered-memory/SKILL.md"
+STORE = ".squad/memory/"
+STORE_DIRS = ("hot", "cold", "wiki", "archive", "queue")
+STORE_FILES = ("config.toml", ".gitignore", ".gitattributes")
+# The folders an install can make (for the skill), and so the only ones uninstall may remove.
+CREATED_DIRS = frozenset(
+    {".squad/skills", ".squad/skills/tiered-memory", ".github/skills/tiered-memory"}
+)
+
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._ -]{0,127}"
+_CHARTER = re.compile(rf"\.squad/agents/{_NAME}/charter\.md")
+_TEMPLATE = re.compile(rf"{re.escape(TEMPLATES)}/{_NAME}\.md")
+
+
+def plain(rel: str) -> bool:
+    """Whether a path is a plain relative path: no `..`, `.`, empty part or backslash."""
+    parts = PurePosixPath(rel).parts
+    return (
+        bool(parts)
+        and not rel.startswith("/")
+        and "\\" not in rel
+        and all(p not in ("", ".", "..") for p in rel.split("/"))
+    )
+
+
+def is_charter(rel: str) -> bool:
+    """Whether a path is an agent's charter under `.squad/agents/`."""
+    return plain(rel) and _CHARTER.fullmatch(rel) is not None
+
+
+def is_template(rel: str) -> bool:
+    """Whether a path is one of Squad's markdown templates, directly in `.squad/templates/`."""
+    return plain(rel) and _TEMPLATE.fullmatch(rel) is not None
+
+
+def has_lines(rel: str) -> bool:
+    """Whether an install may replace Squad's instruction lines in this file."""
+    return rel == COORDINATOR or is_template(rel) or is_charter(rel)
+
+
+def installable(rel: str) -> bool:
+    """Whether a path (or `path#line-key`) is one an install puts something in."""
+    if "#" in rel:
+        rel = rel.split("#", 1)[0]
+        return has_lines(rel)
+    return rel in (STORE, MCP_JSON, VSCODE_MCP, MANIFEST, *SKILLS) or has_lines(rel)
