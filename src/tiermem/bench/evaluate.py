@@ -187,15 +187,18 @@ class _Baselines:
         return self._cache[key]
 
     def frames(self, agent: str) -> tuple[int, int]:
-        """The charter with Squad's two memory lines; the charter with tiermem's memory
-        section and spawn step instead."""
+        """The charter with Squad's two memory lines; the charter as the install leaves it
+        (its lines that read decisions.md whole replaced, tiermem's memory section added) with
+        the spawn step instead."""
+        from ..squad.lines import replaced
         from ..squad.texts import SQUAD_SPAWN_LINES, agent_memory_block, spawn_block
 
         if agent not in self._frames:
             charter = read_text(squad_root(self.corpus) / "agents" / agent / "charter.md")
             block = agent_memory_block(agent, scribe=agent.lower() == "scribe")
+            installed = replaced(charter)[0]
             before, after = self.count(
-                [charter + SQUAD_SPAWN_LINES, f"{charter}\n{block}{spawn_block('')}"]
+                [charter + SQUAD_SPAWN_LINES, f"{installed}\n{block}{spawn_block('')}"]
             )
             self._frames[agent] = (before, after)
         return self._frames[agent]

@@ -412,7 +412,7 @@ def _is_scribe(folder: str, text: str) -> bool:
     return folder.lower() == "scribe" or text.startswith("# Scribe")
 
 
-class Texts:
+class Edits:
     """The text files an install changes in more than one step (a charter's lines and its
     memory section; the spawn template's lines and its spawn step): what each held, and
     what the steps planned so far leave in it. Written once, after every step is planned."""
@@ -448,9 +448,9 @@ class Texts:
             files.atomic_write(self.repo.path(rel), data)
 
 
-def plan_charter(repo: Repo, texts_: Texts, folder: str, rel: str, record: Record) -> Step:
+def plan_charter(repo: Repo, edits: Edits, folder: str, rel: str, record: Record) -> Step:
     """Append (or refresh) the memory section that tells the agent how to use tiermem."""
-    text = texts_.get(rel) or ""
+    text = edits.get(rel) or ""
     try:
         agent = validate.name(folder)
     except UsageError:
@@ -460,16 +460,16 @@ def plan_charter(repo: Repo, texts_: Texts, folder: str, rel: str, record: Recor
     block = texts.agent_memory_block(agent, scribe)
     after = with_memory_block(text, block)
     present = without_memory_block(text, rel) != text
-    texts_.put(rel, after)
+    edits.put(rel, after)
     what = "memory section (Scribe)" if scribe else "memory section"
     step = _install_step(rel, what, text.encode(), after.encode(), present, record)
     return _as_text(step)
 
 
-def unplan_charter(texts_: Texts, rel: str) -> Step:
-    raw = texts_.get(rel) or ""
+def unplan_charter(edits: Edits, rel: str) -> Step:
+    raw = edits.get(rel) or ""
     after = without_memory_block(raw, rel)
-    texts_.put(rel, after)
+    edits.put(rel, after)
     state = "removed" if after != raw else "absent"
     return Step(
         rel, "memory section", state, raw.encode("utf-8"), after.encode("utf-8"), kind="text"
@@ -477,7 +477,7 @@ def unplan_charter(texts_: Texts, rel: str) -> Step:
 
 
 def _as_text(step: Step) -> Step:
-    """A step whose file is written with the other steps on it (`Texts`)."""
+    """A step whose file is written with the other steps on it (`Edits`)."""
     return Step(step.path, step.what, step.state, step.before, step.after, step.note, "text")
 
 
@@ -492,21 +492,21 @@ def line_files(repo: Repo) -> list[str]:
     return found + [rel for _, rel in charters(repo)]
 
 
-def plan_lines(repo: Repo, texts_: Texts, record: Record) -> list[Step]:
+def plan_lines(repo: Repo, edits: Edits, record: Record) -> list[Step]:
     """One step for each of Squad's instructions, and each of tiermem's steps, found."""
-    return [_line_step(rel, item, record) for rel, item in _each_line(repo, texts_, lines.replaced)]
+    return [_line_step(rel, item, record) for rel, item in _each_line(repo, edits, lines.replaced)]
 
 
 def _each_line(
-    repo: Repo, texts_: Texts, change: Callable[[str], tuple[str, list[lines.Found]]]
+    repo: Repo, edits: Edits, change: Callable[[str], tuple[str, list[lines.Found]]]
 ) -> list[tuple[str, lines.Found]]:
     """Every instruction line `change` found in the line-by-line files, as it changed them."""
     found = []
     for rel in line_files(repo):
-        text = texts_.get(rel)
+        text = edits.get(rel)
         if text is not None:
             after, items = change(text)
-            texts_.put(rel, after)
+            edits.put(rel, after)
             found += [(rel, item) for item in items]
     return found
 
@@ -528,11 +528,11 @@ def _upgraded(rel: str) -> str:
     return "put back since the install"
 
 
-def unplan_lines(repo: Repo, texts_: Texts) -> list[Step]:
+def unplan_lines(repo: Repo, edits: Edits) -> list[Step]:
     """Squad's own text back in place of each of tiermem's steps."""
     return [
         Step(rel, item.line.what, "restored", note="Squad's line", kind="text", number=item.number)
-        for rel, item in _each_line(repo, texts_, lines.restored)
+        for rel, item in _each_line(repo, edits, lines.restored)
     ]
 
 
@@ -602,16 +602,16 @@ def squad_spawn_lines(indent: str) -> str:
     return "".join(indent + line for line in _SPAWN_LINES)
 
 
-def plan_spawn(repo: Repo, texts_: Texts, record: Record) -> Step:
+def plan_spawn(repo: Repo, edits: Edits, record: Record) -> Step:
     """Replace the two full-history lines of the spawn template with the tiermem step."""
     rel = SPAWN_TEMPLATE
-    text = texts_.get(rel)
+    text = edits.get(rel)
     if text is None:
         raise UsageError(f"{rel} is missing; run `squad upgrade` to restore Squad's templates")
     block = _SPAWN_BLOCK.search(text)
     if block is not None:
         after = text[: block.start()] + texts.spawn_block(block["indent"]) + text[block.end() :]
-        texts_.put(rel, after)
+        edits.put(rel, after)
         return _as_text(
             _install_step(rel, "spawn step", text.encode(), after.encode(), True, record)
         )
@@ -623,20 +623,20 @@ def plan_spawn(repo: Repo, texts_: Texts, record: Record) -> Step:
         )
     record.originals[rel] = found.group(0)
     after = text[: found.start()] + texts.spawn_block(found["indent"]) + text[found.end() :]
-    texts_.put(rel, after)
+    edits.put(rel, after)
     return _as_text(_install_step(rel, "spawn step", text.encode(), after.encode(), False, record))
 
 
-def unplan_spawn(texts_: Texts) -> Step:
+def unplan_spawn(edits: Edits) -> Step:
     """Squad's two lines back in place of the spawn step, as tiermem knows them (the
     record's copy, checked to be the same, is never what is written)."""
     rel = SPAWN_TEMPLATE
-    text = texts_.get(rel)
+    text = edits.get(rel)
     block = None if text is None else _SPAWN_BLOCK.search(text)
     if text is None or block is None:
         return Step(rel, "spawn step", "absent", kind="text")
     after = text[: block.start()] + squad_spawn_lines(block["indent"]) + text[block.end() :]
-    texts_.put(rel, after)
+    edits.put(rel, after)
     note = "Squad's full-history lines"
     return Step(rel, "spawn step", "restored", text.encode(), after.encode(), note, "text")
 
@@ -745,13 +745,13 @@ def _install_step(
     return Step(rel, what, state, before, after, note)
 
 
-def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Texts]:
+def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
     """Every step of an install, the record it leaves, and the text files it changes
     (nothing is written)."""
     old = Record.load(repo)
     record = Record.load(repo)
     record.coordinator = coordinator or old.coordinator
-    texts_ = Texts(repo)
+    edits = Edits(repo)
     steps = [plan_store(repo, record), plan_mcp(repo, MCP_JSON, record)]
     if _is_link(repo, ".vscode"):
         note = ".vscode is a symbolic link; register tiermem there by hand (docs/mcp.md)"
@@ -759,16 +759,16 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Texts]:
     elif repo.is_dir(".vscode"):
         steps.append(plan_mcp(repo, VSCODE_MCP, record))
     if record.coordinator:
-        steps += plan_lines(repo, texts_, record)
-    steps += [plan_charter(repo, texts_, folder, rel, record) for folder, rel in charters(repo)]
+        steps += plan_lines(repo, edits, record)
+    steps += [plan_charter(repo, edits, folder, rel, record) for folder, rel in charters(repo)]
     steps += [plan_skill(repo, rel, record) for rel in skill_targets(repo)]
     if record.coordinator:
-        steps.append(plan_spawn(repo, texts_, record))
+        steps.append(plan_spawn(repo, edits, record))
     record.installed = [s.recorded for s in steps if s.state != "skipped"]
     manifest = repo.read(MANIFEST)
     after = record.render()
     steps.append(_install_step(MANIFEST, "install record", manifest, after, bool(manifest), old))
-    return steps, record, texts_
+    return steps, record, edits
 
 
 def _is_link(repo: Repo, rel: str) -> bool:
@@ -787,14 +787,14 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
     """Put everything in place; a second run changes nothing."""
     repo = open_repo(root)
     refuse_remote_state(repo)
-    steps, _, texts_ = plan(repo, coordinator)
+    steps, _, edits = plan(repo, coordinator)
     report = Report("install", [_installed(s) for s in steps])
     if any(s.kind == "store" and s.state != "installed" for s in steps):
         bootstrap.init_store(repo.root, squad_files=False)
     # The record goes first: were the run cut short, it already holds Squad's texts.
     for step in sorted(steps, key=lambda s: s.path != MANIFEST):
         _write(repo, step)
-    texts_.write()
+    edits.write()
     return report
 
 
@@ -814,20 +814,20 @@ def uninstall(root: str | Path | None) -> Report:
     The record is checked whole, and every step planned, before the first write."""
     repo = open_repo(root)
     record = Record.load(repo)
-    texts_ = Texts(repo)
+    edits = Edits(repo)
     steps = [unplan_mcp(repo, MCP_JSON, record)]
     if not _is_link(repo, ".vscode") and repo.read(VSCODE_MCP) is not None:
         steps.append(unplan_mcp(repo, VSCODE_MCP, record))
-    steps += unplan_lines(repo, texts_)
-    steps += [unplan_charter(texts_, rel) for _, rel in charters(repo)]
+    steps += unplan_lines(repo, edits)
+    steps += [unplan_charter(edits, rel) for _, rel in charters(repo)]
     steps += [unplan_skill(repo, rel, record) for rel in SKILLS]
-    steps += [unplan_spawn(texts_), unplan_store(repo, record)]
+    steps += [unplan_spawn(edits), unplan_store(repo, record)]
     manifest = repo.read(MANIFEST)
     last = Step(MANIFEST, "install record", "removed" if manifest else "absent", manifest)
     folders = _created_dirs(repo, record, [s for s in steps if s.state == "removed"])
     for step in steps:
         _write(repo, step)
-    texts_.write()
+    edits.write()
     if any(s.kind == "store" and s.state == "removed" for s in steps):
         remove_store(repo)
     for folder in folders:
