@@ -40,7 +40,8 @@ VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)?", re.IGNORECASE)
 # A name-like run: a letter first once leading underscores are dropped (a digit first makes a
 # number or a hex literal such as 0xBF), then a CamelCase joint before the first underscore or
 # an underscore followed by more of the name. fact_surfaces, which needs where each fact
-# stands, tries this and PATH_LIKE_WORD at every position; key_facts only at marked words.
+# stands, tries this and PATH_LIKE_WORD at every position; key_facts finds the same names and
+# words from marks (below).
 IDENTIFIER = re.compile(
     r"(?<![A-Za-z0-9_])_*(?=[A-Za-z])"
     r"(?=[A-Za-z0-9]*(?:[a-z][A-Z]|_+[A-Za-z0-9]))"
@@ -71,7 +72,7 @@ def key_facts(text: str) -> set[str]:
     if "." in text or "/" in text:
         for word in _marked_words(data, _path_marks(data)):
             _add_word_facts(word, facts)
-    # A text without capitals and underscores (islower) has no identifiers.
+    # With no underscore and no capital (islower), a text holds no identifier.
     if "_" in text or not text.islower():
         for name in _marked_words(data, _name_marks(data)):
             if token := _identifier(name.decode("ascii")):
@@ -91,7 +92,7 @@ def _backtick_facts(text: str) -> set[str]:
 # with bytes.translate, finds each marked word's first mark and end with one literal scan (the
 # regex engine's fastest kind) and its start with rfind, and puts only the distinct marked
 # words through the exact rules. Patterns tried at every position of the text, as before,
-# cost several times more on real memory.
+# cost about five times more on the teams' memory (tests/facts_timing.py).
 _ASCII_SEPARATORS = b' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f()[]{}<>"`|,;'
 _NAME_CHARACTERS = b"_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
