@@ -129,6 +129,20 @@ def test_the_page_shows_agents_budgets_wiki_and_history(team: Memory, tmp_path: 
     assert {t.name for t in page.topics} >= {"release", "testing"}
 
 
+def test_the_wiki_reads_as_a_table_of_contents(team: Memory, tmp_path: Path) -> None:
+    # The release topic outgrows its page: one topic, on two pages, under its name in words.
+    for n in range(24):
+        team.wiki_write("release", f"# Release step {n}\n" + f"Step {n} of the CLI release. " * 80)
+    page = collect(team.context)
+    [release] = [t for t in page.topics if t.name == "release"]
+    assert (release.title, release.pages) == ("Release", ["release", "release-2"])
+    assert len(release.entries) == 25 and release.active == 25
+    assert [t.name for t in page.topics] == sorted(t.name for t in page.topics)
+    html = write(team, tmp_path)
+    assert '<li><a href="#topic-release">Release</a>' in html
+    assert '<details id="topic-release">' in html and "release, release-2" in html
+
+
 def test_superseded_and_stale_entries_are_listed(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     repo = tmp_path / "repo"

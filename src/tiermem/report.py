@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import statistics
 import tempfile
 from collections import Counter, defaultdict
@@ -189,12 +190,17 @@ class Capped(Generic[T]):
 
 @dataclass
 class Topic:
-    """A wiki page and its entries (titles; the browser shows the text)."""
+    """A wiki topic as a table of contents shows it: its name in words, its pages (a topic
+    that outgrew one page goes on to `-2`), its current entries, then those retired (titles;
+    the browser shows the text)."""
 
     name: str
     entries: Capped[EntryView]
-    active: int
-    bytes: int
+    retired: Capped[EntryView]
+    active: int = 0
+    bytes: int = 0
+    title: str = ""
+    pages: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -445,6 +451,7 @@ class _Seen:
         self.superseded: Capped[EntryView] = Capped(LIST_SHOWN)
         self.expired: Capped[EntryView] = Capped(LIST_SHOWN)
         self.pages: dict[str, Topic] = {}
+        self.written: Counter[str] = Counter()  # words the wiki's titles write with capitals
 
     def add(self, view: EntryView) -> None:
         view.text = ""  # in the browser's row already; the lists show titles
@@ -455,17 +462,41 @@ class _Seen:
         elif view.status == "expired":
             self.expired.append(view)
         if view.tier == "wiki":
-            topic = self.pages.setdefault(view.topic, Topic(view.topic, Capped(TITLES_SHOWN), 0, 0))
-            topic.entries.append(view)
-            topic.active += not view.status
+            self._topic(view)
+
+    def _topic(self, view: EntryView) -> None:
+        """A wiki entry under its topic (`release-2` is a next page of `release`)."""
+        name = re.sub(r"-\d+$", "", view.topic)
+        topic = self.pages.get(name)
+        if topic is None:
+            topic = self.pages[name] = Topic(name, Capped(TITLES_SHOWN), Capped(TITLES_SHOWN))
+        if view.topic not in topic.pages:
+            topic.pages.append(view.topic)
+        (topic.retired if view.status else topic.entries).append(view)
+        topic.active += not view.status
+        words = re.findall(r"[\w+#.]+", view.title)
+        self.written.update(w for w in words if w[1:] != w[1:].lower())
 
     def topics(self, ctx: Context) -> list[Topic]:
-        """Each wiki page with its entries and its size on disk."""
+        """Each wiki topic in the order of their names, with its pages and their size."""
         found = []
         for name, topic in sorted(self.pages.items()):
-            topic.bytes = _size(ctx.layout.tier_file("wiki", name))
+            topic.pages.sort(key=lambda page: (len(page), page))
+            topic.bytes = sum(_size(ctx.layout.tier_file("wiki", page)) for page in topic.pages)
+            topic.title = _in_words(name, self.written)
             found.append(topic)
         return found
+
+
+def _in_words(topic: str, written: Counter[str]) -> str:
+    """A topic's name as a heading, each word as the team writes it in the wiki's titles
+    (`CLI`, `LinkedIn`): `proposal-first` is "Proposal first"."""
+    shown = []
+    for word in topic.replace("_", "-").split("-"):
+        forms = [(n, form) for form, n in written.items() if form.lower() == word]
+        shown.append(max(forms)[1] if forms else word)
+    text = " ".join(shown)
+    return text[:1].upper() + text[1:]
 
 
 # --- entries ------------------------------------------------------------------------------
