@@ -73,6 +73,11 @@ _DOC_COLUMNS = ", ".join(_DOC_FIELDS)
 _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
+# Changed files wait for their token counts together, up to this much text: a folder of
+# 50 MB of archive records is indexed in bounded memory.
+_PENDING_CHARS = 4_000_000
+
+
 @dataclass(frozen=True)
 class _Pending:
     """A changed file's documents, waiting for their token counts."""
@@ -584,16 +589,23 @@ class FtsIndex:
             on_disk.add(rel)
             if isinstance(changed, _Pending):
                 pending.append(changed)
-        # Token counts for every changed file at once: one pass of the counter, not one per file.
-        counts = iter(self.token_counts([d.text for p in pending for d in p.docs]))
-        for item_ in pending:
-            self._replace_docs(item_.rel, item_.docs, [next(counts) for _ in item_.docs])
-            self.db.execute(
-                "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
-                (item_.rel, rel_dir, item_.size, item_.mtime_ns, item_.sha),
-            )
+                if sum(len(d.text) for p in pending for d in p.docs) > _PENDING_CHARS:
+                    self._index_pending(pending, rel_dir)
+                    pending = []
+        self._index_pending(pending, rel_dir)
         self._forget(rel_dir, on_disk, report)
         self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, self._stamp(mtime)))
+
+    def _index_pending(self, pending: list[_Pending], rel_dir: str) -> None:
+        """Index changed files: their token counts in one pass of the counter (not one per
+        file), then their documents."""
+        counts = iter(self.token_counts([d.text for p in pending for d in p.docs]))
+        for item in pending:
+            self._replace_docs(item.rel, item.docs, [next(counts) for _ in item.docs])
+            self.db.execute(
+                "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
+                (item.rel, rel_dir, item.size, item.mtime_ns, item.sha),
+            )
 
     def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
         """Drop indexed files of a folder that are no longer on disk."""

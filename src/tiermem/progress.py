@@ -6,8 +6,8 @@ clean when it is piped or redirected, and rich draws nothing when stderr is no t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -30,3 +30,18 @@ def working(label: str, enabled: bool = True) -> AbstractContextManager[object]:
     from rich.console import Console
 
     return Console(stderr=True).status(label, spinner="dots")
+
+
+@contextmanager
+def bar(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
+    """A progress bar over `total` units (the bytes of an import), advanced by the function
+    it gives with each amount done; gone when done."""
+    if not enabled or total <= 0:
+        yield lambda amount: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as shown:
+        task = shown.add_task(label, total=total)
+        yield lambda amount: shown.advance(task, amount)

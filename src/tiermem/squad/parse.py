@@ -15,6 +15,7 @@ from ..markdown import Heading, Scan, scan
 from .dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [
+    "HistoryReader",
     "Section",
     "decision_key",
     "front_matter",
@@ -279,12 +280,11 @@ def _pin_cuts(doc: Scan, line: int, stops: set[int], state: _HistoryState) -> li
     return cuts
 
 
-def parse_history(text: str) -> list[Section]:
-    """Split an agent history.md into title, context, learning and team-update sections."""
-    doc = _scan(text)
+def _history_cuts(doc: Scan, state: _HistoryState) -> list[_Cut]:
+    """The cuts of a history's headings and pinned lines, the walk going on from `state`."""
     headings = {heading.line: heading for heading in doc.headings}
     stops = set(headings) | set(doc.marked)
-    state, cuts = _HistoryState(), []
+    cuts = []
     for line in sorted(stops):
         if line in headings:
             cut = _history_heading(state, headings[line])
@@ -294,7 +294,39 @@ def parse_history(text: str) -> list[Section]:
         else:
             state.entry_level = None
             cuts.extend(_pin_cuts(doc, line, stops, state))
-    return _materialize(doc, cuts)
+    return cuts
+
+
+def parse_history(text: str) -> list[Section]:
+    """Split an agent history.md into title, context, learning and team-update sections."""
+    return HistoryReader().read(text)
+
+
+class HistoryReader:
+    """A history cut into sections one piece after another (see `squad.pieces`): the walk's
+    state (the open '##' group, the entry being read) goes on from piece to piece, and
+    lines and byte offsets count from the start of the file."""
+
+    def __init__(self) -> None:
+        self.state = _HistoryState()
+        self.line = 0
+        self.byte = 0
+
+    def read(self, text: str) -> list[Section]:
+        """The sections of the next piece of the history."""
+        doc = _scan(text)
+        cuts = _history_cuts(doc, self.state)
+        if self.line and doc.lines and (not cuts or cuts[0].line != 0):
+            # A piece cut inside an entry (no heading near): its start continues that entry.
+            last = self.state.last or _Cut(0, "text")
+            cuts.insert(0, _Cut(0, "text", last.title, last.date, 0, parent=self.state.top_title))
+        found = [
+            replace(s, start=s.start + self.byte, end=s.end + self.byte, line=s.line + self.line)
+            for s in _materialize(doc, cuts)
+        ]
+        self.line += text.count("\n")
+        self.byte += len(text.encode("utf-8", "surrogatepass"))
+        return found
 
 
 # --- decisions.md -----------------------------------------------------------------------
