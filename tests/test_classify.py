@@ -55,15 +55,9 @@ EXAMPLES = [
         "Wrap flaky network calls in withRetry() from src/net/retry.ts.",
         "convention",
     ),
-    (
-        "Key Learnings",
-        "- The build cache lives in .turbo/ and is cleared on upgrade.",
-        "convention",
-    ),
-    ("Lessons learned from the 0.8 release", "- Changesets need a summary line.", "convention"),
     ("Gotcha: Windows paths", "path.join uses backslashes; use path.posix for URLs.", "convention"),
     ("Rendering", "Prefer CellSurface over raw arrays for the console buffer.", "convention"),
-    # contracts: interfaces other code relies on, and an agent's standing context
+    # contracts: interfaces other code relies on
     ("Storage API", "StorageProvider exposes read(key) and write(key, value).", "contract"),
     ("Event schema", "Each event has `id`, `kind` and `date` fields.", "contract"),
     (
@@ -72,9 +66,6 @@ EXAMPLES = [
         "contract",
     ),
     ("Wire format", "Messages are JSON lines with a type field.", "contract"),
-    ("Core Context", "I own the rendering pipeline and the sprite atlas.", "contract"),
-    ("My Domain", "Docs site, blog posts and the README.", "contract"),
-    ("Project Context", "SadConsole is a terminal game engine for .NET.", "contract"),
     # status: team updates and session-log chatter
     (
         "Team update",
@@ -85,6 +76,17 @@ EXAMPLES = [
     ("Session log", "Ada and Bo paired on the publish job.", "status"),
     ("Orchestration", "Spawned Ada for #412.", "status"),
     ("", "Done.", "status"),
+    # learnings: what an agent knows of itself and learned (knowledge is personal)
+    ("Core Context", "I own the rendering pipeline and the sprite atlas.", "learning"),
+    ("My Domain", "Docs site, blog posts and the README.", "learning"),
+    ("Project Context", "SadConsole is a terminal game engine for .NET.", "learning"),
+    ("Key Learnings", "- The build cache lives in .turbo/ and is cleared on upgrade.", "learning"),
+    ("Lessons learned from the 0.8 release", "- Changesets need a summary line.", "learning"),
+    (
+        "Learnings: retry wrappers",
+        "Pattern: wrap flaky network calls in withRetry() from src/net/retry.ts.",
+        "learning",
+    ),
     # learnings: other technical text
     (
         "Renderer crash on resize",

@@ -75,6 +75,10 @@ def real_team(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TIERMEM_NOW", NOW)
         assert main(["--root", str(root), "import", "squad"]) in (0, 1)
+        # The team's wiki holds only its decisions (its histories stay the agents'): one
+        # page longer than an answer's bound, asked for explicitly.
+        steps = "".join(f"{n}. Run the release check `check-{n}` on main.\n" for n in range(400))
+        Memory(root).wiki_write("release", f"# Release checklist\n{steps}", by="flight")
     return root
 
 

@@ -202,6 +202,17 @@ def test_decide_without_a_heading_keeps_its_title_in_the_squad_log(mem: Memory) 
     assert "### 2026-03-02: Snapshot test runner" in squad_log
 
 
+def test_a_one_line_hot_decision_is_titled_by_its_text_in_a_spawn(mem: Memory) -> None:
+    rule = "Always pin squad-sdk to an exact version in squad-cli"
+    mem.hot_set("ada", "pin the sdk")
+    mem.hot_add("ada", "decision", rule)
+    mem.end_session("ada")
+    [entry] = cold(mem, "team")
+    assert (entry.cls, entry.title, entry.body) == ("policy", rule, "")
+    prompt = at(mem, later(1)).spawn("ada", "pin the squad-sdk version", auto=True).prompt
+    assert f"#### {rule} (policy, as of 2026-03-02, {entry.id})" in prompt
+
+
 def test_ending_twice_adds_nothing(mem: Memory) -> None:
     mem.hot_set("bo", "write the changelog")
     mem.hot_add("bo", "note", "The changelog groups entries by package (see CHANGELOG.md).")

@@ -227,7 +227,7 @@ def test_parts_of_one_entry_are_promoted_to_one_page(mem: Memory) -> None:
     ]
     # Each part alone would go on another page by the words of its own title.
     batch = [*parts, *others]
-    vocabulary = topics.Vocabulary([e.title for e in batch], [])
+    vocabulary = topics.Vocabulary(batch, [])
     assert len({vocabulary.topic(p) for p in parts}) > 1
     put(mem, "cold", "team", *batch)
     mem.sync()

@@ -3,11 +3,13 @@
 The rules, in the order they are tried (the first that matches wins):
 
 1. ``status``: team-update and session-log chatter (a heading or first line that says
-   "team update", "session log", "orchestration", "status update", "standup"), or a text
-   with no identifiers that is only a progress report ("done", "complete", "in progress").
-2. ``contract``, for an agent's standing context: a title such as "Core Context", "Project
-   Context", "My Domain", "Role", "Responsibilities" or "Ownership" states what the agent
-   owns and answers for, which holds until it is rewritten.
+   "team update", "session log", "orchestration", "status update", "standup"), a report of
+   work done (a title that ends "Complete", "Implemented", "Landed", "Shipped", or says
+   "Session Summary", "Recap", "Retrospective", "Deep-Dive"), or a text with no identifiers
+   that is only a progress report ("done", "complete", "in progress").
+2. ``learning``, for what an agent knows and learned: a title such as "Core Context",
+   "Project Context", "My Domain", "Role" (its standing context, the agent's own), or one
+   that names learnings, lessons or takeaways. Squad's rule: knowledge is personal.
 3. ``policy``: a directive. The title names a directive/policy/rule/guardrail, or the text
    opens with an imperative rule ("Always ...", "Never ...", "Do not ...", "Must ...") or
    declares one ("... is non-negotiable", "... are mandatory"), and is short (under 1,200
@@ -19,8 +21,7 @@ The rules, in the order they are tried (the first that matches wins):
    architecture, or a text whose labelled fields describe files and types it defines
    ("Key file(s):", "Files:", "Interface:", "Types:").
 6. ``convention``: a way of working to repeat: "pattern", "convention", "guideline",
-   "best practice", "lesson(s) learned", "learning:", "key learnings", "rule of thumb",
-   "gotcha", "pitfall", "prefer ... over ...".
+   "best practice", "rule of thumb", "gotcha", "pitfall", "prefer ... over ...".
 7. ``learning``: anything else with substance.
 
 Structured classes (policy, decision, convention, contract) may be promoted to the wiki.
@@ -37,13 +38,22 @@ _STATUS_TITLE = re.compile(
     r"|stand-up|daily log|check-?in|progress report)\b",
     re.IGNORECASE,
 )
+# A report of work done, whatever log it is in: "Phase 3 Complete", "Cursor Implementation
+# Complete", "Refactor — Landed", "Session Summary", "Deep-Dive: ...".
+_REPORT_TITLE = re.compile(
+    r"\b(complete|completed|implemented|finished|shipped|landed|delivered)\W*(\(.*\))?\W*$"
+    r"|\((already )?merged\)\W*$"
+    r"|\b(session summary|status report|recap|wrap-?up|retrospective|post-?mortem|deep-?dive)\b",
+    re.IGNORECASE,
+)
 _STATUS_ONLY = re.compile(
     r"^\W*(done|complete[d]?|in progress|started|wip|ok|ready|finished|shipped)\b",
     re.IGNORECASE,
 )
-_STANDING_TITLE = re.compile(
-    r"^\W*(core context|project context|my domain|domain|role|responsibilities|ownership"
-    r"|what i own|scope of work)\W*$",
+_OWN_TITLE = re.compile(
+    r"^\W*(core context|project context|my domain|domain|(my )?role|responsibilities|ownership"
+    r"|what i own|scope of work)\W*$"
+    r"|\b(learnings?|lessons?( learned)?|takeaways?)\b",
     re.IGNORECASE,
 )
 _POLICY_TITLE = re.compile(r"\b(directive|polic(y|ies)|rules?|guardrails?|mandate)\b", re.I)
@@ -68,8 +78,8 @@ _CONTRACT_LABEL = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _CONVENTION = re.compile(
-    r"\b(pattern|conventions?|guidelines?|best practices?|lessons? learned|learnings?:"
-    r"|key learnings|rule of thumb|gotchas?|pitfalls?|prefer\w* .{1,40} over)\b",
+    r"\b(pattern|conventions?|guidelines?|best practices?|rule of thumb|gotchas?|pitfalls?"
+    r"|prefer\w* .{1,40} over)\b",
     re.IGNORECASE,
 )
 _IDENT = re.compile(r"`[^`]+`|#\d+|\w+/\w+|\w+\.\w{1,5}\b")
@@ -79,10 +89,10 @@ def classify(title: str, body: str = "") -> str:
     """The class of a piece of memory text; see the module docstring for the rules."""
     head = f"{title}\n{_first_line(body)}"
     text = f"{title}\n{body}"
-    if _STATUS_TITLE.search(head) or _is_bare_status(text):
+    if _STATUS_TITLE.search(head) or _REPORT_TITLE.search(title) or _is_bare_status(text):
         return "status"
-    if _STANDING_TITLE.match(title):
-        return "contract"
+    if _OWN_TITLE.search(title):
+        return "learning"
     if _POLICY_TITLE.search(title) or (
         _POLICY_OPEN.search(_opening(text)) and len(text.encode("utf-8")) < 1200
     ):

@@ -732,10 +732,24 @@ def _bench_parsers(sub: Any) -> None:
     )
     locomo.add_argument("--workers", type=int, metavar="N", help="processes (default: cpus)")
     locomo.add_argument("--chart", metavar="PNG", help="draw the figures (plot extra)")
+    _bench_import_parsers(verbs)
     speed = add(verbs, "speed", run, "latency and throughput on generated stores")
     speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
     speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")
     speed.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _bench_import_parsers(verbs: Any) -> None:
+    """The bench commands of the import: the shape of memory it makes, and its scale."""
+    shape = _add(verbs, "shape", cmd_bench, "what an import makes of each corpus's memory")
+    shape.add_argument("corpus", nargs="+", metavar="CORPUS")
+    shape.add_argument("--format", choices=("text", "json"), default="text")
+    scale = _add(verbs, "import-scale", cmd_bench, "import of one generated 50 MB history")
+    scale.add_argument(
+        "--learnings", type=int, default=98_640, help="sections of the history (default 98,640)"
+    )
+    scale.add_argument("--out", metavar="DIR", help="where the store goes (default: a temp dir)")
+    scale.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def _decision_parsers(sub: Any) -> None:

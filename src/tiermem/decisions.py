@@ -14,6 +14,10 @@ from .layout import TEAM
 from .squad import decision_log
 from .squad import parse as squad_parse
 
+# A decision is read whole where it can be: only one longer than this (about 1,000 tokens) is
+# split, at its own headings, into parts that each load on their own.
+DECISION_PART_BYTES = 4096
+
 
 def _sections(text: str, filename: str = "") -> list[squad_parse.Section]:
     parsed = (
@@ -37,22 +41,34 @@ def _created(date: str | None, fallback: str) -> str:
     return f"{date}T00:00:00Z" if len(date) == 10 and "X" not in date else fallback
 
 
+def _decision_body(section: squad_parse.Section) -> str:
+    """A decision's text under its title: without its heading, and without the first line
+    of a text with no heading, which is its title (said once, not again as its body)."""
+    if section.level:
+        return section.text.split("\n", 1)[1].strip("\n") if "\n" in section.text else ""
+    first, _, rest = section.text.strip("\n").partition("\n")
+    return (
+        rest.strip("\n")
+        if first.lstrip("#").strip()[:200] == section.title
+        else section.text.strip("\n")
+    )
+
+
 def decision_entries(
     section: squad_parse.Section, by: str, stamp: str, session: str, source: str
 ) -> list[Entry]:
-    """A decision block as team entries (class from its text: decision, policy, ...).
+    """A decision block as team entries (class from its text: decision, policy, ...; a
+    report of work done stays `status`, which never reaches the wiki).
 
-    A block too long for a prompt is split into parts at its own headings, so every part
-    stays loadable on its own and nothing is condensed away.
+    A block longer than DECISION_PART_BYTES is split into parts at its own headings, so every
+    part stays loadable on its own and nothing is condensed away.
     """
-    body = (
-        section.text.split("\n", 1)[1] if section.level and "\n" in section.text else section.text
-    ).strip("\n")
+    body = _decision_body(section)
     cls = classify(section.title, body)
     author = section.author or by
     whole = Entry(
         id=content_id("d", squad_parse.decision_key(section)),
-        cls=cls if is_structured(cls) else "decision",
+        cls=cls if is_structured(cls) or cls == "status" else "decision",
         title=section.title[:200] or "decision",
         body=body,
         agent=TEAM,
@@ -62,7 +78,7 @@ def decision_entries(
         sources=(source,),
         extra=(("by", author),) if author else (),
     )
-    return split_entry(whole)
+    return split_entry(whole, DECISION_PART_BYTES)
 
 
 def decide(ctx: Context, text: str, by: str) -> list[str]:

@@ -421,6 +421,25 @@ def _join_parts(blocks: list[tuple[str, str]], limit: int) -> list[tuple[str, st
 
 
 PART_MAX_BYTES = 1200
+# No part passes this, whatever its text: a code block or a line longer than that is cut too
+# (the block closed at the cut and opened again after it), so a page's bound holds on any
+# input.
+PART_HARD_BYTES = 8 * 1024
+
+
+def _bounded(text: str, limit: int) -> list[str]:
+    """A text in pieces of at most `limit` bytes, cut at line ends (inside a line only when
+    one line is longer); a code block cut open is closed and opened again."""
+    pieces: list[str] = []
+    while len(text.encode("utf-8")) > limit:
+        reach = _reach(text, 0, limit - 16)  # room for the fence that closes the piece
+        at = text.rfind("\n", 0, reach) + 1 or reach
+        head, text = text[:at], text[at:]
+        fence = markdown.scan(head).open_fence
+        if fence:
+            head, text = f"{head.rstrip(chr(10))}\n{fence}", f"{fence}\n{text}"
+        pieces.append(head)
+    return [*pieces, text]
 
 
 def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
@@ -429,7 +448,11 @@ def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
     Parts keep the entry's metadata, get ids derived from it, and name it as `parent`. A code
     fence left open (merge damage in the source) is closed where the entry or part ends.
     """
-    parts = split_long(entry.body, limit)
+    parts = [
+        (subtitle if n == 0 else "", piece)
+        for subtitle, text in split_long(entry.body, limit)
+        for n, piece in enumerate(_bounded(text, PART_HARD_BYTES))
+    ]
     if len(parts) == 1:
         body = markdown.closed(entry.body)
         return [entry if body == entry.body else replace(entry, body=body)]

@@ -1,52 +1,38 @@
 """`tiermem import squad`: an existing `.squad/` team memory into tiers, losing nothing.
 
 Every file read is archived byte for byte first (one record per file, so the original text
-can be rebuilt). Then its sections become entries, dated by their own headings: an agent's
-standing self-knowledge (its Core Context) is one entry of its own in its cold tier;
-structured sections (policies, decisions, conventions, contracts), decisions and the team's
-SKILL.md files go through Scribe's promotion rules to the wiki; other learnings become cold
-summaries, which Scribe ages into the archive past the cold TTL, except each agent's last TTL
-days of activity. The import only ever writes under `.squad/memory/`, and a file whose exact
-content was imported before is skipped. A dry run performs the whole import on a scratch
-copy, so its table shows where entries land.
+can be rebuilt; a file too large for one record is archived in pieces, one record each).
+Then its sections go where Squad's own model puts them (see `import_sections`): an agent's
+history stays its own (its standing self-knowledge one entry of its cold tier, its latest
+sessions in cold, older ones in the archive), the team's decisions go to its tier and, once
+Scribe's pass finds them stable, to the wiki; decision archives and superseded decisions
+stay in the archive, marked. The import only ever writes under `.squad/memory/`, and a file
+whose exact content was imported before is skipped. Files are read piece by piece, so a
+history of 50 MB is imported in bounded memory. A dry run performs the whole import on a
+scratch copy, so its rows say where every section lands.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-from dataclasses import dataclass, field, replace
-from datetime import timedelta
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import archive, audit, bootstrap, decisions, files, store, wiki
-from .classify import classify, is_structured
-from .clock import format_time, parse_time
+from .classify import is_structured
 from .context import Context
-from .entries import STANDING, Entry, content_id, render_entry, split_entry
+from .entries import Entry, render_entry
+from .import_sections import Planned, Planner
 from .layout import TEAM, Layout
-from .progress import track, working
-from .results import ImportReport, Totals
+from .progress import bar, working
+from .results import ImportReport, SectionPlacement, Totals
 from .scribe import maintenance
-from .scribe.summarize import ExtractiveSummarizer, budget_for
-from .squad import parse as squad_parse
-from .squad.dates import find_dates
+from .squad import pieces
 from .squad.sources import Read, Source, read, sources
 from .stats import tier_totals
 
-_HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
-# Sections of an agent's history.md that say what the agent is (its standing self-knowledge).
-_STANDING_KINDS = ("preamble", "title", "context", "core-context")
-_STANDING_TITLE = "Core Context"
-
-
-@dataclass
-class Planned:
-    """An entry and the tier file it goes to."""
-
-    tier: str  # cold | wiki
-    name: str  # agent (cold) or topic (wiki)
-    entry: Entry
+__all__ = ["Plan", "Planned", "completed_records", "plan", "rehearse", "report", "run", "write"]
 
 
 @dataclass
@@ -55,11 +41,14 @@ class Plan:
 
     files: int = 0
     unchanged: int = 0
+    imported: int = 0
     skipped: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
     planned: list[Planned] = field(default_factory=list)
+    rows: list[SectionPlacement] = field(default_factory=list)
     before_bytes: int = 0
+    before_tokens: int = 0
     written: int = 0
     # After Scribe's pass: the tier each planned entry landed in (absent: archive only), and
     # entries, bytes and tokens per tier. None until the import (or its rehearsal) ran.
@@ -76,246 +65,6 @@ class Plan:
             row = table.setdefault(item.entry.cls, {})
             row[tier] = row.get(tier, 0) + 1
         return dict(sorted(table.items()))
-
-
-def _stamp(date: str | None) -> str | None:
-    if not date or "X" in date:
-        return None
-    if len(date) == 7:
-        date += "-01"
-    return f"{date[:10]}T00:00:00Z"
-
-
-def _fill_dates(sections: list[squad_parse.Section]) -> list[str | None]:
-    """Each section's date; an undated one takes its nearest dated neighbour's."""
-    dates = [_stamp(s.date) for s in sections]
-    last: str | None = None
-    filled = []
-    for d in dates:
-        last = d or last
-        filled.append(last)
-    following: str | None = None
-    for i in range(len(filled) - 1, -1, -1):
-        following = dates[i] or following
-        filled[i] = filled[i] or following
-    return filled
-
-
-def _file_date(text: str, fallback: str) -> str:
-    """The date a file speaks of last, for what in it has no date of its own (the import's
-    time only when the file names none)."""
-    found = [_stamp(hit.value) for hit in find_dates(text)]
-    dated = [d for d in found if d and d <= fallback]
-    return max(dated) if dated else fallback
-
-
-def _body(section: squad_parse.Section) -> str:
-    text = section.text
-    if section.level and "\n" in text:
-        text = text.split("\n", 1)[1]
-    return text.strip("\n")
-
-
-def _short(text: str, target: int) -> str:
-    return ExtractiveSummarizer().summarize(text, title="", budget_bytes=budget_for(text, target))
-
-
-class _Planner:
-    """Turns parsed sections into entries."""
-
-    def __init__(self, ctx: Context, report: Plan) -> None:
-        self.report = report
-        self.now = ctx.stamp()
-        self.file_date = self.now
-        self.target = ctx.config.scribe.compression_target
-        self.cold_budget = ctx.config.cold.budget_bytes
-        self.ttl_days = ctx.config.cold.ttl_days
-
-    def source(self, source: Source, text: str, record: archive.Record) -> None:
-        """Plan the entries of one Squad file, by its kind."""
-        self.file_date = _file_date(text, self.now)
-        if source.kind == "history":
-            self.history(source, text, record)
-        elif source.kind == "log":
-            self.log(source, text, record)
-        elif source.kind == "skill":
-            self.skill(source, text, record)
-        else:
-            self.decisions(source, text, record)
-
-    def add(self, tier: str, name: str, entry: Entry) -> None:
-        self.report.planned.append(Planned(tier, name, entry))
-
-    def keep_recent(self) -> None:
-        """Every agent with a history starts with its latest work in cold: the sessions of
-        its last TTL days of activity, up to its cold budget, the work it most likely picks
-        up again. Their TTL counts from the import; older sessions keep their own dates and
-        Scribe ages them into the archive."""
-        by_agent: dict[str, list[Planned]] = {}
-        for item in self.report.planned:
-            entry = item.entry
-            if item.tier == "cold" and entry.agent != TEAM and _session_like(entry):
-                by_agent.setdefault(entry.agent, []).append(item)
-        for items in by_agent.values():
-            items.sort(key=lambda i: (i.entry.created, i.entry.id), reverse=True)
-            since = _days_before(items[0].entry.created, self.ttl_days)
-            spent = 0
-            for item in (i for i in items if i.entry.created >= since):
-                spent += len(render_entry(item.entry).encode("utf-8")) + 1
-                if spent > self.cold_budget:
-                    break
-                item.entry = replace(item.entry, used=self.now)
-
-    def history(self, source: Source, text: str, record: archive.Record) -> None:
-        sections = squad_parse.parse_history(text)
-        standing = []
-        for section, date in zip(sections, _fill_dates(sections), strict=True):
-            if not _content(_body(section)):
-                continue
-            if source.path.name == "history.md" and section.kind in _STANDING_KINDS:
-                standing.append(section)
-            elif section.kind in _HISTORY_KINDS:
-                self._history_section(source, section, date or self.file_date, record)
-        if standing:
-            self.add("cold", source.agent, self._standing(source, standing, record))
-
-    def _standing(
-        self, source: Source, sections: list[squad_parse.Section], record: archive.Record
-    ) -> Entry:
-        """The agent's standing self-knowledge: its history's Core Context, the text under
-        its title, its project context and role, as one entry of its own (one id per agent,
-        so a later import replaces it)."""
-        return Entry(
-            standing_id(source.agent),
-            "learning",
-            _STANDING_TITLE,
-            _standing_body(sections),
-            agent=source.agent,
-            created=self.file_date,
-            used=self.now,
-            sources=tuple(f"{record.location}#L{s.line}" for s in sections),
-            tags=(STANDING,),
-        )
-
-    def _history_section(
-        self, source: Source, section: squad_parse.Section, date: str, record: archive.Record
-    ) -> None:
-        body = _body(section)
-        title = (section.title or section.kind)[:200]
-        where = (f"{record.location}#L{section.line}",)
-        key = content_id("i", source.agent, title, body)
-        cls = classify(title, body)
-        if section.kind == "team-update":
-            cls = "status"
-        if is_structured(cls):
-            # Rules, decisions and contracts are kept whole (in parts), never summarized.
-            whole = Entry(
-                key, cls, title, body, agent=source.agent, created=date, used=date, sources=where
-            )
-            for part in split_entry(whole):
-                self.add("cold", source.agent, part)
-            return
-        summary = _short(f"{title}\n{body}", self.target)
-        entry = Entry(
-            key, cls, title, summary, agent=source.agent, created=date, used=date, sources=where
-        )
-        self.add("cold", source.agent, entry)
-
-    def decisions(self, source: Source, text: str, record: archive.Record) -> None:
-        parse = squad_parse.parse_inbox if source.kind == "inbox" else squad_parse.parse_decisions
-        sections = parse(text, source.path.name) if source.kind == "inbox" else parse(text)  # type: ignore[call-arg]
-        for section in sections:
-            if section.kind != "decision" or not _body(section).strip():
-                continue
-            for entry in decisions.decision_entries(
-                section, section.author or "", self.file_date, "", record.location
-            ):
-                self.add("cold", TEAM, _dated(entry))
-
-    def log(self, source: Source, text: str, record: archive.Record) -> None:
-        for section in squad_parse.parse_log(text, source.path.name):
-            date = _stamp(section.date) or self.file_date
-            title = (section.title or source.path.stem)[:200]
-            entry = Entry(
-                content_id("i", "log", source.rel, text),
-                "status",
-                title,
-                _short(text, self.target),
-                agent=TEAM,
-                created=date,
-                used=date,
-                sources=(record.location,),
-            )
-            self.add("cold", TEAM, entry)
-
-    def skill(self, source: Source, text: str, record: archive.Record) -> None:
-        """A team skill (`.squad/skills/{name}/SKILL.md`): a convention, filed whole in the
-        wiki under the skill's name, with the file it came from."""
-        fields, body = squad_parse.front_matter(text)
-        folder = source.path.parent.name
-        name = fields.get("name") or folder
-        about = fields.get("description", "")
-        title = (f"{name}: {about}" if about else name)[:200]
-        entry = Entry(
-            content_id("s", source.rel, text),
-            "convention",
-            title,
-            body.strip("\n"),
-            agent=TEAM,
-            created=self.file_date,
-            used=self.file_date,
-            sources=(record.location,),
-            tags=(_topic(folder),),
-            extra=(("path", source.rel),),
-        )
-        for part in split_entry(entry):
-            self.add("wiki", _topic(folder), part)
-
-
-def standing_id(agent: str) -> str:
-    """The id of an agent's standing entry: the same for every version of it."""
-    return content_id("i", agent, STANDING)
-
-
-def _content(text: str) -> str:
-    """Text without blank lines, rules and comments at its ends ('' when that is all)."""
-    lines = text.strip("\n").split("\n")
-    while lines and squad_parse.is_filler(lines[0]):
-        lines.pop(0)
-    while lines and squad_parse.is_filler(lines[-1]):
-        lines.pop()
-    return "\n".join(lines)
-
-
-def _standing_body(sections: list[squad_parse.Section]) -> str:
-    """Standing sections as one text: the Core Context and the text under the history's
-    title as they are, other sections (Project Context, My Role) under their own headings."""
-    parts = []
-    for section in sections:
-        body = _content(_body(section))
-        own = section.kind in ("preamble", "title") or section.title.lower() == "core context"
-        parts.append(body if own else f"### {section.title}\n{body}")
-    return "\n\n".join(parts)
-
-
-def _topic(name: str) -> str:
-    """A wiki topic from a folder name (`Squad Conventions` gives `squad-conventions`)."""
-    slug = "-".join(re.findall(r"[a-z0-9]+", name.lower()))[:64]
-    return slug or "skills"
-
-
-def _session_like(entry: Entry) -> bool:
-    """A learning of an agent's past work (its standing entry is none: it never ages)."""
-    return entry.cls == "learning" and not entry.standing
-
-
-def _days_before(stamp: str, days: int) -> str:
-    return format_time(parse_time(stamp) - timedelta(days=days))
-
-
-def _dated(entry: Entry) -> Entry:
-    """An imported decision was last relevant when it was made."""
-    return replace(entry, used=entry.created)
 
 
 def run(ctx: Context, dry_run: bool = False, progress: bool = False) -> ImportReport:
@@ -335,46 +84,106 @@ def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Pla
     """
     squad = squad or ctx.layout.squad
     planned = Plan()
-    planner = _Planner(ctx, planned)
+    planner = Planner(ctx)
     done = completed_records(ctx)
-    for source in track(sources(squad), "importing .squad/", progress):
-        got = read(source)
-        planned.files += 1
-        if got.data is None:
-            planned.skipped.append(got.problem)
-            continue
-        if got.lossy:
-            ctx.note(got.problem)
-        planned.before_bytes += len(got.data)
-        # Squad files are not CLI input: any size, and a stray NUL, are imported as they are.
-        cleaned, raw, kinds = _redacted(ctx, got)
-        record = archive.new_record(
-            source.agent, ctx.stamp(), "import", source.rel, source.rel, cleaned, raw
-        )
-        if archive.key_of(record.id) in done:  # the same text imported before, at any time
-            planned.unchanged += 1
-            continue
-        planned.records.append(record.id)
-        if kinds:
-            ctx.audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
-        archive.write(ctx.layout, record, raw)  # a no-op when a crashed import archived it
-        planned.archived.append(record.location)
-        planner.source(source, cleaned, record)
-    planner.keep_recent()
+    found = sources(squad)
+    with bar(sum(_size(s) for s in found), "importing .squad/", progress) as step:
+        for source in found:
+            _plan_file(ctx, planner, planned, source, done)
+            step(_size(source))
+    planner.settle()
+    planned.planned, planned.rows = planner.planned, planner.rows
     return planned
 
 
-def _redacted(ctx: Context, got: Read) -> tuple[str, bytes | None, list[str]]:
-    """(text, original bytes when not all UTF-8, kinds of credentials replaced).
+def _size(source: Source) -> int:
+    try:
+        return os.lstat(source.path).st_size
+    except OSError:
+        return 0
+
+
+def _plan_file(
+    ctx: Context, planner: Planner, planned: Plan, source: Source, done: set[str]
+) -> None:
+    """Archive one Squad file (in pieces when it is large) and plan its sections."""
+    got = read(source)
+    planned.files += 1
+    if got.data is None:
+        planned.skipped.append(got.problem)
+        return
+    if got.lossy:
+        ctx.note(got.problem)
+    planned.before_bytes += len(got.data)
+    # Squad files are not CLI input: any size, and a stray NUL, are imported as they are.
+    made = _pieces(ctx, source, got)
+    planned.before_tokens += sum(p.tokens for p in made)
+    if all(archive.key_of(p.record.id) in done for p in made):
+        planned.unchanged += 1  # the same text imported before, at any time
+        planner.unchanged(source, made[0].record)
+        return
+    kinds = sorted({kind for p in made for kind in p.kinds})
+    if kinds:
+        ctx.audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
+    planned.imported += 1
+    planner.start(source, "")
+    for piece in made:
+        if not piece.record.text:  # a piece of a large file: read again, one at a time
+            piece.record.text, piece.raw, _ = _piece_text(ctx, got, piece.start, piece.end)
+        archive.write(ctx.layout, piece.record, piece.raw)  # no-op when archived already
+        planned.records.append(piece.record.id)
+        planned.archived.append(piece.record.location)
+        planner.piece(piece.record.text, piece.record)
+        if len(made) > 1:
+            piece.record.text, piece.raw = "", None
+    planner.finish()
+
+
+@dataclass
+class _Piece:
+    """One piece of a Squad file: its archive record (text dropped when the file has many
+    pieces, to hold one at a time), the original bytes when not all UTF-8, its tokens."""
+
+    start: int
+    end: int
+    record: archive.Record
+    raw: bytes | None
+    kinds: list[str]
+    tokens: int
+
+
+def _pieces(ctx: Context, source: Source, got: Read) -> list[_Piece]:
+    """The records a file is archived as: one, or one per piece of a large file."""
+    assert got.data is not None
+    spans = pieces.cuts(got.data)
+    made = []
+    for n, (start, end) in enumerate(spans):
+        text, raw, kinds = _piece_text(ctx, got, start, end)
+        part = f"{n + 1}/{len(spans)}" if len(spans) > 1 else ""
+        record = archive.new_record(
+            source.agent, ctx.stamp(), "import", source.rel, source.rel, text, raw, part
+        )
+        tokens = ctx.tokens.count_many([got.data[start:end].decode("utf-8", "replace")])[0]
+        made.append(_Piece(start, end, record, raw, kinds, tokens))
+        if len(spans) > 1:
+            record.text, made[-1].raw = "", None
+    return made
+
+
+def _piece_text(
+    ctx: Context, got: Read, start: int, end: int
+) -> tuple[str, bytes | None, list[str]]:
+    """(text, original bytes when not all UTF-8, kinds of credentials replaced) of a piece.
 
     Bytes that are not UTF-8 ride through redaction as escapes and come back as they were,
     so the archive keeps them while no credential reaches it; the text is their decoding.
     """
     assert got.data is not None
+    data = got.data[start:end]
     if not got.lossy:
-        text, kinds = ctx.redact(got.data.decode("utf-8"))
+        text, kinds = ctx.redact(data.decode("utf-8"))
         return text, None, kinds
-    escaped, kinds = ctx.redact(got.data.decode("utf-8", "surrogateescape"))
+    escaped, kinds = ctx.redact(data.decode("utf-8", "surrogateescape"))
     raw = escaped.encode("utf-8", "surrogateescape")
     return archive.decode(raw), raw, kinds
 
@@ -425,17 +234,19 @@ def _write(ctx: Context, planned: Plan) -> None:
     if planned.records:
         # Even when a crashed import already wrote every entry, Scribe's pass must still run.
         maintenance.run(ctx, merge_inbox=False)
+        _retire_superseded(ctx, planned)
+        _file_decisions(ctx, planned)
         ctx.audit(
             "import",
             [],
             ["archive", "cold", "wiki"],
             "Squad memory imported",
-            files=len(planned.records),
+            files=planned.imported,
             entries=sum(len(v) for v in groups.values()),
             records=planned.records,
         )
     ctx.sync()
-    planned.landed = {d.id: d.tier for d in ctx.index.docs() if d.tier in ("cold", "wiki")}
+    _place(ctx, planned)
     planned.after = tier_totals(ctx)
 
 
@@ -464,6 +275,64 @@ def _archive_replaced(ctx: Context, agent: str, old: Entry) -> None:
     )
     archive.write(ctx.layout, record)
     ctx.audit("replace", [old.id], ["cold", "archive"], "a newer version replaced it", agent=agent)
+
+
+def _retire_superseded(ctx: Context, planned: Plan) -> None:
+    """The team's decisions this import brought in that Scribe's pass found superseded leave
+    its cold tier for the archive, marked (the wiki holds only what is current)."""
+    ours = {item.entry.id for item in planned.planned if item.entry.agent == TEAM}
+    path = ctx.layout.tier_file("cold", TEAM)
+    with store.update_existing(ctx.layout, "cold", path) as cold:
+        if cold is None:
+            return
+        retired = [e for e in cold.entries if e.id in ours and e.status == "superseded"]
+        for entry in retired:
+            marked = f"Superseded by {entry.superseded_by}.\n\n{render_entry(entry)}"
+            record = archive.new_record(
+                TEAM, ctx.stamp(), "superseded", f"cold/{TEAM}.md", entry.title, marked
+            )
+            archive.write(ctx.layout, record)
+        cold.remove({e.id for e in retired})
+    if retired:
+        ids = [e.id for e in retired]
+        ctx.audit("superseded", ids, ["cold", "archive"], "superseded decisions archived")
+        for row in planned.rows:
+            gone = next((e for e in retired if e.id in row.entries), None)
+            row.note = f"superseded by {gone.superseded_by}" if gone else row.note
+
+
+def _file_decisions(ctx: Context, planned: Plan) -> None:
+    """The team's active decisions this import brought in go to the wiki now, those Scribe's
+    pass left in cold too: the team recorded them in its decision log or inbox (Scribe's
+    wait for a decision to be stable is for what a session decides)."""
+    ours = {item.entry.id for item in planned.planned if item.entry.agent == TEAM}
+    cold = store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", TEAM))
+    chosen = [
+        (TEAM, e)
+        for e in (cold.entries if cold else [])
+        if e.id in ours and is_structured(e.cls) and e.active and not e.trust
+    ]
+    if chosen:
+        skipped: list[str] = []
+        wiki.promote(ctx, chosen, skipped)
+        for line in skipped:
+            ctx.note(line)
+        ids = sorted(e.id for _, e in chosen)
+        ctx.audit("promote", ids, ["cold", "wiki"], "decisions the team recorded")
+
+
+def _place(ctx: Context, planned: Plan) -> None:
+    """Where each planned entry, and so each section, landed after Scribe's pass."""
+    landed: dict[str, tuple[str, str]] = {}
+    for tier in ("cold", "wiki"):
+        for doc in ctx.index.docs(tier=tier):
+            landed.setdefault(doc.id, (tier, doc.path))
+    planned.landed = {entry_id: tier for entry_id, (tier, _) in landed.items()}
+    memory = ctx.layout.relative(ctx.layout.memory) + "/"
+    for row in planned.rows:
+        spot = next((landed[e] for e in row.entries if e in landed), None)
+        row.tier, row.page = spot if spot else ("archive", row.record)
+        row.page = row.page.removeprefix(memory)
 
 
 def rehearse(ctx: Context, progress: bool = False) -> Plan:
@@ -503,10 +372,7 @@ def rehearse(ctx: Context, progress: bool = False) -> Plan:
 
 
 def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
-    """What the import did, as the end-of-import tables show it."""
-    reads = (read(s) for s in sources(ctx.layout.squad))
-    texts = [r.data.decode("utf-8", "replace") for r in reads if r.data is not None]
-    tokens = sum(ctx.tokens.count_many(texts)) if texts else 0
+    """What the import did, as the end-of-import tables show it (a dry run: every section)."""
     return ImportReport(
         dry_run=dry_run,
         files=planned.files,
@@ -514,6 +380,7 @@ def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
         skipped=planned.skipped,
         entries_written=planned.written,
         classes=planned.classes(),
-        before=Totals(planned.files, planned.before_bytes, tokens),
+        before=Totals(planned.files, planned.before_bytes, planned.before_tokens),
         after=planned.after,
+        sections=planned.rows if dry_run else [],
     )

@@ -483,6 +483,33 @@ class ReportResult(Result):
 # --- import ------------------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class SectionPlacement(Result):
+    """Where one section of a Squad file goes when it is imported (a row of the dry run)."""
+
+    file: str = field(metadata=about("The Squad file, from the repository's root."))
+    line: int = field(metadata=about("The line the section starts on."))
+    section: str = field(metadata=about("The section's title (its kind when it has none)."))
+    kind: str = field(
+        metadata=about(
+            "What it is: standing (an agent's Core Context), session, a decision's class "
+            "(decision, policy, convention, contract), archived decision, session log, skill "
+            "or text."
+        )
+    )
+    agent: str = field(metadata=about("Whose it is: the agent, or team."))
+    record: str = field(metadata=about("The archive record that holds its raw text."))
+    entries: tuple[str, ...] = field(
+        default=(), metadata=about("The entries made from it (none: the archive alone).")
+    )
+    tier: str = field(default="", metadata=about("Where it lands: cold, wiki or archive."))
+    page: str = field(
+        default="",
+        metadata=about("Its file under .squad/memory/: cold/AGENT.md, wiki/TOPIC.md, a record."),
+    )
+    note: str = field(default="", metadata=about("What Scribe's pass did to it, if anything."))
+
+
 @dataclass
 class ImportReport(Result):
     """What an import read and wrote, and what each tier holds after Scribe's pass."""
@@ -506,4 +533,8 @@ class ImportReport(Result):
     notes: list[str] = field(
         default_factory=list,
         metadata=about("Files imported with U+FFFD for bytes that are not UTF-8 (the line)."),
+    )
+    sections: list[SectionPlacement] = field(
+        default_factory=list,
+        metadata=about("A dry run's rows: every section of every file read, and where it goes."),
     )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .results import ImportReport, SpawnLog, Stats, Totals
+from .results import ImportReport, SectionPlacement, SpawnLog, Stats, Totals
 
 _NUMBERS = ("entries", "bytes", "tokens")
 
@@ -46,8 +49,35 @@ def stats(report: Stats) -> None:
         console.print(squad)
 
 
+def placements(rows: Sequence[SectionPlacement]) -> list[str]:
+    """A dry run's rows in words: each file, then each section with where it goes."""
+    lines: list[str] = []
+    last = ""
+    for row in rows:
+        if row.file != last:
+            lines.append(_printable(row.file))
+            last = row.file
+        title = _printable(row.section)
+        title = title if len(title) <= 48 else title[:47] + "…"
+        what = f"{row.kind}, {row.note}" if row.note else row.kind
+        lines.append(
+            f"  L{row.line:<6} {title:<48} {row.tier:<8} {_printable(row.agent):<12} "
+            f"{_printable(row.page)}  ({what})"
+        )
+    return lines
+
+
+def _printable(text: str) -> str:
+    """Text from a Squad file, with control characters (an escape sequence) shown as `?`."""
+    return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in text)
+
+
 def imported(report: ImportReport) -> None:
-    """The end-of-import tables: entries per class and tier, sizes before and after."""
+    """The end-of-import tables: entries per class and tier, sizes before and after; a dry
+    run first says where each section of each file goes."""
+    if report.sections:
+        print("where each section goes: line, section, tier, agent, page (what it is)")
+        print("\n".join(placements(report.sections)))
     console = _Console()
     verb = "would import" if report.dry_run else "imported"
     console.print(

@@ -49,7 +49,9 @@ def _family(ctx: Context, topic: str) -> list[str]:
 
 
 def _placed(ctx: Context, topic: str, entries: list[Entry]) -> dict[str, list[Entry]]:
-    """Which page of the topic each entry goes on."""
+    """Which page of the topic each entry goes on: where its id already is, else the last
+    page while it holds under PAGE_FILL_BYTES, else a next one. The parts of one long entry
+    share a page when they fit on one, and fill the pages in order when they do not."""
     names = _family(ctx, topic)
     holds: dict[str, str] = {}
     size = 0
@@ -60,14 +62,19 @@ def _placed(ctx: Context, topic: str, entries: list[Entry]) -> dict[str, list[En
     placed: dict[str, list[Entry]] = {}
     for group in _groups(entries):
         home = next((holds[e.id] for e in group if e.id in holds), None)
-        if home is None:
-            cost = sum(len(render_entry(e).encode("utf-8")) + 1 for e in group)
-            if size + cost > PAGE_FILL_BYTES and size:
+        if home is not None:
+            placed.setdefault(home, []).extend(group)
+            continue
+        costs = [len(render_entry(e).encode("utf-8")) + 1 for e in group]
+        if size and size + sum(costs) > PAGE_FILL_BYTES:
+            names.append(f"{topic}-{len(names) + 1}")  # the group starts a page of its own
+            size = 0
+        for entry, cost in zip(group, costs, strict=True):
+            if size and size + cost > PAGE_FILL_BYTES:
                 names.append(f"{topic}-{len(names) + 1}")
                 size = 0
             size += cost
-            home = names[-1]
-        placed.setdefault(home, []).extend(group)
+            placed.setdefault(names[-1], []).append(entry)
     return placed
 
 
@@ -132,10 +139,11 @@ def read(ctx: Context, topic: str) -> str:
 
 def vocabulary_for(ctx: Context, entries: list[Entry]) -> topics.Vocabulary:
     """The page names entries promoted together can take: the topics there are, the words
-    their titles share; never an agent's name."""
+    they share; never the name of an agent or of a person on the team."""
     existing = {_base(p.stem) for p in files.memory_files(ctx.layout.tier_dir("wiki"))}
-    names = {*agents.with_memory(ctx), *team.folders(ctx)}
-    return topics.Vocabulary([e.title for e in entries], existing, names)
+    names = {*agents.with_memory(ctx), *team.folders(ctx), *team.people(ctx)}
+    names |= {w for e in entries for w in team.name_words(dict(e.extra).get("by", ""))}
+    return topics.Vocabulary(entries, existing, names)
 
 
 _CONTINUED = re.compile(r"-\d+$")

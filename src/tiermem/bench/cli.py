@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _corpus(value: str) -> Path:
+def corpus_folder(value: str) -> Path:
     from ..errors import UsageError
 
     path = Path(value).expanduser().resolve()
@@ -39,6 +39,14 @@ def run(args: argparse.Namespace) -> int:
         from .locomo import command
 
         return command(args)
+    if args.bench_action == "shape":
+        from .shape import command as shape
+
+        return shape(args)
+    if args.bench_action == "import-scale":
+        from .import_scale import command as scale
+
+        return scale(args)
     from .speed import run_speed
 
     return run_speed(args)
@@ -93,7 +101,7 @@ def _print_all(results: dict[str, Any]) -> None:
 def _replay(args: argparse.Namespace) -> int:
     from .replay import replay
 
-    corpus = _corpus(args.corpus)
+    corpus = corpus_folder(args.corpus)
     out = Path(args.out).resolve() if args.out else Path(tempfile.mkdtemp(prefix="tiermem-replay-"))
     summary = replay(corpus, out, progress=args.format == "text")
     _emit(summary.__dict__, args.format, _print_replay)
@@ -120,7 +128,7 @@ def _probes(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .probes import build_probes
 
-    corpus = _corpus(args.corpus)
+    corpus = corpus_folder(args.corpus)
     events = load_events(corpus)
     probes = build_probes(events)[: args.limit] if args.limit else build_probes(events)
     now = format_time(last_date(events))

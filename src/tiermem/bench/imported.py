@@ -30,7 +30,8 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
 
 
 def rebuild_check(root: Path) -> dict[str, Any]:
-    """Rebuild every imported Squad file from the archive and compare it with the original.
+    """Rebuild every imported Squad file from the archive (a large one from its parts, in
+    order) and compare it with the original.
 
     Byte for byte: a record holds the file's bytes as they were, even those that are not
     UTF-8. Redaction of credentials is the one deliberate change; a file that differs only
@@ -42,12 +43,20 @@ def rebuild_check(root: Path) -> dict[str, Any]:
     from ..squad.sources import sources
 
     layout = Layout(root)
-    by_source = {}
+    # The latest import of each file (a large one archived in parts, N/M, at one time).
+    pieces: dict[str, dict[str, dict[int, bytes]]] = {}
     for path in archive.records(layout):
         data = path.read_bytes()
         record = archive.parse(data, path)
         if record.kind == "import":
-            by_source[record.source] = archive.body(data)
+            number = int(record.part.split("/")[0]) if record.part else 1
+            at = pieces.setdefault(record.source, {}).setdefault(record.created, {})
+            at[number] = archive.body(data)
+    by_source = {
+        source: b"".join(parts[n] for n in sorted(parts))
+        for source, times in pieces.items()
+        for parts in [times[max(times)]]
+    }
     exact = redacted = missing = 0
     for source in sources(layout.squad):
         original = source.path.read_bytes()
@@ -70,10 +79,12 @@ def rebuild_check(root: Path) -> dict[str, Any]:
 
 
 def import_retention(root: Path) -> dict[str, Any]:
-    """Key-fact retention of cold + wiki against the history and decision text imported.
+    """Key-fact retention of cold + wiki after an import, by what the team wrote.
 
-    The imported text is every history, decisions and inbox file the import read (its Squad
-    session logs are reported apart: they hold little of either).
+    `retention`: of the decision log and the inbox (the team's current record, which the
+    import files in its tiers); `history_retention`: of the agents' histories, whose latest
+    sessions and standing knowledge start in cold while the rest stays in the archive, by
+    design; `all_retention`: of everything read, decision archives and session logs too.
     """
     from ..layout import Layout
     from ..squad.sources import sources
@@ -81,16 +92,25 @@ def import_retention(root: Path) -> dict[str, Any]:
     from .quality import tier_text
 
     layout = Layout(root)
-    read = {kind: "" for kind in ("history", "decisions", "inbox", "log")}
+    read: dict[str, str] = {}
     for source in sources(layout.squad):
-        read[source.kind] += source.path.read_bytes().decode("utf-8", "replace") + "\n"
+        text = source.path.read_bytes().decode("utf-8", "replace")
+        read[source.kind] = read.get(source.kind, "") + text + "\n"
     mem = Memory(root)
     kept = key_facts(tier_text(mem, ("cold", "wiki")))
     mem.close()
-    imported = key_facts(read["history"] + read["decisions"] + read["inbox"])
-    with_logs = imported | key_facts(read["log"])
+    current = key_facts(read.get("decisions", "") + read.get("inbox", ""))
+    history = key_facts(read.get("history", ""))
+    every = key_facts("".join(read.values()))
     return {
-        "imported_facts": len(imported),
-        "retention": round(len(imported & kept) / max(1, len(imported)), 4),
-        "retention_with_logs": round(len(with_logs & kept) / max(1, len(with_logs)), 4),
+        "imported_facts": len(current),
+        "retention": _share(current, kept),
+        "history_facts": len(history),
+        "history_retention": _share(history, kept),
+        "all_facts": len(every),
+        "all_retention": _share(every, kept),
     }
+
+
+def _share(facts: set[str], kept: set[str]) -> float:
+    return round(len(facts & kept) / max(1, len(facts)), 4)

@@ -23,7 +23,7 @@ class Source:
 
     path: Path
     rel: str
-    kind: str  # history | decisions | inbox | log | skill
+    kind: str  # history | decisions | decision-archive | inbox | log | skill
     agent: str
 
 
@@ -57,16 +57,24 @@ def sources(squad: Path) -> list[Source]:
             continue
         for path in _md_files(folder, prefix="history"):
             found.append(Source(path, "", "history", folder.name.lower()))
-    decisions = [p for p in _md_files(squad) if p.name == "decisions.md"]
-    decisions += _md_files(squad, prefix="decisions-archive")
-    decisions += _md_files(squad / "decisions") + _md_files(squad / "decisions" / "archive")
-    found += [Source(p, "", "decisions", TEAM) for p in decisions]
+    for path in _decision_files(squad):
+        archived = "archive" in path.relative_to(squad).as_posix()
+        kind = "decision-archive" if archived else "decisions"
+        found.append(Source(path, "", kind, TEAM))
     found += [Source(p, "", "inbox", TEAM) for p in _md_files(squad / "decisions" / "inbox")]
     for logs in ("log", "orchestration-log"):
         found += [Source(p, "", "log", TEAM) for p in _md_files(squad / logs)]
     found += [Source(p, "", "skill", TEAM) for p in _skills(squad)]
     top = squad.parent
     return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
+
+
+def _decision_files(squad: Path) -> list[Path]:
+    """The decision log and its archives: `decisions.md`, `decisions-archive*.md`,
+    `decisions/*.md` and `decisions/archive/*.md` (an archive: a name or folder saying so)."""
+    found = [p for p in _md_files(squad) if p.name == "decisions.md"]
+    found += _md_files(squad, prefix="decisions-archive")
+    return found + _md_files(squad / "decisions") + _md_files(squad / "decisions" / "archive")
 
 
 # Skills that describe tiered memory itself (Squad's design note, tiermem's own runtime skill)

@@ -6,6 +6,7 @@ lower-case, so a folder is matched case-insensitively.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .. import files
@@ -57,3 +58,47 @@ def charter(ctx: Context, agent: str) -> str:
     if text is None:
         raise NotFoundError(f"no readable charter for {agent} at {ctx.layout.relative(path)}")
     return text
+
+
+# Fields of team.md that name a person (the human the team works for, its lead...).
+_PERSON_FIELD = re.compile(
+    r"\*\*(?:owner|user|lead(?: developer)?|maintainer|author|human|created by)s?:?\*\*:?\s*(.+)",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = frozenset("and or via the team user human agent by with of for".split())
+
+
+def name_words(text: str) -> set[str]:
+    """The lower-cased words of a name as a file writes it ("Brady (via Copilot)": brady)."""
+    name = text.split("(", 1)[0]
+    return {w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in _NOT_A_NAME}
+
+
+def people(ctx: Context) -> set[str]:
+    """The words of every name team.md gives: its roster's Name column, and the fields that
+    name a person (Owner, User, Lead developer...). No page of the wiki is named by them."""
+    try:
+        text = files.read_text(ctx.layout, ctx.layout.squad / "team.md") or ""
+    except ParseError:
+        return set()
+    found: set[str] = set()
+    for match in _PERSON_FIELD.finditer(text):
+        found |= name_words(match.group(1))
+    for cell in _name_column(text):
+        found |= name_words(cell)
+    return found
+
+
+def _name_column(text: str) -> list[str]:
+    """The first cells of the rows of tables whose first header is Name (or Member)."""
+    cells: list[str] = []
+    named = False
+    for line in text.splitlines():
+        row = [c.strip() for c in line.strip().strip("|").split("|")] if "|" in line else []
+        if not row:
+            named = False
+        elif row[0].lower() in ("name", "member", "agent"):
+            named = True
+        elif named and not set(row[0]) <= set("-: "):
+            cells.append(row[0].strip("*`@ "))
+    return cells
