@@ -31,10 +31,15 @@ def built_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def copy_of(repo: Path, folder: Path) -> Path:
-    """A copy of a repository in `folder/repo` (links copied as links)."""
+    """A copy of a repository in `folder/repo` (links copied as links), without the search
+    index: one copied is not this copy's own, and its first read would build it again."""
     copy = folder / "repo"
-    shutil.copytree(repo, copy, symlinks=True)
+    shutil.copytree(repo, copy, symlinks=True, ignore=_no_index)
     return copy
+
+
+def _no_index(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if n.startswith("index.sqlite")] if folder.endswith("memory") else []
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reliability import ROOT, child_env, cli, files_text
+from reliability import ROOT, child_env, cli, files_text, is_index
 from tiermem import files, store
 from tiermem.importer import plan, write
 from tiermem.layout import Layout
@@ -211,7 +211,7 @@ def tier_state(root: Path) -> dict[str, Any]:
         rel = path.relative_to(root).as_posix()
         if not path.is_file() or files.is_temp(path) or ".locks" in path.parts:
             continue
-        if path.name.startswith("index.sqlite") or path.name == "tiermem-audit.jsonl":
+        if is_index(path) or path.name == "tiermem-audit.jsonl":
             continue
         tier = path.parent.name
         if path.parent.parent == layout.memory and tier in ("hot", "cold", "wiki", "queue"):

@@ -40,6 +40,13 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def is_index(path: Path) -> bool:
+    """Whether a file is the index (a cache), or the key of this clone that seals it (made
+    with the first index, in `local/`, with the `.gitignore` that keeps it out of git)."""
+    local = path.parent.name == "local" and path.name in ("clone-key", ".gitignore")
+    return path.name.startswith("index.sqlite") or local
+
+
 def files_text(root: Path, folder: str = ".squad/memory") -> str:
     """Every file under a folder, as text (the index is a cache: left out)."""
     parts = []
@@ -47,7 +54,7 @@ def files_text(root: Path, folder: str = ".squad/memory") -> str:
     if not base.exists():
         return ""
     for path in sorted(base.rglob("*")):
-        if path.is_file() and not path.name.startswith("index.sqlite"):
+        if path.is_file() and not is_index(path):
             parts.append(path.read_bytes().decode("utf-8", "replace"))
     return "\n".join(parts)
 
@@ -56,7 +63,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under .squad (links by target), but the index and the locks."""
     found: dict[str, bytes] = {}
     for path in sorted((root / ".squad").rglob("*")):
-        if ".locks" in path.parts or path.name.startswith("index.sqlite"):
+        if ".locks" in path.parts or is_index(path):
             continue
         rel = path.relative_to(root).as_posix()
         if path.is_symlink():

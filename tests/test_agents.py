@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from reliability import is_index
 from tiermem.memory import Memory
 
 RunCli = Callable[..., tuple[int, str, str]]
@@ -24,7 +25,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and ".locks" not in p.parts and not p.name.startswith("index.sqlite")
+        if p.is_file() and ".locks" not in p.parts and not is_index(p)
     }
 
 

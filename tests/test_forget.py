@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reliability import is_index
 from tiermem import archive, audit, entries, store
 from tiermem.entries import Entry, TierFile, split_entry
 from tiermem.errors import NotFoundError, UsageError
@@ -59,7 +60,7 @@ def files_under(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".locks" not in p.parts and not p.name.startswith("index.sqlite")
+        if p.is_file() and ".locks" not in p.parts and not is_index(p)
     }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from page_names import assert_named_by_the_team
+from reliability import is_index
 from tiermem import archive
 from tiermem import store as files
 from tiermem.bench.imported import rebuild_check
@@ -157,7 +158,7 @@ def snapshot(folder: Path, skip_memory: bool = False) -> dict[str, bytes]:
     found = {}
     for path in sorted(folder.rglob("*")):
         parts = path.relative_to(folder).parts
-        if not path.is_file() or ".locks" in parts or path.name.startswith("index.sqlite"):
+        if not path.is_file() or ".locks" in parts or is_index(path):
             continue
         if skip_memory and "memory" in parts[:2]:
             continue

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
+from reliability import is_index
 from tiermem.errors import StoreError
 from tiermem.mcp_server import build_server, serve
 from tiermem.memory import Memory
@@ -105,7 +106,7 @@ def store_files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".locks" not in p.parts and not p.name.startswith("index.sqlite")
+        if p.is_file() and ".locks" not in p.parts and not is_index(p)
     }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from reliability import is_index
 from tiermem import charts, store
 from tiermem.entries import Entry, TierFile
 from tiermem.errors import UsageError
@@ -214,7 +215,7 @@ def test_a_report_changes_no_file_of_the_store(team: Memory, tmp_path: Path) -> 
         return {
             p.relative_to(squad).as_posix(): p.read_bytes()
             for p in squad.rglob("*")
-            if p.is_file() and ".locks" not in p.parts and not p.name.startswith("index.sqlite")
+            if p.is_file() and ".locks" not in p.parts and not is_index(p)
         }
 
     before = files()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 from . import files
@@ -18,9 +20,21 @@ index.sqlite-*
 # Local to this clone: the log of spawns and the list of files git tracks.
 spawns.jsonl
 citations.cache
-# This clone's own state (when entries were last used): Scribe folds it into the tiers.
+# This clone's own state (when entries were last used, the key that seals its index).
 local/
+# Files `tiermem doctor --repair` set aside: they may hold what a purge removed elsewhere.
+damaged/
 """
+# This clone's own files, as git pathspecs from the root: never meant to be committed.
+_LOCAL_FILES = (
+    ".squad/memory/index.sqlite*",
+    ".squad/memory/local",
+    ".squad/memory/spawns.jsonl",
+    ".squad/memory/citations.cache",
+    ".squad/memory/.locks",
+    ".squad/memory/damaged",
+)
+_GIT_TIMEOUT_SECONDS = 10
 
 _GITATTRIBUTES = """\
 # Tier files are lists of entries with stable ids: a union merge keeps both sides'
@@ -81,6 +95,34 @@ def _learn_new_lines(layout: Layout, path: Path, template: str) -> None:
     if missing:
         prefix = current if not current or current.endswith("\n") else current + "\n"
         files.atomic_write(path, prefix + "\n".join(missing) + "\n")
+
+
+def lacking_ignores(layout: Layout) -> list[str]:
+    """Lines of `init`'s .gitignore that the store's .gitignore lacks (none without one)."""
+    path = layout.memory / ".gitignore"
+    current = files.read_text(layout, path)
+    if current is None:
+        return []
+    have = {line.strip() for line in current.splitlines()}
+    return [
+        ln for ln in _GITIGNORE.splitlines() if ln and not ln.startswith("#") and ln not in have
+    ]
+
+
+def tracked_locals(layout: Layout) -> list[str]:
+    """This clone's own files that git tracks all the same (force-added, or committed before
+    the store ignored them); none when git or a repository is not there."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    command = ["git", "-C", str(layout.root), "ls-files", "-z", "--", *_LOCAL_FILES]
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, env=env, timeout=_GIT_TIMEOUT_SECONDS, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if proc.returncode != 0:
+        return []
+    return sorted(p for p in proc.stdout.decode("utf-8", "replace").split("\0") if p)
 
 
 def _union_for_squad_log(layout: Layout) -> bool:

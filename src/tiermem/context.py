@@ -91,7 +91,7 @@ class Context:
             self.require_store()
             from .fts import FtsIndex
 
-            self._index = FtsIndex(self.layout, self.tokens)
+            self._index = FtsIndex(self.layout, self.tokens, note=self.note)
         return self._index
 
     def require_store(self) -> None:

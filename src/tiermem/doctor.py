@@ -15,8 +15,13 @@ What it looks at, and what matters:
   to `damaged/` and its text archived again as a new record, which the entries that cited
   the old one now cite; an entry citing a record that is not there is named (its own text
   remains; the raw text it was made from is gone).
-- the index: a link, a folder, a file that is no database, another schema, or a database
-  that differs from the files is rebuilt (a folder is moved aside first).
+- the index: a link, a folder, a file that is no database, another schema, an index not
+  sealed by this clone (committed, copied, or changed since), objects tiermem never makes
+  (a trigger, a view, another table), a log left beside it, or rows that differ from the
+  files (each file parsed and compared) is rebuilt (a folder is moved aside first).
+- git: the index, this clone's local state or its spawn log tracked by git (every clone
+  would get them) is named with the command that stops it; a `.gitignore` of the store
+  that lacks lines `tiermem init` writes is a note.
 - notes, not problems: text queued for Scribe, a write in progress, an index not built yet.
   Records that no entry cites are fine: the archive keeps every raw text, cited or not.
 
@@ -30,7 +35,6 @@ import os
 import re
 import sqlite3
 import time
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -82,6 +86,7 @@ class _Doctor:
     def run(self) -> DoctorReport:
         if not self.structure():
             return self.report
+        self.clone_key()  # a cache, like the index: a link there is removed before the walk
         self.links(self.layout.squad)
         self.temps()
         self.tier_files()
@@ -90,6 +95,7 @@ class _Doctor:
         self.queues()
         self.config()
         self.index()
+        self.git()
         return self.report
 
     def structure(self) -> bool:
@@ -326,14 +332,43 @@ class _Doctor:
             else:
                 self.found("index", path, "not built yet; the next read builds it", serious=False)
             return
-        problem = _index_problem(path, self.ctx)
-        if not problem:
+        problems = _index_problems(path, self.ctx)
+        if not problems:
             self.ctx.index.sync()
             drift = [d for d in self.ctx.index.check() if not d.startswith("merge conflict:")]
-            problem = f"differs from the files ({len(drift)} file(s))" if drift else ""
-        if problem:
-            finding = self.found("index", path, problem)
+            problems = [_drift(drift)] if drift else []
+        if problems:
+            finding = self.found("index", path, "; ".join(problems))
             self.repair(finding, self.rebuild)
+
+    def clone_key(self) -> None:
+        """Anything but a file in place of this clone's key (a committed link, a folder):
+        removed, never followed; the next read makes a key and builds the index again."""
+        from . import clone
+
+        path = clone.key_path(self.layout)
+        kind = safepath.kind(path)
+        if kind in ("missing", "file"):
+            return
+        finding = self.found("link" if kind == "link" else "store", path, _not_file(kind))
+        self.repair(finding, lambda: _clear_cache_path(path, kind))
+
+    def git(self) -> None:
+        """This clone's own files tracked by git, and a .gitignore that lacks lines."""
+        from . import bootstrap
+
+        for rel in bootstrap.tracked_locals(self.layout):
+            self.found(
+                "git",
+                rel,
+                "is tracked by git, but it is this clone's own (every clone would get it): "
+                f"`git rm --cached {rel}` and commit",
+            )
+        lacking = bootstrap.lacking_ignores(self.layout)
+        if lacking:
+            path = self.layout.memory / ".gitignore"
+            shown = ", ".join(lacking)
+            self.found("git", path, f"lacks {shown}; `tiermem init` adds them", serious=False)
 
     def rebuild(self) -> str:
         self.ctx.close()
@@ -429,24 +464,17 @@ def _recite(entry: entries.Entry, moved: dict[str, str]) -> entries.Entry:
     return replace(entry, sources=tuple(sources))
 
 
-def _index_problem(path: Path, ctx: Context) -> str:
-    """What is wrong with the index file itself ("" when it is this version's database)."""
+def _index_problems(path: Path, ctx: Context) -> list[str]:
+    """What is wrong with the index file itself ([] when it may be read)."""
     kind = safepath.kind(path)
     if kind != "file":
-        return _not_file(kind)
-    try:
-        db = sqlite3.connect(f"file:{urllib.parse.quote(str(path))}?mode=ro", uri=True, timeout=5)
-        try:
-            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                return "is a damaged database"
-            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        return f"is not a database tiermem can read ({exc})"
-    from .fts import SCHEMA_VERSION
+        return [_not_file(kind)]
+    from . import fts, index_check
 
-    wanted = f"{SCHEMA_VERSION}/{type(ctx.tokens).__name__}"
-    if not row or row[0] != wanted:
-        return f"was built by another version or program (schema {row[0] if row else 'none'!r})"
-    return ""
+    return index_check.inspect(ctx.layout, fts.wanted(ctx.tokens), quick=True)
+
+
+def _drift(lines: list[str]) -> str:
+    """How the index differs from the files, the first few differences named."""
+    more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+    return f"differs from the files ({'; '.join(lines[:3])}{more})"

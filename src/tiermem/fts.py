@@ -12,6 +12,7 @@ import contextlib
 import functools
 import hashlib
 import heapq
+import hmac
 import os
 import re
 import sqlite3
@@ -23,28 +24,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import archive, files, safepath, store
-from .errors import LockTimeout, ParseError, StoreError, UnsafePathError
+from . import archive, clone, files, safepath, store
+from .errors import LockTimeout, ParseError, StoreError, TiermemError, UnsafePathError
 from .index import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
 from .layout import Layout
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
 SQLITE_TIMEOUT_SECONDS = 60.0
 # Held shared by every open connection, exclusively by the one process replacing the file.
-_USERS_LOCK = "index.sqlite.users.lock"
+USERS_LOCK = "index.sqlite.users.lock"
 _GONE = object()  # a file that vanished between the listing and the read
 _RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
+# Beside the index, what SQLite applies to it on opening: tiermem's connections remove them
+# when the last one closes, so one found while no process has the index open was left by a
+# killed process, or put there by someone else.
+SIDE_LOGS = ("-wal", "-journal")
+UNTRUSTED = "not sealed by this clone"  # built elsewhere, or changed since: built again
 _BUSY = (
     "the index was read as it stood: another process held it for the whole wait (the next "
     "read brings it up to date)"
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT);
+    path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT, rows TEXT);
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS docs(
@@ -63,11 +69,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
 """
 
 
-_DOC_FIELDS = (
+DOC_FIELDS = (
     "id tier agent path title text cls status created used session trust tags tokens parent"
     " sources".split()
 )
-_DOC_COLUMNS = ", ".join(_DOC_FIELDS)
+_DOC_COLUMNS = ", ".join(DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
 # The owner column only narrows a search to agents; it adds nothing to a score.
 _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
@@ -87,6 +93,17 @@ class _Pending:
     size: int
     mtime_ns: int
     sha: str
+
+
+def wanted(counter: TokenCounter) -> str:
+    """The schema an index must have to be read: this version's, with this counter's counts
+    (another counter, a test's fake, gets an index of its own counts)."""
+    return f"{SCHEMA_VERSION}/{type(counter).__name__}"
+
+
+def rows_digest(docs: Sequence[Doc]) -> str:
+    """What the rows of one file hold (all but their token counts, which are derived again)."""
+    return _sha(repr([(*(getattr(d, f) for f in DOC_FIELDS if f != "tokens"),) for d in docs]))
 
 
 # Words too common to rank by: matching them only makes the query slower.
@@ -125,10 +142,26 @@ def _owner_term(agent: str) -> str:
 _WIKI_TERM = "sharedwiki"
 
 
-def _owners(doc: Doc) -> str:
+def owners(doc: Doc) -> str:
     """The owner column of a document."""
-    owner = _owner_term(doc.agent)
-    return f"{owner} {_WIKI_TERM}" if doc.tier == "wiki" else owner
+    return owner_terms(doc.agent, doc.tier)
+
+
+def owner_terms(agent: str, tier: str) -> str:
+    """The owner column of a document of this agent in this tier."""
+    owner = _owner_term(agent)
+    return f"{owner} {_WIKI_TERM}" if tier == "wiki" else owner
+
+
+def file_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
+    """The documents of a file from its bytes, and the merge conflicts it holds (ParseError
+    when it does not parse)."""
+    if tier == "archive":
+        return archive_docs(archive.parse(data, path), rel), []
+    tier_file = store.parse(tier, path, data)
+    conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
+    agent = path.stem if tier != "wiki" else ""
+    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
 
 
 def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
@@ -246,6 +279,88 @@ def _stamp_of(item: files.Item) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
+def _unsaid(line: str) -> None:
+    """Where notes go when nobody listens."""
+
+
+def _let_go(db: sqlite3.Connection, users: int) -> None:
+    """Close a connection, then release the users lock it was opened under."""
+    with contextlib.suppress(sqlite3.Error):
+        db.close()
+    os.close(users)
+
+
+def logs_beside(layout: Layout) -> bool:
+    """Whether a log or journal that SQLite would apply lies beside the index and no live
+    connection writes it (see `SIDE_LOGS`). Only asked while no tiermem process has the
+    index open: then no connection of this process holds the locks SQLite keeps."""
+    base = str(layout.index)
+    if _size(f"{base}-journal"):
+        return True  # an index in WAL mode never has one
+    return bool(_size(f"{base}-wal")) and not _log_in_use(f"{base}-shm")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+# SQLite's unix VFS: every connection to a database in WAL mode holds a read lock on this
+# byte of its shared-memory file (its "dead-man switch") while it is open.
+_SHM_ALIVE_BYTE = 128
+_LOCK_TABLE = "/proc/locks"
+
+
+def _log_in_use(shm: str) -> bool:
+    """Whether a connection (of another program, outside tiermem's users lock) has the log
+    open: the kernel's table of locks shows SQLite's lock on the shared-memory file. Where
+    there is no such table, a log beside the index is taken as in use, and left as it is."""
+    try:
+        st = os.lstat(shm)
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # no shared memory: no connection has the log open
+    try:
+        with open(_LOCK_TABLE, encoding="ascii", errors="replace") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return True
+    held = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for fields in (line.split() for line in lines):
+        if held in fields:
+            start, end = fields[fields.index(held) + 1 :][:2]
+            if int(start) <= _SHM_ALIVE_BYTE and (end == "EOF" or int(end) >= _SHM_ALIVE_BYTE):
+                return True
+    return False
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """Which file a path names now (device and inode), None when there is none."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def objects(db: sqlite3.Connection) -> str:
+    """A digest of every object a database holds: tables, indexes, triggers, views."""
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+    return _sha(repr(rows.fetchall()))
+
+
+def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+    """The search terms (title, text, owner) FTS5 holds for these rows."""
+    found: dict[int, tuple[str, str, str]] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        query = f"SELECT rowid, title, text, owner FROM docs_fts WHERE rowid IN ({marks})"
+        found.update((r[0], (r[1], r[2], r[3])) for r in db.execute(query, part))
+    return found
+
+
 def _sha(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
@@ -280,6 +395,9 @@ def _snapshot(method: _Method) -> _Method:
             return method(self, *args, **kwargs)
         finally:
             self.db.execute("COMMIT")
+            if self._suspect:
+                with contextlib.suppress(TiermemError, sqlite3.Error):
+                    self._read_again()  # else the next sync does
 
     return _one_line(wrapper)  # type: ignore[return-value]
 
@@ -303,18 +421,24 @@ class FtsIndex:
     the index lock and, exclusively, that users lock.
     """
 
-    def __init__(self, layout: Layout, counter: TokenCounter) -> None:
+    def __init__(
+        self, layout: Layout, counter: TokenCounter, note: Callable[[str], None] | None = None
+    ) -> None:
         self.layout = layout
         self.counter = counter
         self._db: sqlite3.Connection | None = None
-        # Closes the descriptor of the users lock (also when the object is collected unclosed).
-        self._users: weakref.finalize[[int], FtsIndex] | None = None
+        # Closes the connection, then the descriptor of the users lock (also when the object is
+        # collected unclosed): a connection left open after its lock would keep a log beside
+        # an index that another open takes for one no process wrote (`_left_behind`).
+        self._users: weakref.finalize[[sqlite3.Connection, int], FtsIndex] | None = None
         self._last_conflicts: list[str] = []
-        # Stored token counts are those of the counter that made them: another counter (a
-        # test's fake) gets an index of its own counts.
-        self._wanted = f"{SCHEMA_VERSION}/{type(counter).__name__}"
+        self._wanted = wanted(counter)
         self._racy_after = 0
         self._racy = False
+        self._opened: tuple[tuple[int, int] | None, ...] = ()
+        self._paths = (str(layout.index), f"{layout.index}-wal")  # stat on every read
+        self._note = note or _unsaid  # what the user should hear (an index built again, why)
+        self._suspect: set[str] = set()  # files whose rows were damaged: read again
         _IN_PROCESS.add(self)
 
     @property
@@ -329,13 +453,13 @@ class FtsIndex:
 
     def _open(self) -> sqlite3.Connection:
         files.check_store(self.layout)  # no link in place of the index or its side files
-        users = files.open_lock(self.layout, _USERS_LOCK)
+        users = files.open_lock(self.layout, USERS_LOCK)
         try:
             db = self._current(users) or self._replace(users, force=False)
         except BaseException:
             os.close(users)
             raise
-        self._users = weakref.finalize(self, os.close, users)
+        self._users = weakref.finalize(self, _let_go, db, users)
         return db
 
     def _connect(self, path: Path, create: bool = False) -> sqlite3.Connection:
@@ -347,23 +471,60 @@ class FtsIndex:
         return db
 
     def _current(self, users: int) -> sqlite3.Connection | None:
-        """A connection to the index if it is there with this schema (the users lock is then
-        held shared); None, and no lock, otherwise."""
+        """A connection to the index if it is there with this schema and this clone's seal
+        (the users lock is then held shared); None, and no lock, otherwise."""
         files.acquire(users, "the search index", shared=True)
+        db = None if self._left_behind(users) else self._trusted()
+        if db is None:
+            files.release(users)
+        return db
+
+    def _left_behind(self, users: int) -> bool:
+        """Whether a log or journal lies beside an index that no process has open (see
+        `SIDE_LOGS`): SQLite would apply it on opening, so the index is built again."""
+        if not files.try_lock(users):  # exclusive: only while no other process has it open
+            return False
+        try:
+            return logs_beside(self.layout)
+        finally:
+            files.acquire(users, "the search index", shared=True)
+
+    def _trusted(self) -> sqlite3.Connection | None:
+        """A connection to the index file if it may be read: this version's, sealed by this
+        clone over the objects it holds, and not replaced while it was looked at."""
+        before = _identity(self.layout.index)
         try:
             db = self._connect(self.layout.index)
         except sqlite3.Error:
-            files.release(users)
-            return None
+            return None  # none there yet
         try:
-            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row and row[0] == self._wanted:
-                return db
+            why = self._distrust(db)
         except sqlite3.Error:
-            pass  # not a database, or a damaged one: built again
+            why = "damaged"  # not a database, or a damaged one: built again
+        if not why and _identity(self.layout.index) == before:
+            self._opened = self._identities()
+            return db
         db.close()
-        files.release(users)
         return None
+
+    def _distrust(self, db: sqlite3.Connection) -> str:
+        """Why an index may not be read ("" when it may): another schema (silently built
+        again, as after an upgrade), or no seal of this clone over what it holds."""
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'seal')"))
+        if meta.get("schema") != self._wanted:
+            return "another schema"
+        mark = clone.peek(self.layout)  # none yet: no index was built on this clone
+        expected = clone.seal(mark, self._sealed(db)) if mark is not None else ""
+        sealed = bool(expected) and hmac.compare_digest(str(meta.get("seal", "")), expected)
+        return "" if sealed else UNTRUSTED
+
+    def _sealed(self, db: sqlite3.Connection) -> str:
+        """What a seal covers: the schema version and every object the database holds."""
+        return f"{self._wanted}\n{objects(db)}"
+
+    def _identities(self) -> tuple[tuple[int, int] | None, ...]:
+        """Which files the index and its log are (a read checks they are still the same)."""
+        return _identity(self._paths[0]), _identity(self._paths[1])
 
     def _replace(self, users: int, force: bool) -> sqlite3.Connection:
         """Build a new, empty index and put it in place; the users lock is held shared after.
@@ -382,17 +543,23 @@ class FtsIndex:
             files.acquire(users, "the search index (open in another process)")
             self._build()
             files.acquire(users, "the search index", shared=True)  # we hold the index lock
-        return self._connect(self.layout.index)
+            db = self._connect(self.layout.index)
+            db.execute("SELECT 1 FROM meta LIMIT 1")  # opens the log, whose file is recorded
+            self._opened = self._identities()
+        return db
 
     def _build(self) -> None:
         """An empty index with this schema, renamed over whatever was in its place."""
         tmp = self.layout.memory / f"{files.TEMP_PREFIX}index-{os.getpid()}-{os.urandom(6).hex()}"
+        clone_mark = clone.mark(self.layout)
         try:
             db = self._connect(safepath.check(tmp), create=True)
             try:
                 db.execute("PRAGMA journal_mode=WAL")
-                db.executescript(_SCHEMA)
+                db.executescript(SCHEMA)
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (self._wanted,))
+                seal = clone.seal(clone_mark, self._sealed(db))
+                db.execute("INSERT INTO meta VALUES('seal', ?)", (seal,))
             finally:
                 db.close()
             for side in files.index_files(self.layout)[1:]:  # the old log: no one has it open
@@ -422,6 +589,7 @@ class FtsIndex:
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._opened = ()
         if self._users is not None:
             self._users()  # closes the descriptor, releasing the lock
             self._users = None
@@ -429,13 +597,13 @@ class FtsIndex:
     def _start_over(self) -> None:
         """Replace a damaged index by a new, empty one (this process's connection first)."""
         self.close()
-        users = files.open_lock(self.layout, _USERS_LOCK)
+        users = files.open_lock(self.layout, USERS_LOCK)
         try:
             self._db = self._replace(users, force=True)
         except BaseException:
             os.close(users)
             raise
-        self._users = weakref.finalize(self, os.close, users)
+        self._users = weakref.finalize(self, _let_go, self._db, users)
 
     # --- sync -------------------------------------------------------------------------
 
@@ -459,16 +627,35 @@ class FtsIndex:
 
     def _sync(self) -> SyncReport:
         self._racy_after = time.time_ns() - _RACY_NS
+        if self._db is not None and self._identities() != self._opened:
+            # The index or its log was replaced under this connection (a checkout or a copy
+            # of one tiermem did not write): nothing in it is trusted.
+            self._start_over()
+        if self._suspect:
+            self._read_again()
         before = self._fingerprint()
         row = self.db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
         if row and row[0] == before:
-            return SyncReport()
-        try:
-            return self._sync_locked(before)
-        except LockTimeout:
-            # Another process held the index the whole wait (a rebuild of a large store, many
-            # writers): what it holds is one consistent state, and the next read syncs again.
-            return SyncReport(stale=_BUSY)
+            report = SyncReport()
+        else:
+            try:
+                report = self._sync_locked(before)
+            except LockTimeout:
+                # Another process held the index the whole wait (a rebuild of a large store,
+                # many writers): what it holds is one consistent state; the next read syncs.
+                report = SyncReport(stale=_BUSY)
+        return report
+
+    def _read_again(self) -> None:
+        """Forget what was indexed from files whose rows were found damaged: the sync that
+        follows reads them again."""
+        suspect, self._suspect = sorted(self._suspect), set()
+        with files.locked(self.layout, self.layout.index), self._transaction():
+            for rel in suspect:
+                self.db.execute("UPDATE files SET size=-1, sha='' WHERE path=?", (rel,))
+                self.db.execute("DELETE FROM dirs WHERE path=?", (rel.rpartition("/")[0],))
+            self.db.execute("DELETE FROM meta WHERE key='fingerprint'")
+        self._note(f"damaged rows of {', '.join(suspect)} left out; the next read reads them again")
 
     def _sync_locked(self, before: str) -> SyncReport:
         with files.locked(self.layout, self.layout.index):
@@ -603,8 +790,8 @@ class FtsIndex:
         for item in pending:
             self._replace_docs(item.rel, item.docs, [next(counts) for _ in item.docs])
             self.db.execute(
-                "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?)",
-                (item.rel, rel_dir, item.size, item.mtime_ns, item.sha),
+                "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
+                (item.rel, rel_dir, item.size, item.mtime_ns, item.sha, rows_digest(item.docs)),
             )
 
     def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
@@ -622,7 +809,7 @@ class FtsIndex:
         did not change, `_GONE` when it vanished since the listing."""
         report.scanned += 1
         row = self.db.execute(
-            "SELECT size, mtime_ns, sha FROM files WHERE path=?", (rel,)
+            "SELECT size, mtime_ns, sha, rows FROM files WHERE path=?", (rel,)
         ).fetchone()
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return None
@@ -636,7 +823,7 @@ class FtsIndex:
         if data is None:
             return _GONE
         sha = _sha(data)
-        if row and row[2] == sha:
+        if row and row[2] == sha and self._rows_hold(rel, row[3]):
             self.db.execute(
                 "UPDATE files SET size=?, mtime_ns=? WHERE path=?",
                 (st.st_size, self._stamp(st.st_mtime_ns), rel),
@@ -652,16 +839,23 @@ class FtsIndex:
         report.changed.append(rel)
         return _Pending(rel, docs, st.st_size, self._stamp(st.st_mtime_ns), sha)
 
+    def _rows_hold(self, rel: str, digest: str | None) -> bool:
+        """Whether a file's rows (and their search terms) are still what was indexed from
+        it: checked where its stamp moved but its content did not, without parsing it."""
+        rows = self.db.execute(
+            f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
+        ).fetchall()
+        docs = [Doc(*row[1:]) for row in rows]
+        if not hmac.compare_digest(digest or "", rows_digest(docs)):
+            return False
+        return _terms_of(self.db, [row[0] for row in rows]) == {
+            row[0]: (d.title, d.text, owners(d)) for row, d in zip(rows, docs, strict=True)
+        }
+
     def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
         """The documents of a file, from the bytes read once (a second read could differ)."""
-        if tier == "archive":
-            return archive_docs(archive.parse(data, path), rel)
-        tier_file = store.parse(tier, path, data)
-        self._last_conflicts = [
-            f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts
-        ]
-        agent = path.stem if tier != "wiki" else ""
-        return [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
+        docs, self._last_conflicts = file_docs(path, rel, tier, data)
+        return docs
 
     def _replace_docs(self, rel: str, docs: Sequence[Doc], counts: Sequence[int] = ()) -> None:
         old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
@@ -697,7 +891,7 @@ class FtsIndex:
             )
             self.db.execute(
                 "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text, _owners(doc)),
+                (cur.lastrowid, doc.title, doc.text, owners(doc)),
             )
 
     @_snapshot
@@ -769,18 +963,30 @@ class FtsIndex:
 
     @_one_line
     def check(self) -> list[str]:
-        """Differences between the index and the files, without changing the index."""
+        """Differences between the index and the files, without changing the index: an
+        index that may not be read is named (and looked at read-only, never built again);
+        one that may is compared row by row with what every file holds."""
+        from . import index_check
+
+        untrusted = index_check.inspect(self.layout, self._wanted)
+        if untrusted:
+            return [f"untrusted index: {p}" for p in untrusted] + index_check.read_only(
+                self.layout, lambda db: index_check.differences(db, self.layout)
+            )
         self._racy_after = time.time_ns() - _RACY_NS
         with files.locked(self.layout, self.layout.index):
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 report = SyncReport()
                 self._sync_folders(report, trust_archive=False)
+                behind = {*report.changed, *report.removed}
+                rows = index_check.differences(self.db, self.layout, skip=behind)
             finally:
                 self.db.execute("ROLLBACK")
         drift = [f"changed: {p}" for p in report.changed]
         drift += [f"removed: {p}" for p in report.removed]
         drift += [f"unreadable: {e}" for e in report.errors]
+        drift += rows
         drift += [f"merge conflict: {c}" for c in sorted(set(report.conflicts) | self._conflicts())]
         return drift
 
@@ -878,12 +1084,13 @@ class FtsIndex:
         scores = {rowid: score for ranking in rankings for rowid, score in ranking}
         marks = ",".join("?" * len(scores))
         rows = self.db.execute(
-            f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
-        )
-        docs = {row[0]: Doc(*row[1:]) for row in rows}
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
+        ).fetchall()
+        sound = self._sound([row[1:] for row in rows])
+        docs = {row[0]: doc for row, doc in zip(rows, sound, strict=True) if doc is not None}
         results = []
         for ranking in rankings:
-            hits = [Hit(docs[rowid], -score) for rowid, score in ranking]
+            hits = [Hit(docs[rowid], -score) for rowid, score in ranking if rowid in docs]
             hits.sort(key=lambda h: h.doc.id)
             hits.sort(key=lambda h: h.doc.created, reverse=True)
             hits.sort(key=lambda h: -h.score)
@@ -910,13 +1117,13 @@ class FtsIndex:
     ) -> list[Hit]:
         """The search with ties broken inside SQLite, for the rare cut through a tie."""
         rows = self.db.execute(
-            f"SELECT {', '.join(f'd.{c}' for c in _DOC_FIELDS)}, {_BM25} AS score"
+            f"SELECT d.sha, {', '.join(f'd.{c}' for c in DOC_FIELDS)}, {_BM25} AS score"
             f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?{scope}"
             " ORDER BY score, d.created DESC, d.id LIMIT ?",
             [match, *scope_args, limit],
-        )
-        n = len(_DOC_FIELDS)
-        return [Hit(Doc(*row[:n]), -float(row[n])) for row in rows]
+        ).fetchall()
+        sound = self._sound([row[:-1] for row in rows])
+        return [Hit(d, -float(r[-1])) for r, d in zip(rows, sound, strict=True) if d is not None]
 
     @_snapshot
     def docs(
@@ -951,21 +1158,36 @@ class FtsIndex:
         where = "".join(f" AND {c}" for c in conditions)
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where} ORDER BY path, ord",
+            f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where} ORDER BY path, ord",
             [*ids, *args],
         )
         order = {doc_id: n for n, doc_id in enumerate(ids)}
-        return sorted((Doc(*row) for row in rows), key=lambda d: order[d.id])
+        found = [d for d in self._sound(rows.fetchall()) if d is not None]
+        return sorted(found, key=lambda d: order[d.id])
 
     @_snapshot
     def parts(self, parent: str) -> list[Doc]:
         """The parts of one long entry, or the chunks of one section of an archived text, in
         file order (wiki pages first, for a promotion caught halfway)."""
         sql = (
-            f"SELECT {_DOC_COLUMNS} FROM docs WHERE parent=?"
+            f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE parent=?"
             " ORDER BY tier != 'wiki', tier, path, ord"
         )
-        return [Doc(*row) for row in self.db.execute(sql, (parent,))]
+        rows = self.db.execute(sql, (parent,)).fetchall()
+        return [d for d in self._sound(rows) if d is not None]
+
+    def _sound(self, rows: Sequence[Sequence[Any]]) -> list[Doc | None]:
+        """The documents of rows (sha, *fields) whose text still hashes to what was indexed
+        from its file; None for a damaged one, whose file the next sync reads again."""
+        found: list[Doc | None] = []
+        for sha, *fields in rows:
+            doc = Doc(*fields)
+            if _sha(doc.text) == sha:
+                found.append(doc)
+            else:
+                found.append(None)
+                self._suspect.add(doc.path)
+        return found
 
     @_snapshot
     def totals(self) -> list[tuple[str, str, int, int, int]]:

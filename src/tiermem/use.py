@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from . import files, store
+from . import clone, files, store
 from .context import Context
 from .entries import Entry
 from .errors import ParseError
@@ -25,7 +25,6 @@ from .index import Doc
 from .layout import Layout
 
 _LINE = re.compile(r"(\d{4}-\d\d-\d\d) (\S+)")
-_IGNORE_ALL = "# Local state of this clone: never committed.\n*\n"
 # Lines beyond twice the entries they name (plus this slack) are compacted to one each.
 _COMPACT_SLACK = 200
 FOLDED_TIERS = ("cold", "wiki")
@@ -126,20 +125,13 @@ def _parse(lines: Iterable[str]) -> dict[str, str]:
     return days
 
 
-def _ready(layout: Layout) -> None:
-    """The local folder, ignored by git whatever the store's own .gitignore says."""
-    folder = layout.used.parent
-    if not files.exists(folder / ".gitignore"):
-        files.atomic_write(folder / ".gitignore", _IGNORE_ALL)
-
-
 def _append(layout: Layout, lines: list[str]) -> None:
-    _ready(layout)
+    clone.ready(layout)
     data = "".join(f"{line}\n" for line in lines).encode("utf-8")
     files.append(layout.used, data)  # one write under the lock: whole lines, never a torn one
 
 
 def _rewrite(layout: Layout, days: Mapping[str, str]) -> None:
-    _ready(layout)
+    clone.ready(layout)
     text = "".join(f"{day} {i}\n" for i, day in sorted(days.items()))
     files.atomic_write(layout.used, text)

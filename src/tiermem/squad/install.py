@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import bootstrap, files, safepath, validate
+from .. import bootstrap, clone, files, safepath, validate
 from ..errors import StoreError, UsageError
 from ..layout import Layout, discover_root
 from . import lines, texts
@@ -715,11 +715,22 @@ def remove_store(repo: Repo) -> None:
     for item in memory.iterdir():
         if _TRANSIENT.fullmatch(item.name) and not item.is_symlink():
             item.unlink()
+    _remove_clone_files(repo)
     locks = repo.path(".squad/memory/.locks")
     if locks.is_dir():
         for lock in locks.iterdir():
             lock.unlink()
         locks.rmdir()
+
+
+def _remove_clone_files(repo: Repo) -> None:
+    """This clone's key (which sealed the index) and the ignore file made with it; `local/`
+    itself may be Squad's, and stays."""
+    local = repo.path(".squad/memory/local")
+    for name, made in ((clone.KEY_NAME, None), (".gitignore", clone.IGNORE_ALL.encode())):
+        path = local / name
+        if path.is_file() and not path.is_symlink() and made in (None, path.read_bytes()):
+            path.unlink()
 
 
 # --- planning, checking, applying ---------------------------------------------------------
