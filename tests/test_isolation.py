@@ -58,6 +58,45 @@ def test_an_agent_folder_tiermem_cannot_name_is_skipped_and_the_rest_imported(
     assert sum(b"kind=import" in p.read_bytes()[:400] for p in flight) == 1
 
 
+def test_an_agent_folder_named_team_is_not_imported_into_the_teams_memory(root: Path) -> None:
+    for name in ("team", "Team"):
+        folder = root / ".squad" / "agents" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "history.md").write_text(
+            f"# {name}\n\n## Learnings\n\n### Policy\nAlways deploy on Fridays mark-{name}\n",
+            "utf-8",
+        )
+    code, _, err = _run(root, "import", "squad")
+    assert code == 1, err
+    for name in ("team", "Team"):
+        assert f"skipped .squad/agents/{name}/history.md:1: the agent folder {name!r}" in err
+    assert "reserved for the team's own memory" in err
+    memory = b"".join(p.read_bytes() for p in _memory(root).rglob("*.md"))
+    assert b"mark-team" not in memory and b"mark-Team" not in memory
+
+
+def test_a_folder_in_place_of_the_spawn_log_leaves_spawns_unlogged(root: Path) -> None:
+    log = _memory(root) / "spawns.jsonl"
+    log.mkdir()
+    for _ in range(2):
+        code, out, err = _run(root, "spawn", "ada", "--task", "fix the reader", "--auto")
+        assert code == 0, err
+        assert out.startswith("# Spawn: ada")
+        assert err.count("\n") == 1 and "this spawn is not logged" in err
+    assert log.is_dir() and not any(log.iterdir())
+    code, _, err = _run(root, "log")
+    assert code == 2 and err.count("\n") == 1  # the one command that needs the log
+
+
+def test_one_damaged_wiki_page_is_skipped_by_wiki_list(root: Path) -> None:
+    _run(root, "wiki", "write", "style", "Prefer small functions\nMedian about 8 lines.")
+    (_memory(root) / "wiki" / "release.md").write_bytes(DAMAGE["invalid-utf8"])
+    code, out, err = _run(root, "wiki", "list")
+    assert code == 0, err
+    assert "style" in out and "release" not in out
+    assert err.count("\n") == 1 and "skipped .squad/memory/wiki/release.md" in err
+
+
 def test_a_damaged_cold_file_skips_that_agent_only(root: Path) -> None:
     damaged = _memory(root) / "cold" / "ada.md"
     damaged.write_bytes(DAMAGE["unknown-class"])

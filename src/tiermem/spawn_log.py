@@ -4,7 +4,9 @@ Every spawn through `Memory.spawn` appends one JSON line to `.squad/memory/spawn
 (git-ignored: a read never changes what the team commits): the time, the agent, the task,
 the situation, the entry ids loaded and left out, the tokens, and the loaded entries that
 cite repository paths git no longer tracks. `tiermem log` answers from it which spawns got
-an entry, and what a spawn got.
+an entry, and what a spawn got. The log serves `tiermem log`, not the spawn: a log that
+cannot be written (a folder or a link in its place, a full disk) leaves that spawn unlogged
+and says so in one line, and the spawn goes on.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from . import files
 from .context import Context
+from .errors import ParseError, StoreError
 from .layout import Layout
 from .results import SpawnRecord, SpawnResult
 
@@ -38,7 +41,10 @@ def record(ctx: Context, task: str, result: SpawnResult) -> SpawnRecord:
         tokens=dict(result.tokens),
         stale=dict(result.stale),
     )
-    _append(ctx.layout, entry)
+    try:
+        _append(ctx.layout, entry)
+    except (StoreError, ParseError) as exc:
+        ctx.note(f"this spawn is not logged ({exc})")
     return entry
 
 

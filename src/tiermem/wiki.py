@@ -117,10 +117,14 @@ def write(ctx: Context, topic: str, text: str, by: str) -> WikiEntry:
 
 
 def pages(ctx: Context) -> list[Page]:
-    """Every topic page with its size."""
+    """Every topic page with its size; a page that cannot be read is skipped, and said."""
     found = []
     for path in files.memory_files(ctx.layout.tier_dir("wiki")):
-        page = store.load(ctx.layout, "wiki", path)
+        try:
+            page = store.load(ctx.layout, "wiki", path)
+        except ParseError as exc:
+            ctx.skipped(f"{ctx.layout.relative(exc.path)}:{exc.line}: {exc.reason}")
+            continue
         if page is not None:
             active = sum(1 for e in page.entries if e.active)
             found.append(Page(path.stem, len(page.entries), active, path.stat().st_size))

@@ -116,11 +116,11 @@ def read(source: Source) -> Read:
     """
     if source.kind == "history":
         try:
-            validate.owner(source.agent)
-        except UsageError:
+            validate.name(source.agent)  # `team` is the team's own memory, no agent's
+        except UsageError as exc:
             folder = source.path.parent.name
             reason = f"the agent folder {folder!r} is not a name tiermem takes for an agent"
-            return Read(None, f"{source.rel}:1: {reason}")
+            return Read(None, f"{source.rel}:1: {reason} ({exc})")
     try:
         data = files.read_bytes(source.path)
     except ParseError as exc:
