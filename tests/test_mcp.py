@@ -364,7 +364,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"query": " "}, "query is empty"),
     ("search", {"query": "x", "limit": 0}, "limit must be between 1 and"),
     ("search", {"query": "x", "agent": "../x"}, "must not contain"),
-    ("search", {"query": "x", "tier": "attic"}, "tier"),
+    ("search", {"query": "x", "tier": "attic"}, "argument 'tier' must be one of 'hot'"),
     (
         "read_entry",
         {"agent": "flight", "id": "../../hot/flight"},
@@ -396,10 +396,87 @@ async def test_bad_input_is_an_error_result_and_writes_nothing(
     assert result.is_error
     text = _text(result)
     assert message in text and "Traceback" not in text
-    if tool != "search" or "tier" not in arguments:
-        # Schema violations are refused by the SDK with pydantic's own (longer) report.
-        assert "\n" not in text
+    assert "\n" not in text
     assert store_files(root) == before
+
+
+# Arguments of the wrong type: one line saying what the argument must be, never the
+# validator's report (its error count, type names, its web page).
+WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "hot_set",
+        {"agent": "flight", "task": {"text": "x"}},
+        "argument 'task' must be text, not an object",
+    ),
+    (
+        "hot_add",
+        {"agent": "flight", "kind": "note", "text": ["x"]},
+        "argument 'text' must be text, not a list",
+    ),
+    (
+        "hot_add",
+        {"agent": "flight", "kind": "memo", "text": "x"},
+        "argument 'kind' must be one of 'action'",
+    ),
+    ("wiki_write", {"topic": "release", "text": 12}, "argument 'text' must be text, not 12"),
+    ("search", {"query": "x", "limit": "ten"}, "argument 'limit' must be a whole number"),
+    ("search", {"query": {"q": "x"}}, "argument 'query' must be text, not an object"),
+    ("read_entry", {"id": None}, "argument 'id' must be text, not null"),
+    (
+        "spawn",
+        {"agent": "flight", "task": "x", "criteria": [{"c": 1}]},
+        "'criteria'[0] must be text",
+    ),
+    ("spawn", {"agent": "flight", "task": "x", "max_chars": 5}, "from 200 to 1000000, not 5"),
+    (
+        "forget",
+        {"id": "c-0000000000", "purge": "sometimes"},
+        "argument 'purge' must be true or false",
+    ),
+    ("hot_set", {"agent": "flight"}, "argument 'task' is missing"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "message"), WRONG_TYPES)
+async def test_an_argument_of_the_wrong_type_is_refused_in_one_line(
+    root: Path, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    async with connect(root) as client:
+        await call(client, "hot_set", agent="flight", task="Fix the login bug")
+        before = store_files(root)
+        result = await client.call_tool(tool, arguments)
+    text = _text(result)
+    assert result.is_error and text.startswith(f"{tool}: ") and message in text
+    assert "\n" not in text and "validation error" not in text and "pydantic" not in text
+    assert store_files(root) == before
+
+
+@pytest.mark.parametrize("argument", ["why", "talking_to"])
+async def test_null_for_a_value_hot_set_keeps_is_refused_not_dropped(
+    root: Path, argument: str
+) -> None:
+    async with connect(root) as client:
+        await call(client, "hot_set", agent="flight", task="Fix it", why="v0.9.1", talking_to="ops")
+        before = store_files(root)
+        result = await client.call_tool(
+            "hot_set", {"agent": "flight", "task": "Fix it again", argument: None}
+        )
+        view = await call(client, "hot_show", agent="flight")
+    text = _text(result)
+    assert result.is_error and "\n" not in text
+    assert f"argument '{argument}': null is no value: omit the argument" in text
+    assert store_files(root) == before
+    assert "Fix it again" not in view["markdown"] and "v0.9.1" in view["markdown"]
+
+
+async def test_null_for_why_of_a_spawn_means_none_and_says_so(root: Path) -> None:
+    async with connect(root) as client:
+        await call(client, "hot_set", agent="flight", task="Fix the login bug")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await call(client, "spawn", agent="flight", task="ship", why=None)
+    described = tools["spawn"].input_schema["properties"]["why"]["description"]
+    assert "null, the prompt has no WHY" in described
+    assert "## WHY" not in result["prompt"]
 
 
 async def test_a_refused_write_of_a_secret_writes_not_even_its_audit_line(root: Path) -> None:

@@ -30,10 +30,24 @@ from typing import (
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Resource as MCPResource
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+)
 
 from .errors import NotFoundError, TiermemError, UsageError
 from .memory import MAX_SEARCH_LIMIT
@@ -134,6 +148,18 @@ Offset = Annotated[
     int, Field(ge=0, description="Where to start: the offset a truncated answer names.")
 ]
 Limit = Annotated[int, Field(ge=1, le=1000, description="At most this many items.")]
+
+
+def _given(value: Any) -> Any:
+    """An argument that keeps what is there when omitted: null would say nothing at all
+    (neither "keep" nor a value), so it is refused rather than dropped."""
+    if value is None:
+        raise ValueError("null is no value: omit the argument to keep the current one")
+    return value
+
+
+# An optional text that replaces a value already there; omitted, the value stays.
+Replacing = Annotated[str | None, BeforeValidator(_given), WithJsonSchema({"type": "string"})]
 FileTier = Annotated[
     Literal["hot", "cold", "wiki"],
     Field(description="'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)."),
@@ -295,8 +321,14 @@ class MemoryTools:
         task: Annotated[
             str, Field(description="What the agent is doing now; replaces the previous task.")
         ],
-        why: Annotated[str | None, Field(description="Why the task matters.")] = None,
-        talking_to: Annotated[str | None, Field(description="Who the agent works with.")] = None,
+        why: Annotated[
+            Replacing,
+            Field(description="Why the task matters; omit it to keep the current why."),
+        ] = None,
+        talking_to: Annotated[
+            Replacing,
+            Field(description="Who the agent works with; omit it to keep the current one."),
+        ] = None,
         new_agent: NewAgent = False,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Set the agent's current task (and why, and who it talks to) in its hot tier."""
@@ -460,7 +492,10 @@ class MemoryTools:
         self,
         agent: Agent,
         task: Annotated[str, Field(description="The task to start the agent on.")],
-        why: Annotated[str | None, Field(description="Why the task matters.")] = None,
+        why: Annotated[
+            str | None,
+            Field(description="Why the task matters; omitted or null, the prompt has no WHY."),
+        ] = None,
         criteria: Annotated[
             list[str] | None, Field(description="Success criteria, one each.")
         ] = None,
@@ -697,7 +732,8 @@ def _lifespan(worker: _Worker) -> Callable[[MCPServer[None]], AbstractAsyncConte
 
 
 class _Server(MCPServer[None]):
-    """The SDK's server, listing every tier file beside the static resources."""
+    """The SDK's server, listing every tier file beside the static resources, and saying
+    an argument of the wrong type in one line."""
 
     def __init__(
         self, tier_files: Callable[[], Awaitable[list[MCPResource]]], *args: Any, **kw: Any
@@ -708,6 +744,22 @@ class _Server(MCPServer[None]):
     async def list_resources(self) -> list[MCPResource]:
         """The static resources (the agents list), then each hot, cold and wiki file."""
         return [*await super().list_resources(), *await self._tier_files()]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[None, Any] | None = None
+    ) -> Any:
+        """A tool's answer; arguments its schema refuses are said in one line, not the
+        validator's report."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            tool = self._tool_manager.get_tool(name)
+            refused = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or tool is None:
+                raise
+            if not isinstance(refused, ValidationError):
+                raise
+            raise ToolError(argument_problems(name, tool.parameters, refused)) from None
 
 
 def build_server(mem: Memory) -> MCPServer[None]:
@@ -744,6 +796,86 @@ def serve(mem: Memory) -> None:
         # the process with a traceback.
         if group.split((BrokenPipeError, ConnectionResetError))[1] is not None:
             raise
+
+
+def argument_problems(tool: str, schema: dict[str, Any], refused: ValidationError) -> str:
+    """What was wrong with a tool's arguments, each in a few words, on one line."""
+    said = []
+    for error in refused.errors():
+        name = _argument(error["loc"])
+        if error["type"] == "missing":
+            said.append(f"{name} is missing")
+        elif error["type"] == "value_error":
+            said.append(f"{name}: {error['ctx']['error']}")
+        else:
+            wanted = _wanted(_schema_at(schema, error["loc"]))
+            said.append(f"{name} must be {wanted}, not {_shown(error['input'])}")
+    return f"{tool}: " + "; ".join(dict.fromkeys(said))
+
+
+def _argument(where: tuple[int | str, ...]) -> str:
+    """An argument as a caller names it: `'criteria'`, or an item of it, `'criteria'[0]`."""
+    if not where:
+        return "the arguments"
+    return f"argument {str(where[0])!r}" + "".join(f"[{part}]" for part in where[1:])
+
+
+def _schema_at(schema: dict[str, Any], where: tuple[int | str, ...]) -> dict[str, Any]:
+    """The schema of one argument (or of an item of a list argument)."""
+    found: dict[str, Any] = schema
+    for part in where:
+        found = _not_null(found)
+        found = (
+            found.get("items", {})
+            if isinstance(part, int)
+            else found.get("properties", {}).get(str(part), {})
+        )
+    return found
+
+
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema a value must meet when it is given (a nullable's other branch)."""
+    branches = [b for b in schema.get("anyOf", []) if b.get("type") != "null"]
+    return branches[0] if len(branches) == 1 else schema
+
+
+def _wanted(schema: dict[str, Any]) -> str:
+    """What a value of this schema is, in words."""
+    nullable = any(b.get("type") == "null" for b in schema.get("anyOf", []))
+    schema = _not_null(schema)
+    if "enum" in schema:
+        words = "one of " + ", ".join(repr(v) for v in schema["enum"])
+    elif schema.get("type") == "array":
+        words = f"a list, each {_wanted(schema.get('items', {}))}"
+    else:
+        words = _WORDS.get(str(schema.get("type")), "a valid value") + _bounds(schema)
+    return f"{words} (or null)" if nullable else words
+
+
+_WORDS = {"string": "text", "integer": "a whole number", "number": "a number"}
+_WORDS |= {"boolean": "true or false", "object": "an object"}
+
+
+def _bounds(schema: dict[str, Any]) -> str:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        return f" from {low} to {high}"
+    if low is not None:
+        return f" of at least {low}"
+    return f" of at most {high}" if high is not None else ""
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the caller wrote it, in a few words."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text" if len(value) > 40 else f"text {json.dumps(value, ensure_ascii=False)}"
+    return f"{value!r}"[:40]
 
 
 def _version() -> str:
