@@ -34,7 +34,8 @@ MODEL = "canary-model"
 
 
 def leaks(root: Path, extra: tuple[Path, ...] = ()) -> list[tuple[str, str]]:
-    """(kind, file) for every canary secret found in the bytes of any memory file."""
+    """(kind, file) for every canary secret found in the bytes of any memory file (and of
+    the `extra` files)."""
     files = [p for p in sorted((root / ".squad" / "memory").rglob("*")) if p.is_file()]
     found = []
     for path in [*files, *extra]:
@@ -83,6 +84,30 @@ CLI_WRITES = {
     "decision add": ["decision", "add", "--by", "flight", "-"],
     "wiki write": ["wiki", "write", "security", "-", "--by", "flight"],
 }
+
+
+DECISION_LOG = Path(".squad", "decisions.md")
+# The write paths that write into Squad's decision log too: it is searched as well.
+WRITE_THE_LOG = ("cli decision add", "inbox merge")
+
+
+def write_by_inbox(root: Path) -> None:
+    """A decision dropped in Squad's inbox with every canary, merged by Scribe into
+    decisions.md and the team's tier."""
+    inbox = root / ".squad" / "decisions" / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    (inbox / "flight-vault.md").write_text(
+        "### 2026-03-01: Vault for everything\n**By:** Flight\n**What:**\n"
+        + ALL_LINES
+        + "\n**Why:** leaks.\n",
+        encoding="utf-8",
+    )
+    mem = Memory(root, now=T0)
+    try:
+        if mem.scribe_run().inbox_merged != ["flight-vault.md"]:
+            raise RuntimeError("the inbox was not merged")
+    finally:
+        mem.close()
 
 
 def write_by_cli(root: Path, argv: list[str]) -> str:

@@ -983,6 +983,7 @@ CANARY_PATHS: dict[str, Callable[[Path], object]] = {
     },
     "python api": canary_paths.write_by_api,
     "mcp tools": canary_paths.write_by_mcp,
+    "inbox merge": canary_paths.write_by_inbox,
     "import squad": _import_squad,
     "model summaries": _model_summaries,
 }
@@ -1003,7 +1004,8 @@ def phase_canaries(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             canary_paths.move_everything(root)
         except Exception as exc:
             error = f"{type(exc).__name__}: {str(exc)[:200]}"
-        found = [f"{kind} in {Path(path).name}" for kind, path in canary_paths.leaks(root)]
+        log = (root / canary_paths.DECISION_LOG,) if name in canary_paths.WRITE_THE_LOG else ()
+        found = [f"{kind} in {Path(p).name}" for kind, p in canary_paths.leaks(root, log)]
         total_leaks += len(found)
         results[name] = {
             "leaks": found[:5],

@@ -22,6 +22,7 @@ import pytest
 from canaries import CANARIES
 from canary_paths import (
     CLI_WRITES,
+    DECISION_LOG,
     KEY_ENV,
     KINDS,
     MODEL,
@@ -38,6 +39,7 @@ from canary_paths import (
     whole_lines,
     write_by_api,
     write_by_cli,
+    write_by_inbox,
     write_by_mcp,
 )
 from tiermem.memory import Memory
@@ -108,6 +110,24 @@ def test_mcp_tools_redact_every_canary(root: Path) -> None:
     assert set(results[0]["redactions"]) == KINDS
     move_everything(root)
     check(root, 0)
+
+
+# --- Squad's decision inbox, merged by Scribe ---------------------------------------------
+
+
+def test_the_inbox_merge_redacts_every_canary_in_decisions_md(root: Path) -> None:
+    before = len(audit_lines(root))
+    write_by_inbox(root)
+    decision_log = root / DECISION_LOG
+    assert "Vault for everything" in decision_log.read_text(encoding="utf-8")
+    check(root, before, (decision_log,))
+    logged = [ln for ln in audit_lines(root) if ln["tiers"] == [str(DECISION_LOG)]]
+    assert redacted_kinds(logged) == KINDS
+
+
+def test_cli_decision_add_redacts_every_canary_in_decisions_md(root: Path) -> None:
+    write_by_cli(root, CLI_WRITES["decision add"])
+    assert leaks(root, (root / DECISION_LOG,)) == []
 
 
 # --- import squad ---------------------------------------------------------------------

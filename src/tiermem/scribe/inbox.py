@@ -1,5 +1,6 @@
 """Scribe merges Squad's decision inbox: each file into decisions.md and the team's tier,
-then out of the inbox once it is in both."""
+then out of the inbox once it is in both. Credentials go on the way, as on every write
+path: decisions.md gets the text redacted, and the redaction is audited."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from .. import decisions, files, store
 from ..context import Context
 from ..layout import TEAM
 from ..squad import decision_log, inbox, parse
+
+_LOG = ".squad/decisions.md"  # where the audit says a redaction went
 
 
 @dataclass
@@ -29,13 +32,18 @@ def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
     target = decision_log.path(ctx)
     team = ctx.layout.tier_file("cold", TEAM)
     store.load(ctx.layout, "cold", team)  # a damaged team file stops the merge before a write
+    cleaned = [(name, *ctx.redact(text)) for name, text in found]
     with files.locked(ctx.layout, target):
         current = files.read_text(ctx.layout, target) or decision_log.EMPTY_LOG
-        merged_text, report.merged = parse.merge_inbox(current, found, ctx.stamp()[:10])
+        merged_text, report.merged = parse.merge_inbox(
+            current, [(name, text) for name, text, _ in cleaned], ctx.stamp()[:10]
+        )
         if dry_run:
             return report
         if merged_text != current:
             files.atomic_write(target, merged_text)
+    merged = set(report.merged)
+    ctx.audit_redactions([k for name, _, kinds in cleaned if name in merged for k in kinds], _LOG)
     texts = dict(found)
     for name in report.merged:
         source = f".squad/decisions/inbox/{name}"
