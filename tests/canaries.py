@@ -28,6 +28,9 @@ def _pem(label: str, line: str, lines: int = 3, newline: str = "\n") -> str:
 
 
 _HEX32 = "fa4e" * 8
+_ADO_PAT = "fake2" * 10 + "k7"  # 52 characters of lower-case base32
+_FCM_KEY = "AAAA" + "fAk3_-x" + ":APA91b" + "Fake0-_x" * 17
+_GH_LETTERS = "ghp_" + "abcdefghijklmnopqrstuvwxyz" + "0123456789"
 _UUID = "fa4e0000-0000-4000-8000-" + "fa4e" * 3
 _PRIV = "PRIVATE" + " KEY"
 
@@ -259,4 +262,9 @@ CANARIES: list[tuple[str, str, str]] = [
     ("discord-token", _DISCORD_RUN, f'client.run("{_DISCORD_RUN}")'),
     ("password", _SSHPASS, f"sshpass -p '{_SSHPASS}' ssh deploy@10.0.0.12"),
     ("password", _SLASHED, f"password={_SLASHED}"),
+    # shapes of issue 29's held-out set that went through
+    ("azure-devops-pat", _ADO_PAT, f"AZURE_DEVOPS_EXT_PAT={_ADO_PAT}"),
+    ("firebase-key", _FCM_KEY, f"FCM_SERVER_KEY={_FCM_KEY}"),
+    ("sentry-dsn", _HEX32, f"SENTRY_DSN=https://{_HEX32}@o4501234.ingest.sentry.io/4505678"),
+    ("github-token", _GH_LETTERS, f"export GITHUB_TOKEN={_GH_LETTERS}"),
 ]

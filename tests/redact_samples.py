@@ -247,6 +247,24 @@ VENDOR_TOKENS: list[tuple[str, str, str, Maker]] = [
     ("twitter", "twitter-token", "TWITTER_BEARER_TOKEN", lambda m: "A" * 22 + m.alnum(90)),
     ("datastax", "datastax-token", "ASTRA_DB_TOKEN",
      lambda m: f"AstraCS:{m.mixed(UPPER + LOWER, 24, (UPPER, LOWER))}:{m.hex(64)}"),
+    ("firebase", "firebase-key", "FCM_SERVER_KEY",
+     lambda m: "AAAA" + m.urlsafe(7) + ":APA91b" + m.urlsafe(134)),
+]
+# A long vendor prefix and the vendor's length are a credential whatever the body's letters:
+# bodies of lower case alone, or letters first and digits after.
+LETTERS_ONLY: list[tuple[str, str, str, Maker]] = [
+    ("github", "github-token", "GITHUB_TOKEN",
+     lambda m: "ghp_" + m.chars(LOWER, 26) + m.chars(DIGITS, 10)),
+    ("github", "github-token", "GH_OAUTH_TOKEN", lambda m: "gho_" + m.chars(LOWER, 36)),
+    ("npm", "npm-token", "NPM_TOKEN", lambda m: "npm_" + m.chars(LOWER, 36)),
+    ("notion", "notion-token", "NOTION_SECRET", lambda m: "secret_" + m.chars(LOWER + UPPER, 43)),
+    ("notion", "notion-token", "NOTION_TOKEN", lambda m: "ntn_" + m.chars(LOWER, 46)),
+    ("mailgun", "mailgun-key", "MAILGUN_KEY", lambda m: "key-" + m.chars(LOWER, 32)),
+    ("huggingface", "huggingface-token", "HF_ORG_TOKEN",
+     lambda m: "api_org_" + m.chars(LOWER, 37)),
+    ("octopus", "octopus-key", "OCTOPUS_API_KEY", lambda m: "API-" + m.chars(UPPER, 28)),
+    ("alibaba", "alibaba-key", "ALIBABA_ACCESS_KEY_ID",
+     lambda m: "LTAI" + m.chars(LOWER + UPPER, 16)),
 ]
 # fmt: on
 
@@ -275,6 +293,55 @@ def _vendor_samples(m: Material) -> Iterator[Sample]:
             secret = make(m)
             line = template.format(env=env, key=env.lower(), secret=secret)
             yield Sample(family, f"{env}/{context}", kind, secret, line)
+    for family, kind, env, make in LETTERS_ONLY:
+        for context, template in m.rng.sample(TOKEN_CONTEXTS, 2):
+            secret = make(m)
+            line = template.format(env=env, key=env.lower(), secret=secret)
+            yield Sample(f"{family}-letters", f"{env}/{context}", kind, secret, line)
+
+
+# Azure DevOps personal access tokens: 52 lower-case base32 characters, named by the CLI's
+# variable or by the service.
+DEVOPS_CONTEXTS: list[tuple[str, str]] = [
+    ("env", "AZURE_DEVOPS_EXT_PAT={pat}"),
+    ("export", 'export AZURE_DEVOPS_EXT_PAT="{pat}"'),
+    ("cmd", "set AZURE_DEVOPS_EXT_PAT={pat}"),
+    ("powershell", '$env:AZURE_DEVOPS_EXT_PAT = "{pat}"'),
+    ("yaml", "  AZURE_DEVOPS_EXT_PAT: {pat}"),
+    ("json", '{{"AZURE_DEVOPS_EXT_PAT": "{pat}"}}'),
+    ("actions", "        AZURE_DEVOPS_EXT_PAT: {pat}  # TODO move to secrets"),
+    ("login", "echo {pat} | az devops login --organization https://dev.azure.com/acme"),
+    ("prose", "The Azure DevOps PAT for the build agent is {pat} (expires in May)."),
+]
+
+
+def _devops_samples(m: Material) -> Iterator[Sample]:
+    """Azure DevOps tokens, under the CLI's variable or where the text names the service."""
+    for shape, template in DEVOPS_CONTEXTS:
+        pat = m.mixed(LOWER + "234567", 52, (LOWER, "234567"))
+        yield Sample("azure-devops", shape, "azure-devops-pat", pat, template.format(pat=pat))
+
+
+# Sentry DSNs: the project's key (and, in old ones, a secret) as a URL's user.
+SENTRY_CONTEXTS: list[tuple[str, str]] = [
+    ("env", "SENTRY_DSN={dsn}"),
+    ("js", 'Sentry.init({{ dsn: "{dsn}", tracesSampleRate: 0.2 }});'),
+    ("python", 'sentry_sdk.init(dsn="{dsn}", environment="prod")'),
+    ("yaml", "  dsn: {dsn}"),
+    ("prose", "Errors go to {dsn} since the move."),
+]
+
+
+def _sentry_samples(m: Material) -> Iterator[Sample]:
+    """Sentry DSNs of sentry.io's regions, and an old self-hosted one with its secret."""
+    for shape, template in SENTRY_CONTEXTS:
+        key, org, project = m.hex(32), m.rng.randint(10**5, 10**7), m.rng.randint(10**3, 10**16)
+        region = m.pick(["", "us.", "de."])
+        dsn = f"https://{key}@o{org}.ingest.{region}sentry.io/{project}"
+        yield Sample("sentry", shape, "sentry-dsn", key, template.format(dsn=dsn))
+    key, secret = m.hex(32), m.hex(32)
+    dsn = f"https://{key}:{secret}@sentry.example.com/{m.rng.randint(1, 99)}"
+    yield Sample("sentry", "self-hosted", "sentry-dsn", f"{key}:{secret}", f"SENTRY_DSN={dsn}")
 
 
 # ---------------------------------------------------------------- tokens named by their service
@@ -702,6 +769,8 @@ def _webhook_samples(m: Material) -> Iterator[Sample]:
 
 SAMPLE_SOURCES: tuple[Callable[[Material], Iterator[Sample]], ...] = (
     _vendor_samples,
+    _devops_samples,
+    _sentry_samples,
     _service_named_samples,
     _key_block_samples,
     _password_samples,
@@ -740,6 +809,9 @@ ORDINARY_TEMPLATES: list[str] = [
     "entry id {uuid} was folded twice", "request_id={uuid} status=200 duration_ms={n}",
     '"id": "{uuid}", "createdAt": "2026-03-14T10:00:00Z"', "idempotency_key: {uuid}",
     "trace {hex32} span {hex16}", "Sentry issue {hex8} regressed in {ver}",
+    "https://sentry.io/organizations/{org}/issues/{n}/?project={n2}",
+    "https://{org}.sentry.io/settings/projects/{repo}/keys/",
+    "https://{hex32}.example.com/{n} is the preview host",
     "pod {word}-{hex10}-{lower5} restarted 3 times", "container id {hex64}",
     # paths
     "see src/{word}/{word2}.py and /usr/local/lib/python3.11/site-packages/{word}/__init__.py",
@@ -786,6 +858,17 @@ ORDINARY_TEMPLATES: list[str] = [
     "npm install @{org}/{word}-{word2} eslint-plugin-{word} @types/node",
     "npm install jsonwebtoken passport-jwt keytar dotenv secret-handshake",
     "pip install hf_transfer pypi-simple python-dotenv keyring",
+    # services named, no credential
+    "Azure DevOps pipeline {word} ran build {n} on the hosted agent",
+    "az devops configure --defaults organization=https://dev.azure.com/{org} project={Word}",
+    "AZURE_DEVOPS_EXT_PAT=${{{{ secrets.ADO_PAT }}}}",
+    "AZURE_DEVOPS_EXT_PAT: $(System.AccessToken)",
+    "The Azure DevOps PAT expires every {n2} days; request one in the portal.",
+    "compat: {word}; spat out {n} errors", "patch_level: {n}",
+    "AAAA record for {word}.example.com points at 2001:db8::{n2}",
+    "FCM registration tokens start with a device id, then :APA91b and the rest.",
+    "npm_config_registry=https://registry.npmjs.org/ and npm_config_cache=~/.npm",
+    "key-value store; secret_key_base rotates; api_org_settings is a table",
     # prose about credentials
     "Rotate the password monthly.", "The password must be at least {n} characters.",
     "Passwords are hashed with bcrypt (cost {n2}).", "Never commit secrets; use the vault.",

@@ -63,7 +63,6 @@ import sys
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import cache
 
 __all__ = ["KINDS", "redact"]
@@ -80,6 +79,12 @@ class _Lazy:
     def __init__(self, source: str, flags: int = 0) -> None:
         self._source, self._flags = source, flags
         self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the pattern is compiled already (then scanning costs no more than
+        looking for the literals it needs)."""
+        return self._compiled is not None
 
     @property
     def compiled(self) -> re.Pattern[str]:
@@ -117,23 +122,36 @@ _WORD_DASH = _WORD | {"-"}
 _Span = tuple[int, int, str]  # start, end and kind of a secret
 
 
-@dataclass(frozen=True, slots=True)
+# The classes below are plain ones with slots, not dataclasses: making a dataclass runs the
+# code it generates, which cost more than the rest of importing this module together.
+
+
 class _Text:
-    """The text being redacted, and its lower-cased copy for keys written in any case."""
+    """The text being redacted, its lower-cased copy for keys written in any case, and
+    whether its families run only where it holds a literal they need (`GATED_CHARS`)."""
 
-    raw: str
-    folded: str
+    __slots__ = ("folded", "gated", "raw")
+
+    def __init__(self, raw: str, folded: str, gated: bool) -> None:
+        self.raw, self.folded, self.gated = raw, folded, gated
 
 
-@dataclass(frozen=True, slots=True)
+# Until a process has redacted this much text, a family runs on a text only when the text
+# holds one of the literals its matches need, so the patterns of the families a process never
+# comes near are never compiled: a command redacts a few short texts, and compiling every
+# family costs more than all of them. Past it (a long-running server, an import), every
+# family compiles and runs: its pattern finds its own literal as fast as a look for it would.
+GATED_CHARS = 64 * 1024
+_redacted = [0]  # characters redacted in this process so far
+
+
 class _Candidate:
     """A match of a rule, with the span of its value in the original text."""
 
-    text: str
-    match: re.Match[str]
-    group: str
-    start: int
-    end: int
+    __slots__ = ("end", "group", "match", "start", "text")
+
+    def __init__(self, text: str, match: re.Match[str], group: str, start: int, end: int) -> None:
+        self.text, self.match, self.group, self.start, self.end = text, match, group, start, end
 
     @property
     def value(self) -> str:
@@ -412,6 +430,31 @@ def _is_bare_pass(c: _Candidate) -> bool:
     return short and (c.sep != "=" or _ALNUM_BEFORE.search(_before(c)) is not None)
 
 
+_BASE32_PAT = _Lazy(r"[a-z2-7]{52}")
+
+
+def _base32_token(c: _Candidate) -> bool:
+    """Accept a run of base32 that mixes letters and digits, as a generated token does."""
+    return _has_digit(c.value) and not c.value.isdigit()
+
+
+def _judge_pat(c: _Candidate) -> str | None:
+    """Name the value of a personal-access-token key (`AZURE_DEVOPS_EXT_PAT`, `ado_pat`):
+    Azure DevOps' shape by itself, any other generated-looking value as a secret."""
+    if not _ends_the_key(c) or (c.gap is not None and not _spaced_value_counts(c)):
+        return None
+    if _BASE32_PAT.fullmatch(c.value) and _base32_token(c):
+        return "azure-devops-pat"
+    return "generic-secret" if _is_generic_secret(c, "pat") else None
+
+
+def _ends_the_key(c: _Candidate) -> bool:
+    """Whether `pat` is a word of the key (`EXT_PAT`, `adoPat`), not the end of one (`compat`)."""
+    start = c.match.start("key")
+    before = c.text[start - 1] if start else ""
+    return not before.isalnum() or (c.text[start].isupper() and before.islower())
+
+
 def _judge_password(c: _Candidate) -> str | None:
     """Name a password assignment; inside a `key=value;` string it is a connection string."""
     if c.gap is not None or c.pair is not None or c.said is not None:
@@ -597,21 +640,60 @@ def _is_discord_bot_token(value: str) -> bool:
     return 17 <= len(decoded) <= 20 and decoded.isdigit()
 
 
-@dataclass(frozen=True, slots=True)
 class _Vendor:
-    """A vendor's token: prefix and body as one pattern, and what else it must satisfy."""
+    """A vendor's token: prefix and body as one pattern, and what else it must satisfy.
 
-    kind: str
-    shape: str
-    accept: Callable[[str], bool] | None = None
-    fence: frozenset[str] = _WORD  # characters that may not touch the token
+    `accept` is asked only of a token whose prefix is short (under PREFIX_ALONE characters)
+    or whose length is open-ended: a long prefix with the length the vendor issues is a
+    credential whatever its letters (`ghp_` and 36 of them). `needs` are the literals a
+    token without a delimiter holds, so that its scan runs only where one occurs.
+    """
+
+    __slots__ = ("accept", "fence", "kind", "needs", "shape")
+
+    def __init__(
+        self,
+        kind: str,
+        shape: str,
+        accept: Callable[[str], bool] | None,
+        fence: frozenset[str],
+        needs: tuple[str, ...],
+    ) -> None:
+        self.kind, self.shape, self.accept, self.fence, self.needs = (
+            kind,
+            shape,
+            accept,
+            fence,
+            needs,
+        )
 
 
 def _v(
-    kind: str, shape: str, accept: Callable[[str], bool] | None = None, *, dash: bool = False
+    kind: str,
+    shape: str,
+    accept: Callable[[str], bool] | None = None,
+    *,
+    dash: bool = False,
+    needs: tuple[str, ...] = (),
 ) -> _Vendor:
     """A vendor token; `dash` for bodies that may hold `-`, so that a dash may not touch them."""
-    return _Vendor(kind, shape, accept, _WORD_DASH if dash else _WORD)
+    return _Vendor(kind, shape, accept, _WORD_DASH if dash else _WORD, needs)
+
+
+PREFIX_ALONE = 4  # a prefix this long, and the vendor's length, make a credential alone
+# A shape that is a prefix of literal characters (a class counting as one), then one body
+# of a fixed or bounded length: `npm_[A-Za-z0-9]{36}`, `api_org_[A-Za-z0-9]{34,40}`.
+_FIXED_SHAPE = _Lazy(r"((?:\\.|\[[^\]]+\]|[A-Za-z0-9_-])+?)\[[^\]]+\]\{\d+(?:,\d+)?\}")
+_ONE_CHARACTER = _Lazy(r"\\.|\[[^\]]+\]|.")
+
+
+@cache
+def _prefix_alone(shape: str) -> bool:
+    """Whether a shape's prefix is long enough to make its token a credential by itself."""
+    found = _FIXED_SHAPE.fullmatch(shape)
+    return (
+        found is not None and len(_ONE_CHARACTER.compiled.findall(found.group(1))) >= PREFIX_ALONE
+    )
 
 
 # Prefixes that end in `_`, `-` or `.`: found by the run after their delimiter.
@@ -700,33 +782,42 @@ _DELIMITED: tuple[_Vendor, ...] = (
     _v("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}", dash=True),
     _v("circleci-token", r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}"),
 )
-# Prefixes with no delimiter: scanned by their first letter, one scan per letter.
+# Prefixes with no delimiter: each scanned on its own, only in a text that holds one of the
+# literals every token of the vendor holds (`needs`).
 _LETTERED: tuple[_Vendor, ...] = (
-    _v("aws-access-key", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}"),
-    _v("google-api-key", r"AIza[0-9A-Za-z_-]{35}", dash=True),
-    _v("atlassian-token", r"AT(?:ATT|CTT)3[A-Za-z0-9_=-]{100,}", dash=True),
-    _v("bitbucket-token", r"ATBB[A-Za-z0-9]{32}"),
-    _v("jfrog-token", r"AKCp[A-Za-z0-9]{69}"),
-    _v("datastax-token", r"AstraCS:[A-Za-z]{24}:[a-f0-9]{64}"),
-    _v("twitter-token", "A" * 22 + r"[A-Za-z0-9%]{60,}"),
-    _v("square-token", r"EAAA[A-Za-z0-9_-]{22,60}", _looks_random, dash=True),
-    _v("facebook-token", r"EAA[B-Z][A-Za-z0-9]{60,}", _has_digit),
-    _v("easypost-key", r"EZ[AT]K[A-Za-z0-9]{54}"),
-    _v("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", dash=True),
-    _v("alibaba-key", r"LTAI[A-Za-z0-9]{12,20}", _has_digit),
-    _v("google-oauth-token", r"1//0[0-9A-Za-z_-]{40,}", dash=True),  # a refresh token
+    _v("aws-access-key", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}",
+       needs=("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
+    _v("google-api-key", r"AIza[0-9A-Za-z_-]{35}", dash=True, needs=("AIza",)),
+    _v("atlassian-token", r"AT(?:ATT|CTT)3[A-Za-z0-9_=-]{100,}", dash=True,
+       needs=("ATATT3", "ATCTT3")),
+    _v("bitbucket-token", r"ATBB[A-Za-z0-9]{32}", needs=("ATBB",)),
+    _v("jfrog-token", r"AKCp[A-Za-z0-9]{69}", needs=("AKCp",)),
+    _v("datastax-token", r"AstraCS:[A-Za-z]{24}:[a-f0-9]{64}", needs=("AstraCS:",)),
+    _v("twitter-token", "A" * 22 + r"[A-Za-z0-9%]{60,}", needs=("A" * 22,)),
+    # a Firebase Cloud Messaging server key: a key id, then the `APA91b` every one holds
+    _v("firebase-key", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{120,}", dash=True,
+       needs=(":APA91b",)),
+    _v("square-token", r"EAAA[A-Za-z0-9_-]{22,60}", _looks_random, dash=True, needs=("EAAA",)),
+    _v("facebook-token", r"EAA[B-Z][A-Za-z0-9]{60,}", _has_digit, needs=("EAA",)),
+    _v("easypost-key", r"EZ[AT]K[A-Za-z0-9]{54}", needs=("EZAK", "EZTK")),
+    _v("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", dash=True, needs=("dapi",)),
+    _v("alibaba-key", r"LTAI[A-Za-z0-9]{12,20}", _has_digit, needs=("LTAI",)),
+    _v("google-oauth-token", r"1//0[0-9A-Za-z_-]{40,}", dash=True, needs=("1//0",)),  # refresh
 )
 # fmt: on
 
 _VENDORS = _DELIMITED + _LETTERED
 
 # A delimiter followed by twelve token characters and, within 24, a capital or a digit (so
-# that snake_case names and dashed words pass by in the regex engine, not in Python). The
-# run is looked at, not consumed, so that a delimiter inside it is reported too.
+# that snake_case names and dashed words pass by in the regex engine, not in Python), or 24
+# lower-case letters in a row, as a body whose letters come first has
+# (`ghp_abcdefghijklmnopqrstuvwxyz0123456789`: a long prefix with its vendor's length is a
+# token whatever its letters). The run is looked at, not consumed, so that a delimiter
+# inside it is reported too.
 _DELIMITER_RUNS = (
-    _Lazy(r"_(?=[a-z_+/=-]{0,23}[A-Z0-9])(?=[A-Za-z0-9_+/=-]{12})"),
-    _Lazy(r"-(?=[a-z_-]{0,23}[A-Z0-9])(?=[A-Za-z0-9_-]{12})"),
-    _Lazy(r"\.(?=[a-z_-]{0,23}[A-Z0-9])(?=[A-Za-z0-9_-]{12})"),
+    _Lazy(r"_(?=[a-z_+/=-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_+/=-]{12})"),
+    _Lazy(r"-(?=[a-z_-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_-]{12})"),
+    _Lazy(r"\.(?=[a-z_-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_-]{12})"),
 )
 _PREFIX_REACH = 256  # how far back from a delimiter a token's start is looked for
 _TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -764,11 +855,6 @@ def _named_alternation(vendors: list[tuple[int, _Vendor]]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?P<t{n}>{v.shape})" for n, v in vendors))
 
 
-def _scan_alternation(vendors: list[_Vendor]) -> re.Pattern[str]:
-    """One pattern for vendors sharing a first letter, unnamed so that scans skip ahead."""
-    return re.compile("(?:" + "|".join(v.shape for v in vendors) + ")")
-
-
 @cache
 def _vendors_by_head() -> dict[str | None, list[tuple[int, _Vendor]]]:
     """Every vendor with its place in the table, by the literal its tokens start with."""
@@ -799,25 +885,48 @@ def _vendor_match(raw: str, start: int) -> re.Match[str] | None:
     return None
 
 
+_LETTER_SCANS: dict[str, re.Pattern[str]] = {}  # compiled so far, by first letter
+
+
 @cache
-def _lettered_scans() -> tuple[re.Pattern[str], ...]:
-    """Compile the scans for the vendors without a delimiter, one per first letter."""
+def _letter_groups() -> dict[str, list[_Vendor]]:
+    """The vendors without a delimiter, by the letter their tokens start with."""
     letters: dict[str, list[_Vendor]] = {}
     for vendor in _LETTERED:
         letters.setdefault(vendor.shape[0], []).append(vendor)
-    return tuple(_scan_alternation(group) for group in letters.values())
+    return letters
 
 
-@dataclass(frozen=True, slots=True)
+def _lettered_scans(raw: str, gated: bool) -> Iterator[re.Pattern[str]]:
+    """The scans for the vendors without a delimiter, one per first letter; a letter's is
+    compiled the first time a text holds a literal one of its vendors needs (any text, once
+    the process is past `GATED_CHARS`)."""
+    for letter, vendors in _letter_groups().items():
+        scan = _LETTER_SCANS.get(letter)
+        if scan is None:
+            if gated and not any(need in raw for vendor in vendors for need in vendor.needs):
+                continue
+            scan = _LETTER_SCANS[letter] = _scan_alternation(vendors)
+        yield scan
+
+
+def _scan_alternation(vendors: list[_Vendor]) -> re.Pattern[str]:
+    """One pattern for vendors sharing a first letter, unnamed so that scans skip ahead."""
+    return re.compile("(?:" + "|".join(v.shape for v in vendors) + ")")
+
+
 class _PrefixedTokens:
     """The family of vendor tokens, delimited and lettered, behind one `find`."""
 
-    kinds: tuple[str, ...]
+    __slots__ = ("kinds",)
+
+    def __init__(self, kinds: tuple[str, ...]) -> None:
+        self.kinds = kinds
 
     def find(self, text: _Text) -> Iterator[_Span]:
         """Yield every vendor token in the text."""
         raw, tried = text.raw, set[int]()
-        for scan in _lettered_scans():
+        for scan in _lettered_scans(raw, text.gated):
             for hit in scan.finditer(raw):
                 yield from _vendor_token_at(raw, hit.start(), tried)
         for run in _DELIMITER_RUNS:
@@ -850,7 +959,7 @@ def _vendor_token_at(raw: str, start: int, tried: set[int]) -> Iterator[_Span]:
     if found is None or found.lastgroup is None:
         return
     vendor, end = _VENDORS[int(found.lastgroup[1:])], found.end()
-    accepted = vendor.accept is None or vendor.accept(raw[start:end])
+    accepted = vendor.accept is None or _prefix_alone(vendor.shape) or vendor.accept(raw[start:end])
     if accepted and not _touches(raw, start, end, vendor.fence):
         yield start, end, vendor.kind
 
@@ -933,7 +1042,6 @@ def _disowned(raw: str, run: re.Match[str]) -> bool:
 # ---------------------------------------------------------------- rules built on one regex
 
 
-@dataclass(frozen=True, slots=True)
 class _Rule:
     """One family of credential shapes that share a literal start.
 
@@ -941,22 +1049,45 @@ class _Rule:
     one alternation would defeat that); word boundaries are checked afterwards (`fence`)
     because a leading look-behind would defeat it too. The judge names the kind of each match,
     or drops it as a look-alike; `nearby` names the kind of a secret found after the key
-    when the key has no value of its own.
+    when the key has no value of its own. `needs` are lower-case literals of which every
+    match holds one: a text holding none is passed over before the pattern is even compiled,
+    so a process pays only for the families its texts come near.
     """
 
-    kinds: tuple[str, ...]
-    pattern: _Lazy
-    judge: Judge
-    folded: bool = False  # match against the lower-cased copy: the key may be in any case
-    lead: int = 0  # characters before the match that belong to the secret
-    fence: frozenset[str] = frozenset()  # characters that may not touch the secret
-    trigger: str | None = None  # only run when this lower-case word occurs in the text
-    nearby: str | None = None
+    __slots__ = (
+        "always_gated",
+        "fence",
+        "folded",
+        "judge",
+        "kinds",
+        "lead",
+        "nearby",
+        "needs",
+        "pattern",
+    )
+
+    def __init__(
+        self,
+        kinds: tuple[str, ...],
+        pattern: _Lazy,
+        judge: Judge,
+        needs: tuple[str, ...],
+        *,
+        folded: bool = False,  # match against the lower-cased copy: the key may be in any case
+        lead: int = 0,  # characters before the match that belong to the secret
+        fence: frozenset[str] = frozenset(),  # characters that may not touch the secret
+        nearby: str | None = None,
+        always_gated: bool = False,  # a pattern with no literal start: scanning it is slow
+    ) -> None:
+        self.kinds, self.pattern, self.judge, self.needs = kinds, pattern, judge, needs
+        self.folded, self.lead, self.fence, self.nearby = folded, lead, fence, nearby
+        self.always_gated = always_gated
 
     def find(self, text: _Text) -> Iterator[_Span]:
         """Yield the span and kind of every secret this rule finds."""
-        if self.trigger is not None and self.trigger not in text.folded:
-            return
+        gated = self.always_gated or (text.gated and not self.pattern.ready)
+        if gated and not any(need in text.folded for need in self.needs):
+            return  # not compiled, nor run, for a text that cannot hold a match
         for match in self.pattern.finditer(text.folded if self.folded else text.raw):
             found = self._judged(text.raw, match)
             if found is not None:
@@ -1016,21 +1147,24 @@ def _named(
 def _token(
     kind: str | tuple[str, ...],
     pattern: str,
+    needs: tuple[str, ...],
     accept: Accept | None = None,
     *,
     judge: Judge | None = None,
     fence: frozenset[str] = _WORD,
     lead: int = 0,
-    trigger: str | None = None,
+    always_gated: bool = False,
 ) -> _Rule:
     """A case-sensitive token shape; the whole match is the secret."""
     kinds, judge = _named(kind, accept, judge)
-    return _Rule(kinds, _Lazy(f"(?P<v>{pattern})"), judge, False, lead, fence, trigger)
+    pattern_ = _Lazy(f"(?P<v>{pattern})")
+    return _Rule(kinds, pattern_, judge, needs, lead=lead, fence=fence, always_gated=always_gated)
 
 
 def _keyed(
     kind: str | tuple[str, ...],
     pattern: str,
+    needs: tuple[str, ...],
     accept: Accept | None = None,
     *,
     judge: Judge | None = None,
@@ -1038,7 +1172,7 @@ def _keyed(
 ) -> _Rule:
     """A rule that starts at a key name in any case; written in lower case throughout."""
     kinds, judge = _named(kind, accept, judge)
-    return _Rule(kinds, _Lazy(pattern), judge, True, nearby=nearby)
+    return _Rule(kinds, _Lazy(pattern), judge, needs, folded=True, nearby=nearby)
 
 
 # After a key: a closing quote (maybe JSON-escaped) or markdown bold, then the operator.
@@ -1129,11 +1263,12 @@ def _command_before(text: str, flag: int) -> str | None:
 def _rules() -> tuple[_Rule, ...]:
     """Build the regex-led families, most specific first."""
     return (
-        _token("private-key", _PEM, fence=frozenset()),
-        _token("private-key", _PUTTY, fence=frozenset()),
+        _token("private-key", _PEM, ("----",), fence=frozenset()),
+        _token("private-key", _PUTTY, ("putty-user-key-file-",), fence=frozenset()),
         _token(
             ("private-key", "client-certificate"),
             _WRAPPED_PEM,
+            ("ls0tls1crudjti",),
             judge=_judge_wrapped_block,
             fence=frozenset("+/=") | _WORD,
         ),
@@ -1142,19 +1277,29 @@ def _rules() -> tuple[_Rule, ...]:
             r"https://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{10,}"
             r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{20,}"
             r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{20,})",
+            ("https://",),
             judge=_judge_webhook,
             fence=frozenset(),
         ),
         _token(
             "azure-key",
             r"Q~(?<=[A-Za-z0-9_~.-]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}",
+            ("q~",),
             lead=4,
             fence=_WORD_DASH | {"~", "."},
         ),
-        _token("twilio", r"(?:AC|SK)[0-9a-f]{32}", trigger="twilio"),
+        # Patterns without a literal start scan slowly: they run only where their word is.
+        _token("twilio", r"(?:AC|SK)[0-9a-f]{32}", ("twilio",), always_gated=True),
         _token(
-            "telegram-token", r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", fence=_WORD_DASH, trigger=":aa"
+            "telegram-token",
+            r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
+            (":aa",),
+            fence=_WORD_DASH,
+            always_gated=True,
         ),
+        # Azure DevOps issues 52 lower-case base32 characters: alone they are no shape of
+        # their own, so only where the text names DevOps (or under a `..._PAT` key, below).
+        _token("azure-devops-pat", r"[a-z2-7]{52}", ("devops",), _base32_token, always_gated=True),
         *_http_rules(),
         *_assignment_rules(),
     )
@@ -1163,26 +1308,40 @@ def _rules() -> tuple[_Rule, ...]:
 def _http_rules() -> tuple[_Rule, ...]:
     """URLs with credentials, SAS signatures, authorization headers and curl's `-u`."""
     return (
+        # A Sentry DSN: the project's key (and, in old ones, its secret) as the URL's user,
+        # a host, and the project's number as the last part of the path.
+        _keyed(
+            "sentry-dsn",
+            r"://(?P<v>[0-9a-f]{32}(?::[0-9a-f]{32})?)@[a-z0-9.-]+(?::[0-9]{1,5})?"
+            r"/(?:[a-z0-9_.-]+/)*[0-9]+(?![a-z0-9_/.-])",
+            ("://",),
+        ),
         _keyed(
             ("connection-string", "basic-auth-url"),
             r"://[^\s:/@\"'`<>]{0,128}:(?P<v>[^\s/\"'`<>]{1,256})@(?=[a-z0-9\[._-])",
+            ("://",),
             judge=_judge_url,
         ),
-        _keyed("azure-sas", r"sig=(?<=[?&]sig=)(?P<v>[a-z0-9%+/]{20,}(?:%3d|=){0,2})"),
+        _keyed("azure-sas", r"sig=(?<=[?&]sig=)(?P<v>[a-z0-9%+/]{20,}(?:%3d|=){0,2})", ("sig=",)),
         _keyed(
             ("basic-auth", "okta-token", "generic-secret"),
             r"authorization[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?"
             r"(?P<scheme>basic|token|ssws|apikey|api-key)[ \t]+"
             r"(?P<v>[a-z0-9+/._~-]{8,}={0,2})(?![a-z0-9+/=])",
+            ("authorization",),
             judge=_judge_authorization,
         ),
         _keyed(
             "basic-auth",
             r"curl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)",
+            ("curl",),
             _strict_password,
         ),
         _keyed(
-            "bearer-token", r"bearer[ \t]+(?P<v>[a-z0-9_~+/-]+(?:\.[a-z0-9_~+/-]+)*=*)", _bearer
+            "bearer-token",
+            r"bearer[ \t]+(?P<v>[a-z0-9_~+/-]+(?:\.[a-z0-9_~+/-]+)*=*)",
+            ("bearer",),
+            _bearer,
         ),
     )
 
@@ -1193,6 +1352,7 @@ def _assignment_rules() -> tuple[_Rule, ...]:
         _keyed(
             _PASSWORD_KINDS,
             rf"(?P<key>pass(?:word|wd|phrase)?|pwd)(?:(?:{_SEP}|{_GAP}|{_SAID}){_VALUE}|{_NEAR})",
+            ("pass", "pwd"),
             judge=_judge_password,
             nearby="password",
         ),
@@ -1203,44 +1363,53 @@ def _assignment_rules() -> tuple[_Rule, ...]:
                 r"(?:\"(?P<dq>[^\"\s]+)\"|'(?P<sq>[^'\s]+)'|(?P<u>[^\s\"'`;|&<>-][^\s\"'`;|&<>]*))"
             ),
             _judge_cli_password,
+            (" -", "\t-"),
         ),
-        _keyed("password", r"<pass(?:word|wd)>(?P<v>[^<\s]+)</", _not_placeholder),
+        _keyed("password", r"<pass(?:word|wd)>(?P<v>[^<\s]+)</", ("<pass",), _not_placeholder),
         _keyed(
             "password",
             r"identified[ \t]+by[ \t]+(?:'(?P<sq>[^'\s]+)'|\"(?P<dq>[^\"\s]+)\")",
+            ("identified",),
             judge=_judge_sql_password,
         ),
         _keyed(
-            "npm-token", r"_auth(?:token)?[ \t]*=[ \t]*(?:\"|')?(?P<v>[^\s\"'`]+)", _not_placeholder
+            "npm-token",
+            r"_auth(?:token)?[ \t]*=[ \t]*(?:\"|')?(?P<v>[^\s\"'`]+)",
+            ("_auth",),
+            _not_placeholder,
         ),
-        _keyed(
-            _ASSIGNED_KINDS,
-            rf"(?P<key>secret(?:[_.-]?access)?(?:[_.-]?key(?:[_.-]?base)?)?){_ASSIGNED}",
-            judge=_judge_assignment,
-            nearby="generic-secret",
-        ),
-        _keyed(
-            _ASSIGNED_KINDS,
-            rf"(?P<key>token){_ASSIGNED}",
-            judge=_judge_assignment,
-            nearby="generic-secret",
-        ),
-        _keyed(
-            _ASSIGNED_KINDS,
-            rf"(?P<key>key){_ASSIGNED}",
-            judge=_judge_assignment,
-            nearby="generic-secret",
+        *(
+            _keyed(
+                _ASSIGNED_KINDS,
+                rf"(?P<key>{key}){_ASSIGNED}",
+                (need,),
+                judge=_judge_assignment,
+                nearby="generic-secret",
+            )
+            for key, need in (
+                (r"secret(?:[_.-]?access)?(?:[_.-]?key(?:[_.-]?base)?)?", "secret"),
+                ("token", "token"),
+                ("key", "key"),
+            )
         ),
         _keyed(
             ("basic-auth", "generic-secret", "password"),
             rf"(?P<key>auth)(?:{_SEP}|{_GAP}){_VALUE}",
+            ("auth",),
             judge=_judge_auth,
         ),
         _keyed(
             "generic-secret",
             rf"(?P<key>cred(?:ential)?s?){_ASSIGNED}",
+            ("cred",),
             judge=_judge_credential,
             nearby="generic-secret",
+        ),
+        _keyed(
+            ("azure-devops-pat", "generic-secret"),
+            rf"(?P<key>pat)(?:{_SEP}|{_GAP}){_VALUE}",
+            ("pat",),
+            judge=_judge_pat,
         ),
     )
 
@@ -1266,14 +1435,13 @@ KINDS: tuple[str, ...] = _kinds()
 # ---------------------------------------------------------------- replacing
 
 
-@dataclass(frozen=True, slots=True)
 class _Hit:
     """A span of text to replace, ranked by its family's place in the table."""
 
-    start: int
-    end: int
-    kind: str
-    rank: int
+    __slots__ = ("end", "kind", "rank", "start")
+
+    def __init__(self, start: int, end: int, kind: str, rank: int) -> None:
+        self.start, self.end, self.kind, self.rank = start, end, kind, rank
 
 
 def _fold(text: str) -> str:
@@ -1302,7 +1470,8 @@ def _touches(text: str, start: int, end: int, fence: frozenset[str]) -> bool:
 
 def _hits(text: str) -> list[_Hit]:
     """Find every secret span, skipping markers left by an earlier pass."""
-    source = _Text(text, _fold(text))
+    _redacted[0] += len(text)
+    source = _Text(text, _fold(text), _redacted[0] <= GATED_CHARS)
     markers = _marker_spans(text)
     return [
         _Hit(start, end, kind, rank)
