@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -207,6 +209,83 @@ def test_archived_text_itself_can_be_purged(mem: Memory) -> None:
     for record_id in left:
         mem.forget(record_id, purge=True)
     assert grep(mem.root, CANARY) == []
+
+
+def in_the_tree(root: Path, needle: str) -> list[str]:
+    """Every file of the working tree holding the needle in any case (git's own folder aside:
+    the tests' repositories commit nothing)."""
+    low = needle.lower().encode()
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.parts and low in p.read_bytes().lower()
+    )
+
+
+def conflicted(mem: Memory, agent: str, n: int, winner: str, loser: str) -> None:
+    """A cold file holding two versions of one entry, as a union merge of two clones leaves
+    it: the newer use wins, the other is the loser a write archives."""
+    old = Entry(f"c-{n:010x}", "learning", "Deploy key", loser, agent=agent, created=T0, used=T0)
+    new = replace(old, body=winner, used="2026-03-02T11:00:00Z")
+    text = f"# {agent}: cold\n<!-- tiermem-file tier=cold agent={agent} -->\n\n"
+    text += entries.render_entry(old) + "\n\n" + entries.render_entry(new) + "\n"
+    mem.layout.tier_file("cold", agent).write_text(text, encoding="utf-8")
+
+
+def test_a_purge_takes_every_version_a_merge_left_and_every_loser_archived(mem: Memory) -> None:
+    conflicted(mem, "ada", 1, f"The deploy key is {CANARY}.", f"The old key was {CANARY}, rotate.")
+    with store.update(mem.layout, "cold", mem.layout.tier_file("cold", "ada"), TierFile) as f:
+        f.put(entry(3, "A later note", "written after the merge"))  # archives the loser
+    assert [p for p in in_the_tree(mem.root, CANARY) if "/archive/" in p]
+    conflicted(mem, "bo", 4, f"Second key {CANARY} here.", f"Second key was {CANARY} there.")
+    mem.search(CANARY)
+    for entry_id in ("c-0000000001", "c-0000000004"):
+        mem.forget(entry_id, reason="leaked", purge=True)
+    assert in_the_tree(mem.root, CANARY) == []
+    mem.forget("c-0000000003")  # a later write of the file archives no loser again
+    assert in_the_tree(mem.root, CANARY) == []
+
+
+def test_a_purge_takes_what_doctor_set_aside_and_git_ignores_it(
+    mem: Memory, run_cli: RunCli
+) -> None:
+    mem.hot_set("ada", "Deploy")
+    mem.hot_add("ada", "note", f"Used the key {CANARY} to deploy by hand.")
+    mem.end_session("ada")
+    (cold_hit,) = [h for h in mem.search(CANARY) if h.tier == "cold"]
+    for path in archive.records(mem.layout, "ada"):
+        with path.open("a", encoding="utf-8") as record:
+            record.write(f"a line a merge wrote into it, with {CANARY}\n")
+    code, _, _ = run_cli("--root", str(mem.root), "doctor", "--repair")
+    aside = [p for p in in_the_tree(mem.root, CANARY) if "/damaged/" in p]
+    assert code == 0 and aside
+    subprocess.run(["git", "init", "-q", str(mem.root)], check=True)
+    ignored = subprocess.run(["git", "-C", str(mem.root), "check-ignore", aside[0]])
+    assert ignored.returncode == 0  # never committed by `git add .squad`
+    mem.forget(cold_hit.id, purge=True)
+    for hit in mem.search(CANARY):
+        mem.forget(hit.id, purge=True)
+    assert in_the_tree(mem.root, CANARY) == []
+
+
+def test_a_reason_or_a_task_that_quotes_the_secret_keeps_none_of_it(
+    mem: Memory, run_cli: RunCli
+) -> None:
+    put(mem, "cold", "ada", entry(1, "Deploy key", f"The deploy key is {CANARY} for now."))
+    mem.spawn("ada", f"rotate {CANARY} today", include_cold=True)
+    root = ("--root", str(mem.root))
+    code, _, _ = run_cli("forget", "c-0000000002", "--reason", f"not {CANARY}", "--purge", *root)
+    assert code == 2  # an attempt on the wrong id: refused, its reason written nowhere
+    for _ in range(2):  # the second run finds nothing, writes nothing
+        before = files_under(mem.root)
+        code, _, err = run_cli(
+            "forget", "c-0000000001", "--reason", f"it leaked {CANARY}!", "--purge", *root
+        )
+        assert in_the_tree(mem.root, CANARY) == []
+    assert code == 2 and "no entry c-0000000001" in err and files_under(mem.root) == before
+    purges = [a for a in audit.read(mem.layout) if a["action"] == "purge"]
+    assert [a["reason"] for a in purges] == ["it leaked [purged]!"]
+    assert mem.search(CANARY) == []
 
 
 # --- properties ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from . import files
@@ -33,6 +33,35 @@ def append(
     data = (json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     with files.locked(layout, layout.audit):
         files.append(layout.audit, data)
+
+
+def scrub(layout: Layout, clean: Callable[[str], str]) -> bool:
+    """Rewrite the trail with `clean` applied to every reason: a purge's one edit of it (a
+    reason can quote the text it takes). Whether anything changed."""
+    with files.locked(layout, layout.audit):
+        data = files.read_bytes(layout.audit)
+        if data is None:
+            return False
+        lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+        cleaned = [_cleaned(line, clean) for line in lines]
+        if cleaned == lines:
+            return False
+        files.atomic_write(layout.audit, "".join(cleaned))
+        return True
+
+
+def _cleaned(raw: str, clean: Callable[[str], str]) -> str:
+    try:
+        line = json.loads(raw)
+    except json.JSONDecodeError:
+        return clean(raw)  # a torn line: cleaned as text
+    if not isinstance(line, dict) or not isinstance(line.get("reason"), str):
+        return raw
+    reason = clean(line["reason"])
+    if reason == line["reason"]:
+        return raw
+    line["reason"] = reason
+    return json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n"
 
 
 def read(layout: Layout) -> list[dict[str, object]]:

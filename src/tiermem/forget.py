@@ -5,23 +5,31 @@ whole entry with it), archives the entry's text unless the archive already holds
 the entry out of every tier file it is in (hot, cold, wiki and Scribe's queue) and audits
 the act. Nothing is lost: search still finds the text in the archive.
 
-`purge` is the one deletion, for a credential that slipped through redaction. The entry
-leaves every tier unarchived, and every line of an archive record that holds a line or a
-sentence of the entry's text is replaced by a marker; a record keeps its id and file name
-(the sources that cite it stay valid) and its header names the purge. The index is rebuilt
-from the files, so no copy of the text survives in its pages. A tombstone record and an audit
-line say what was purged, when and why, without the text. Other entries that hold some of
-the text, and Squad's own files that do, are named, never edited.
+`purge` is the one deletion, for a credential that slipped through redaction. It takes
+every copy tiermem made: the entry leaves every tier unarchived, and so do the versions of it
+that lost a merge conflict (never archived now, and the ones archived before are taken out
+of their records); every line of an archive record, or of a file `doctor --repair` set aside
+in `damaged/`, that holds a line or a sentence of any version's text is replaced by a
+marker; a record keeps its id and file name (the sources that cite it stay valid) and its
+header names the purge. A spawn task, a reason in the audit trail or a tombstone that quotes
+the text loses what it quotes (a long word of it, or a line), and so does the purge's own
+reason. The index is rebuilt from the files, so no copy of the text survives in its pages. A
+tombstone record and an audit line say what was purged, when and why, without the text.
+Other entries that hold some of the text, and Squad's own files that do, are named, never
+edited.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import archive, files, spawn_log, store
+from . import archive, audit, files, safepath, spawn_log, store
 from .context import Context
 from .entries import Entry, render_entry
 from .errors import NotFoundError, ParseError, TiermemError, UsageError
@@ -39,15 +47,17 @@ _LEADING_MARKS = re.compile(r"^(?:[#>*+\-|\s]|\d+[.)]\s|\[[ xX]\]\s)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,20}:\s+")
 _TIERS = ("hot", "cold", "wiki", "queue")
+DAMAGED = "damaged"  # where `doctor --repair` sets damaged records aside
 
 
 @dataclass
 class _Found:
-    """The entries of one tier file that go."""
+    """The entries of one tier file that go, and the versions of them a merge left there."""
 
     tier: str
     path: Path
     entries: list[Entry]
+    lost: list[Entry]
 
 
 def forget(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
@@ -78,9 +88,11 @@ def _retire(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport
     report.files = sorted({ctx.layout.relative(f.path) for f in found})
     tiers = sorted({f.tier for f in found})
     if purge:
-        _remove(ctx, found)
-        sources = [s for e in gone for s in e.sources]
-        _purge_text(ctx, report, [e.text for e in gone], reason, tiers, sources)
+        lost = [e for f in found for e in f.lost]
+        _remove(ctx, found, keep_lost=False)  # a loser archived now would be one more copy
+        sources = [s for e in (*gone, *lost) for s in e.sources]
+        texts = [e.text for e in (*gone, *lost)]
+        _purge_text(ctx, report, texts, reason, tiers, sources)
         return report
     report.archived = _keep(ctx, gone, report.files)
     _remove(ctx, found)
@@ -111,9 +123,12 @@ def _locate(ctx: Context, ids: set[str]) -> list[_Found]:
             if not any(f"id={i} " in text for i in ids):
                 continue  # a cheap test first: most files hold none of them
             loaded = store.load(ctx.layout, tier, path)
-            entries = [e for e in loaded.entries if e.id in ids] if loaded else []
+            if loaded is None:
+                continue
+            entries = [e for e in loaded.entries if e.id in ids]
+            lost = [c.lost for c in loaded.conflicts if c.id in ids and c.lost is not None]
             if entries:
-                found.append(_Found(tier, path, entries))
+                found.append(_Found(tier, path, entries, lost))
     return found
 
 
@@ -153,12 +168,14 @@ def _record_at(ctx: Context, location: str) -> archive.Record | None:
         return None
 
 
-def _remove(ctx: Context, found: list[_Found]) -> None:
+def _remove(ctx: Context, found: list[_Found], keep_lost: bool = True) -> None:
     for item in found:
         ids = {e.id for e in item.entries}
         with store.update_existing(ctx.layout, item.tier, item.path) as tier_file:
             if tier_file is not None:
                 tier_file.remove(ids)
+                if not keep_lost:
+                    tier_file.conflicts = [c for c in tier_file.conflicts if c.id not in ids]
 
 
 # --- purging ----------------------------------------------------------------------------
@@ -193,6 +210,36 @@ def _purge_archived(ctx: Context, target: str, reason: str) -> ForgetReport:
     return report
 
 
+@dataclass
+class _Purge:
+    """What a purge looks for, and the marker it leaves."""
+
+    texts: list[str]  # every version of the text that goes
+    ids: set[str]  # the entries that go (their rendered copies in records go whole)
+    marker: str
+
+    @functools.cached_property
+    def wanted(self) -> list[str]:
+        return pieces(self.texts)
+
+    @functools.cached_property
+    def needles(self) -> list[bytes]:
+        """The long pieces, and the metadata of a rendered copy of a purged entry."""
+        found = [p.encode("utf-8") for p in self.wanted]
+        return found + [f"tiermem id={i} ".encode() for i in sorted(self.ids)]
+
+    @functools.cached_property
+    def short(self) -> list[str]:
+        return pieces(self.texts, SHORT_PIECE_CHARS)
+
+    def unquoted(self, text: str) -> str:
+        """Text someone wrote about the purged one (a reason, a task) without what it
+        quotes: each line or sentence of it, and each long word of it."""
+        for piece in self.wanted:
+            text = text.replace(piece, "[purged]")
+        return quoted_words(text, self.texts)
+
+
 def _location(doc: Doc) -> str:
     return f"archive/{doc.agent}/{doc.id.split('#')[0]}.md"
 
@@ -205,19 +252,24 @@ def _purge_text(
     tiers: list[str],
     sources: list[str],
 ) -> None:
-    """Take the texts out of every archive record and the spawn log; rebuild the index."""
-    wanted, short = pieces(texts), pieces(texts, SHORT_PIECE_CHARS)
-    marker = f"[purged: {report.id} on {ctx.stamp()[:10]}]"
+    """Take the texts out of every archive record, the files set aside in `damaged/`, the
+    spawn log and the reasons of the audit trail; rebuild the index."""
+    ids = set(report.ids)
+    texts = texts + _archived_versions(ctx, ids)
+    purge = _Purge(texts, ids, f"[purged: {report.id} on {ctx.stamp()[:10]}]")
     related = {s.split("#")[0] for s in sources}
-    needles = [p.encode("utf-8") for p in wanted]
     for path in archive.records(ctx.layout):
         location = ctx.layout.relative(path).removeprefix(".squad/memory/")
-        if _scrub(ctx, path, needles, short, marker, location in related):
+        if _scrub(ctx, path, purge, location in related):
             report.records.append(location)
-    _scrub_spawn_log(ctx, wanted)
+    report.records += _scrub_damaged(ctx, purge)
+    _scrub_spawn_log(ctx, purge)
+    reason = purge.unquoted(reason)
+    audit.scrub(ctx.layout, purge.unquoted)
     report.tombstone = _tombstone(ctx, report, reason)
     ctx.index.rebuild()
     ctx.index.scrub()  # deleted text would linger in free pages, FTS segments and the log
+    wanted = purge.wanted
     report.still_in = _still_in(ctx, wanted)
     report.elsewhere = _elsewhere(ctx, wanted)
     ctx.audit(
@@ -230,30 +282,94 @@ def _purge_text(
     )
 
 
-def _scrub(
-    ctx: Context, path: Path, needles: list[bytes], short: list[str], marker: str, related: bool
-) -> bool:
+def _scrub(ctx: Context, path: Path, purge: _Purge, related: bool) -> bool:
     """Replace the lines of a record that hold the text; whether it was rewritten.
 
-    A record is read when it names the entry's text in a long piece (`needles`), or is one of
-    the entry's sources; then every line holding a piece of any length (`short`) goes.
+    A record is read when it names the entry's text in a long piece, holds a rendered copy
+    of a purged entry (a merge's loser, a forgotten entry), is one of the entry's sources, or
+    is a tombstone (whose reason may quote the text); then every line holding a piece of any
+    length goes, and with it every copy of a purged entry and every word a reason quotes.
     """
     try:
         data = path.read_bytes()
     except OSError:
         return False
-    if not (related or any(n in data for n in needles)):
+    if not (related or _names(data, purge) or b"kind=tombstone " in data[:400]):
         return False
     try:
         record = archive.parse(data, path)
     except ParseError:
         record = _damaged(data, path)
-    text, removed = _without(record.text, short, marker)
-    if not removed:
+    text, removed = _without(_without_copies(record.text, purge), purge.short, purge.marker)
+    if record.kind == "tombstone":
+        text = purge.unquoted(text)
+    if text == record.text:
         return False
-    title = "[purged]" if _holds(record.title, removed, short) else record.title
-    purged = marker.strip("[]").removeprefix("purged: ")
+    short = purge.short
+    title = "[purged]" if _holds(record.title, removed, short) else purge.unquoted(record.title)
+    purged = purge.marker.strip("[]").removeprefix("purged: ")
     archive.rewrite(ctx.layout, replace(record, text=text, title=title), purged)
+    return True
+
+
+def _names(data: bytes, purge: _Purge) -> bool:
+    """Whether bytes hold a long piece of the text, or a rendered copy of a purged entry."""
+    return any(needle in data for needle in purge.needles)
+
+
+_ENTRY_HEAD = re.compile(r"^#{1,6} [^\n]*\n<!-- tiermem id=(\S+) ", re.MULTILINE)
+
+
+def _copies(text: str, ids: set[str]) -> list[tuple[int, int]]:
+    """(start, end) of each rendered copy of a purged entry in a text: from its heading to
+    the next entry's heading, or the end."""
+    heads = list(_ENTRY_HEAD.finditer(text))
+    ends = [h.start() for h in heads[1:]] + [len(text)] if heads else []
+    return [(h.start(), end) for h, end in zip(heads, ends, strict=True) if h.group(1) in ids]
+
+
+def _without_copies(text: str, purge: _Purge) -> str:
+    """A text with every rendered copy of a purged entry replaced by the marker."""
+    for start, end in reversed(_copies(text, purge.ids)):
+        text = text[:start] + purge.marker + "\n" + text[end:].lstrip("\n")
+    return text
+
+
+def _archived_versions(ctx: Context, ids: set[str]) -> list[str]:
+    """The text of every copy of a purged entry the archive holds (a merge's losers archived
+    before the purge may say more than the version that won)."""
+    found = []
+    for path in archive.records(ctx.layout):
+        with contextlib.suppress(OSError):
+            data = path.read_bytes()
+            if any(f"tiermem id={i} ".encode() in data for i in ids):
+                text = data.decode("utf-8", "replace")
+                found += [text[start:end] for start, end in _copies(text, ids)]
+    return found
+
+
+def _scrub_damaged(ctx: Context, purge: _Purge) -> list[str]:
+    """Files `doctor --repair` set aside (records a merge wrote into) lose the text too."""
+    base = ctx.layout.memory / DAMAGED
+    changed = []
+    for top, _, names in os.walk(base, followlinks=False):
+        for name in sorted(names):
+            path = Path(top, name)
+            if safepath.kind(path) == "file" and _scrub_aside(ctx, path, purge):
+                changed.append(ctx.layout.relative(path).removeprefix(".squad/memory/"))
+    return changed
+
+
+def _scrub_aside(ctx: Context, path: Path, purge: _Purge) -> bool:
+    try:
+        data = files.read_bytes(path) or b""
+    except (OSError, TiermemError):
+        return False
+    if not _names(data, purge):
+        return False
+    text = _without_copies(data.decode("utf-8", "replace"), purge)
+    text, _ = _without(text, purge.short, purge.marker)
+    files.atomic_write(path, text)
     return True
 
 
@@ -294,29 +410,60 @@ def _holds(title: str, removed: list[str], wanted: list[str]) -> bool:
     return any(p in flat for p in wanted) or any(flat in " ".join(r.split()) for r in removed)
 
 
-def _scrub_spawn_log(ctx: Context, wanted: list[str]) -> None:
-    """A spawn's task can quote the text: it is replaced in the log."""
+def _scrub_spawn_log(ctx: Context, purge: _Purge) -> None:
+    """A spawn's task can quote the text: it is replaced in the log (a log that cannot be
+    read holds no task tiermem could have written)."""
     path = spawn_log.path_of(ctx.layout)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    except (FileNotFoundError, UnicodeDecodeError):
-        return
     with files.locked(ctx.layout, path):
-        changed = [_scrub_line(line, wanted) for line in lines]
+        try:
+            data = files.read_bytes(path)
+        except TiermemError:
+            return
+        if data is None:
+            return
+        lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+        changed = [_scrub_line(line, purge) for line in lines]
         if changed != lines:
             files.atomic_write(path, "".join(changed))
 
 
-def _scrub_line(line: str, wanted: list[str]) -> str:
-    if not any(p in line for p in wanted):
-        return line
+def _scrub_line(line: str, purge: _Purge) -> str:
     try:
         data = json.loads(line)
     except json.JSONDecodeError:
-        return ""
-    if isinstance(data, dict):
-        data["task"] = "[purged]"
+        return "" if purge.unquoted(line) != line else line  # a torn line, no spawn's
+    task = data.get("task") if isinstance(data, dict) else None
+    if not isinstance(task, str) or purge.unquoted(task) == task:
+        return line
+    data["task"] = "[purged]"
     return json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+# A word of a reason or a task that quotes the purged text: long, or a password's make-up.
+_WORD = re.compile(r"[^\s=:/,;\"'`()\[\]{}<>]+")
+_EDGES = ".!?*_-"
+
+
+def quoted_words(text: str, purged: list[str]) -> str:
+    """`text` with each word it quotes from the purged texts replaced by `[purged]`: a word
+    of 8 characters or more, or of 6 or more that mixes letters with digits or symbols
+    (shorter words, and everyday ones, say nothing about a secret)."""
+    haystack = "\n".join(purged).lower()
+
+    def swap(match: re.Match[str]) -> str:
+        word = match.group().strip(_EDGES)
+        if _distinctive(word) and word.lower() in haystack:
+            return match.group().replace(word, "[purged]")
+        return match.group()
+
+    return _WORD.sub(swap, text)
+
+
+def _distinctive(word: str) -> bool:
+    if len(word) >= 8:
+        return True
+    mixed = any(c.isalpha() for c in word) and not word.isalpha()
+    return len(word) >= 6 and mixed
 
 
 def _tombstone(ctx: Context, report: ForgetReport, reason: str) -> str:
