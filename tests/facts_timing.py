@@ -6,9 +6,9 @@
                                                      # against tiermem.facts at that commit
 
 The texts are a corpus's memory files (every .md under .squad/), its replayed writes (every
-text of sessions.jsonl), those files of 8 to 12 KB, and every line of the files. Each run
-calls the old and the new function on each text in turn, so that other work on a shared
-machine slows both alike, and adds up their times; the figures are medians over the runs.
+text of sessions.jsonl), those files of 8 to 12 KB, and every line of the files. The old and
+the new function take turns on each text, --runs times, so that other work on a shared
+machine slows both alike; a figure is the sum over the texts of each text's median time.
 """
 
 from __future__ import annotations
@@ -52,20 +52,21 @@ def _corpus_texts(folders: list[Path]) -> dict[str, list[str]]:
 
 
 def _medians(old: Timed, new: Timed, texts: list[str], runs: int) -> tuple[float, float]:
-    """Return the median seconds old and new take over all texts, taking turns text by text."""
-    totals: tuple[list[float], list[float]] = ([], [])
-    for run in range(runs):
-        spent = [0.0, 0.0]
-        # Who goes first swaps each run, so neither always finds the caches warm.
-        order = [(0, old), (1, new)] if run % 2 == 0 else [(1, new), (0, old)]
-        for text in texts:
-            for side, function in order:
+    """Return the seconds old and new take over all texts: the sum of each text's median."""
+    totals = [0.0, 0.0]
+    for text in texts:
+        spent: tuple[list[float], list[float]] = ([], [])
+        for run in range(runs):
+            # Who goes first swaps each run, so neither always finds the caches warm.
+            for side in (0, 1) if run % 2 == 0 else (1, 0):
+                function = (old, new)[side]
                 started = time.perf_counter()
                 function(text)
-                spent[side] += time.perf_counter() - started
-        totals[0].append(spent[0])
-        totals[1].append(spent[1])
-    return statistics.median(totals[0]), statistics.median(totals[1])
+                spent[side].append(time.perf_counter() - started)
+        # A median per text leaves out the runs that other work on the machine slowed.
+        totals[0] += statistics.median(spent[0])
+        totals[1] += statistics.median(spent[1])
+    return totals[0], totals[1]
 
 
 def _module_at(revision: str) -> ModuleType:
@@ -108,7 +109,7 @@ def _comparisons(
 
 def _report(texts: dict[str, list[str]], before: ModuleType | None, runs: int) -> None:
     """Print one row per function and kind of text."""
-    print(f"Python {platform.python_version()}; medians of {runs} runs, old and new in turns")
+    print(f"Python {platform.python_version()}; ms: sums of each text's median of {runs} runs")
     print(f"{'function':14} {'texts':26} {'count':>7} {'characters':>11} {'old ms':>9} "
           f"{'new ms':>9} {'speed-up':>8}")  # fmt: skip
     found = {text: facts.key_facts(text) for batch in texts.values() for text in batch}
