@@ -78,12 +78,13 @@ def _module_at(revision: str) -> ModuleType:
     )
     if shown.returncode != 0:
         raise ValueError(f"no src/tiermem/facts.py at {revision!r}: {shown.stderr.strip()}")
-    path = Path(tempfile.mkdtemp()) / "facts_before.py"
-    path.write_text(shown.stdout, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("facts_before", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "facts_before.py"
+        path.write_text(shown.stdout, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("facts_before", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     return module
 
 
