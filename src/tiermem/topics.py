@@ -70,7 +70,8 @@ GENERIC = frozenset(
     system systems usage wave waves impact pattern patterns domain decomposition remediation
     standalone older newer earlier policy policies convention conventions guideline guidelines
     contract contracts year years month months hour hours minute minutes second seconds
-    today tomorrow yesterday morning evening
+    today tomorrow yesterday morning evening removal removals addition additions helper
+    helpers overlap starting root cause causes
     """.split()
 )
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:[+#-][a-z0-9]+)*")
@@ -122,6 +123,14 @@ class Vocabulary:
         """The page an entry belongs on."""
         if tag := _tagged(entry):
             return tag
+        return self._as_paged(self._subject(entry))
+
+    def _as_paged(self, word: str) -> str:
+        """A subject as the page there is for it (`tests` goes on `test` when that exists)."""
+        return next((p for p in sorted(self.pages) if _stem(p) == _stem(word)), word)
+
+    def _subject(self, entry: Entry) -> str:
+        """What an entry is about, in one of the team's words."""
         title = [self._form(w) for w in words(entry.title, self.skip) if _valid(w)]
         humps = _humps(entry.title, self.skip)
         text = [self._form(w) for w in _all_words(_prose(entry.body), self.skip)]
