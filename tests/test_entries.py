@@ -452,3 +452,16 @@ def test_broken_metadata_names_its_line(text: str, line: int, words: str) -> Non
     assert caught.value.line == line
     assert str(caught.value).startswith(f"cold/ada.md:{line}: ")
     assert words in caught.value.reason
+
+
+@PROPERTY
+@given(tier_files(), st.lists(entries(), min_size=1, max_size=3, unique_by=lambda e: e.id))
+def test_appending_entries_reads_back_as_rendering_them_with_the_file(
+    tier_file: TierFile, added: list[Entry]
+) -> None:
+    """What `store.append` writes after a file is what a whole rendering would end with."""
+    added = [e for e in added if tier_file.get(e.id) is None]
+    whole = TierFile(tier_file.heading, tier_file.meta, tier_file.notes, tier_file.entries + added)
+    appended = render(tier_file) + "".join("\n" + render_entry(e) for e in added)
+    assert appended == render(whole)
+    assert parse(appended).entries == whole.entries

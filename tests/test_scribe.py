@@ -301,10 +301,57 @@ def test_checkpoint_on_overflow(mem: Memory) -> None:
     assert location in entry.sources
     raw = mem.read_archive("ada", Path(location).stem).text
     assert "Glyph packing pass 0 moved sprites in src/atlas/pack0.ts." in raw
-    # Nothing waits in the queue (emptied, not removed): the checkpoint ran at once.
-    assert not tier_file(mem, "queue", "ada").entries
+    # Nothing waits in the queue: the checkpoint ran at once, without queueing.
+    assert not mem.layout.tier_file("queue", "ada").exists()
     # The newest note is still in hot.
     assert "Atlas pass 9" in mem.hot_view("ada").markdown
+
+
+def _large_cold(mem: Memory, agent: str) -> list[Entry]:
+    """A cold tier larger than what a write looks at before appending to it."""
+    old = [
+        Entry(id=f"c-{n:010d}", cls="learning", title=f"old {n}", body="b" * 300, agent=agent)
+        for n in range(300)
+    ]
+    path = mem.layout.tier_file("cold", agent)
+    heading, meta = f"{agent}: cold memory", {"tier": "cold", "agent": agent}
+    files.save(mem.layout, path, TierFile(heading, meta, "", old))
+    assert path.stat().st_size > files.TAIL_BYTES
+    return old
+
+
+def test_a_checkpoint_into_a_large_cold_tier_appends_to_it(mem: Memory) -> None:
+    path = mem.layout.tier_file("cold", "ada")
+    old = _large_cold(mem, "ada")
+    before, inode = path.read_bytes(), path.stat().st_ino
+    mem.hot_set("ada", "tune the font atlas packing")
+    reports = [
+        mem.hot_add("ada", "note", f"Atlas pass {i}: " + "shelf packing. " * 40) for i in range(8)
+    ]
+    written = [i for r in reports for i in r.cold]
+    assert written
+    assert path.read_bytes().startswith(before) and path.stat().st_ino == inode
+    assert [e.id for e in cold(mem, "ada")] == [e.id for e in old] + written
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_checkpoint_repeated_after_a_crash_writes_no_second_summary(
+    mem: Memory, large: bool
+) -> None:
+    """A crash after the summary reached cold but before hot was saved: hot still holds
+    what it summarised, and the next write pushes it out again."""
+    from tiermem.scribe import session
+
+    if large:
+        _large_cold(mem, "ada")
+    mem.hot_set("ada", "tune the font atlas packing")
+    leaving = [e for e in tier_file(mem, "hot", "ada").entries]
+    _, first, failed = session.checkpoint_leaving(mem.context, "ada", leaving, "s1")
+    assert first and failed is None
+    cold_before = mem.layout.tier_file("cold", "ada").read_bytes()
+    _, again, failed = session.checkpoint_leaving(mem.context, "ada", leaving, "s1")
+    assert (again, failed) == (first, None)
+    assert mem.layout.tier_file("cold", "ada").read_bytes() == cold_before
 
 
 # --- expire -------------------------------------------------------------------------------

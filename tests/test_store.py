@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from tiermem import config
-from tiermem.entries import TierFile
+from tiermem.entries import Entry, TierFile, render
 from tiermem.errors import ParseError, StoreError, UsageError
-from tiermem.files import TEMP_PREFIX, atomic_write, create_exclusive, read_text
+from tiermem.files import TEMP_PREFIX, append_synced, atomic_write, create_exclusive, read_text
 from tiermem.layout import Layout
 from tiermem.memory import Memory
-from tiermem.store import save
+from tiermem.store import TAIL_BYTES, append, load, recent, save
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -63,6 +63,75 @@ def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:
     assert create_exclusive(target, b"impostor") is False
     assert target.read_bytes() == b"original"
     assert sorted(p.name for p in target.parent.iterdir()) == ["a-0123456789.md"]
+
+
+# --- appends ---------------------------------------------------------------------------------
+
+
+def _cold_file(agent: str, count: int, body: str = "x" * 400) -> TierFile:
+    made = [
+        Entry(id=f"c-{n:010d}", cls="learning", title=f"session {n}", body=body, agent=agent)
+        for n in range(count)
+    ]
+    return TierFile(f"{agent}: cold memory", {"tier": "cold", "agent": agent}, "", made)
+
+
+def test_entries_are_appended_without_rewriting_the_file(store: Memory) -> None:
+    path = store.layout.tier_file("cold", "ada")
+    big = _cold_file("ada", 200)  # larger than the stretch at its end that is looked at
+    save(store.layout, path, big)
+    before, inode = path.read_bytes(), path.stat().st_ino
+    assert len(before) > TAIL_BYTES
+    new = Entry(id="c-new0000000", cls="learning", title="later", body="y", agent="ada")
+    assert recent(store.layout, "cold", path, [new.id]) is None  # nothing to look at
+    append(store.layout, path, [new], lambda: _cold_file("ada", 0))
+    after = path.read_bytes()
+    assert after.startswith(before) and path.stat().st_ino == inode
+    assert load(store.layout, "cold", path) == TierFile(
+        big.heading, big.meta, "", [*big.entries, new]
+    )
+    # An id written near the end makes it read whole: a step repeated after a crash.
+    loaded = recent(store.layout, "cold", path, [new.id])
+    assert loaded is not None and loaded.get(new.id) == new
+
+
+def test_a_hand_edited_file_without_a_last_line_end_takes_appended_entries(
+    store: Memory,
+) -> None:
+    path = store.layout.tier_file("cold", "ada")
+    path.write_text(render(_cold_file("ada", 2)).rstrip("\n"), encoding="utf-8")
+    new = Entry(id="c-new0000000", cls="learning", title="later", body="y", agent="ada")
+    append(store.layout, path, [new], lambda: _cold_file("ada", 0))
+    loaded = load(store.layout, "cold", path)
+    assert loaded is not None and [e.id for e in loaded.entries][-1] == new.id
+    assert loaded.entries[:2] == _cold_file("ada", 2).entries
+
+
+def test_a_missing_or_empty_file_is_made_whole(store: Memory) -> None:
+    path = store.layout.tier_file("cold", "ada")
+    new = Entry(id="c-new0000000", cls="learning", title="later", body="y", agent="ada")
+    for _ in range(2):
+        append(store.layout, path, [new], lambda: _cold_file("ada", 0))
+        assert path.read_text(encoding="utf-8") == render(
+            TierFile("ada: cold memory", {"tier": "cold", "agent": "ada"}, "", [new])
+        )
+        path.write_bytes(b"")
+
+
+def test_an_append_that_fails_leaves_the_file_as_it_was(
+    store: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = store.layout.tier_file("cold", "ada")
+    save(store.layout, path, _cold_file("ada", 3))
+    before = path.read_bytes()
+
+    def full_disk(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)  # the bytes were written, then not kept
+    with pytest.raises(StoreError, match="No space left"):
+        append_synced(path, b"\n## more\n")
+    assert path.read_bytes() == before
 
 
 # --- links out of the store ---------------------------------------------------------------

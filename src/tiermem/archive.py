@@ -191,9 +191,10 @@ def _known_keys(folder: Path) -> dict[str, str]:
     known = _KEYS.get(str(folder))
     if known is None:
         known = {}
-        for path in files.memory_files(folder):
-            if RECORD_ID.fullmatch(path.stem):
-                known.setdefault(key_of(path.stem), path.stem)
+        for name in sorted(files.file_names(folder)):  # the first by name, as listed before
+            stem = name[:-3]
+            if RECORD_ID.fullmatch(stem):
+                known.setdefault(key_of(stem), stem)
         _KEYS[str(folder)] = known
     return known
 

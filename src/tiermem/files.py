@@ -169,12 +169,10 @@ def _kind_of(item: os.DirEntry[str]) -> str:
     return "file" if item.is_file(follow_symlinks=False) else "other"
 
 
-def listing(folder: Path) -> list[Item]:
-    """What a folder holds, in name order (nothing when it does not exist or is no folder).
-
-    The folder itself is reached without following links (UnsafePathError otherwise); its
-    entries are listed as they are, links included, for the caller to skip.
-    """
+def _scan(folder: Path) -> list[tuple[str, str]]:
+    """(name, kind) of a folder's entries, unsorted (nothing when it does not exist or is no
+    folder); the folder itself is reached without following links (UnsafePathError
+    otherwise)."""
     folder = safepath.check(folder)
     flags = os.O_RDONLY | safepath.NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | safepath.CLOEXEC
     try:
@@ -186,14 +184,33 @@ def listing(folder: Path) -> list[Item]:
             raise UnsafePathError(folder, safepath.LINK_REASON) from None
         raise ParseError(folder, 1, f"cannot be listed ({exc.strerror})") from None
     try:
-        with os.scandir(fd) as found:
-            where = str(folder)
-            items = [Item(i.name, where, _kind_of(i)) for i in found]
+        with os.scandir(fd) as found:  # kinds while the descriptor is open
+            return [(i.name, _kind_of(i)) for i in found]
     except FileNotFoundError:
-        items = []
+        return []
     finally:
         os.close(fd)
+
+
+def listing(folder: Path) -> list[Item]:
+    """What a folder holds, in name order (nothing when it does not exist or is no folder).
+
+    The folder itself is reached without following links (UnsafePathError otherwise); its
+    entries are listed as they are, links included, for the caller to skip.
+    """
+    where = str(safepath.check(folder))
+    items = [Item(name, where, kind) for name, kind in _scan(folder)]
     return sorted(items, key=lambda i: i.name)
+
+
+def file_names(folder: Path, suffix: str = ".md") -> list[str]:
+    """The names of a folder's regular files with this suffix, unsorted, no temp file: what
+    `memory_files` lists, without making a path of each (an archive folder holds thousands)."""
+    return [
+        name
+        for name, kind in _scan(folder)
+        if name.endswith(suffix) and not name.startswith(TEMP_PREFIX) and kind == "file"
+    ]
 
 
 def memory_files(folder: Path, suffix: str = ".md") -> list[Path]:
@@ -345,21 +362,20 @@ def stale_temps(folder: Path, remove: bool = False, now: float | None = None) ->
     now = time.time() if now is None else now
     found = []
     try:
-        items = listing(folder)
+        temps = [n for n, kind in _scan(folder) if n.startswith(TEMP_PREFIX) and kind != "folder"]
     except ParseError:
         return []
-    for item in items:
-        if not item.name.startswith(TEMP_PREFIX) or item.kind == "folder":
-            continue
+    for name in temps:
+        path = Path(folder, name)
         try:
-            age = now - item.lstat().st_mtime
+            age = now - os.lstat(path).st_mtime
         except OSError:
             continue
         if age > STALE_TEMP_SECONDS:
-            found.append(item.path)
+            found.append(path)
             if remove:
-                _remove_quietly(item.path)  # a link is removed, never followed
-    return found
+                _remove_quietly(path)  # a link is removed, never followed
+    return sorted(found)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -422,22 +438,68 @@ def unlink(path: Path) -> None:
         raise _failed("remove", path, exc) from None
 
 
-def append(path: Path, data: bytes) -> None:
-    """Append bytes to a file in one write (O_APPEND, never through a link)."""
-    path = _before_write(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | safepath.NOFOLLOW | safepath.CLOEXEC
+def _open_append(path: Path, create: bool = True) -> int:
+    """A descriptor to append to a regular file (never through a link)."""
+    flags = os.O_WRONLY | os.O_APPEND | safepath.NOFOLLOW | safepath.CLOEXEC
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags | (os.O_CREAT if create else 0), 0o644)
     except OSError as exc:
         if safepath.is_link_error(exc):
             raise UnsafePathError(path, safepath.LINK_REASON) from None
         raise _failed("write", path, exc) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(path, "is not a regular file")
+    return fd
+
+
+def append(path: Path, data: bytes) -> None:
+    """Append bytes to a file in one write (O_APPEND, never through a link)."""
+    fd = _open_append(_before_write(path))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafePathError(path, "is not a regular file")
         os.write(fd, data)
     except OSError as exc:
         raise _failed("write", path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def append_synced(path: Path, data: bytes) -> None:
+    """Add bytes to the end of an existing file durably: one write, one fsync.
+
+    The file's earlier bytes are neither read nor written again, so the cost is that of
+    the new bytes alone. A write or fsync that fails (a full disk) cuts the file back to
+    the size it had, so a failure leaves the old file as it was. One write under the
+    file's lock (the caller holds it): readers see the file before or after it.
+    """
+    path = _before_write(path)
+    fd = _open_append(path, create=False)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise _failed("write", path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def read_tail(path: Path, limit: int) -> tuple[bytes, int] | None:
+    """The last `limit` bytes of a file and its size, None when it does not exist (never
+    through a link)."""
+    fd = safepath.open_regular(safepath.check(path))
+    if fd is None:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - limit)
+        return os.pread(fd, size - start, start), size
+    except OSError as exc:
+        raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
     finally:
         os.close(fd)
 

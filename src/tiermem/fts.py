@@ -361,6 +361,21 @@ def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[
     return found
 
 
+def _read_whole(path: Path, st: os.stat_result) -> tuple[bytes | None, os.stat_result]:
+    """A file's bytes and the size and times they go with: a cold file that grew while it
+    was read (entries are appended to it) is read again, so no half-written entry is seen."""
+    data = files.read_bytes(path)
+    for _ in range(3):
+        if data is None or len(data) == st.st_size:
+            break
+        try:
+            st = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None, st
+        data = files.read_bytes(path)
+    return data, st
+
+
 def _sha(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return hashlib.sha256(raw).hexdigest()
@@ -814,7 +829,7 @@ class FtsIndex:
         if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             return None
         try:
-            data = files.read_bytes(path)
+            data, st = _read_whole(path, st)
         except ParseError as exc:
             report.errors.append(exc)
             self._replace_docs(rel, [])  # what it held before must not be served as current

@@ -13,7 +13,7 @@ from dataclasses import replace
 from . import archive, files, hot, store
 from .context import Context
 from .entries import Entry, TierFile
-from .errors import NotFoundError
+from .errors import NotFoundError, TiermemError
 from .results import WriteReport
 from .scribe import session
 
@@ -129,10 +129,16 @@ def _with_session(ctx: Context, agent: str, tier_file: TierFile) -> None:
 
 
 def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
-    """Apply a change to hot under its lock, keep the budget, archive what moves out."""
+    """Apply a change to hot under its lock, keep the budget, archive what moves out.
+
+    What overflows the budget is checkpointed into cold before hot is saved: a crash in
+    between leaves it in hot, and the summary already written is found again (see
+    `session.checkpoint_leaving`).
+    """
     path = ctx.layout.tier_file("hot", agent)
     report = WriteReport(agent)
     rules = ctx.config.hot
+    failed: TiermemError | None = None
     with store.update(ctx.layout, "hot", path, lambda: _fresh(ctx, agent)) as tier_file:
         _with_session(ctx, agent, tier_file)
         before = {e.id for e in tier_file.entries}
@@ -141,29 +147,29 @@ def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
         moved = replaced + hot.extra_actions(tier_file, rules.max_actions)
         tier_file.remove({e.id for e in moved})
         overflow = hot.fit(tier_file, rules.budget_bytes, set(new_ids))
-        if moved or overflow:
-            session_id = tier_file.meta["session"]
-            record = session.queue_entries(ctx, agent, moved + overflow, session_id)
+        session_id = tier_file.meta["session"]
+        if overflow:
+            record, report.cold, failed = session.checkpoint_leaving(
+                ctx, agent, moved + overflow, session_id
+            )
             report.archived.append(record.location)
+        elif moved:
+            record = session.queue_entries(ctx, agent, moved, session_id)
+            report.archived.append(record.location)
+    if failed is not None:
+        raise failed  # hot is saved and what left it waits in the queue
     report.ids = new_ids
     report.messages.append(f"hot: {agent} {what} saved ({hot.size(tier_file)} bytes)")
     if overflow:
-        _checkpointed(ctx, agent, report, overflow)
+        size = sum(len(e.text.encode("utf-8")) for e in overflow)
+        report.messages.append(
+            f"hot budget {rules.budget_bytes} bytes: {size} bytes moved out; raw "
+            f"text archived in {report.archived[-1]}; Scribe checkpointed it to cold "
+            f"({', '.join(report.cold) or 'queued'})"
+        )
     elif moved:
         report.messages.append(
             f"{len(moved)} older item(s) left hot; archived in {report.archived[-1]} and "
             "queued for the session summary"
         )
     return report
-
-
-def _checkpointed(ctx: Context, agent: str, report: WriteReport, overflow: list[Entry]) -> None:
-    """Hot overflowed: Scribe compresses what moved out into cold now."""
-    size = sum(len(e.text.encode("utf-8")) for e in overflow)
-    done = session.checkpoint(ctx, agent)
-    report.cold.extend(done)
-    report.messages.append(
-        f"hot budget {ctx.config.hot.budget_bytes} bytes: {size} bytes moved out; raw "
-        f"text archived in {report.archived[-1]}; Scribe checkpointed it to cold "
-        f"({', '.join(done) or 'queued'})"
-    )

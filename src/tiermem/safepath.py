@@ -85,10 +85,9 @@ def is_link_error(exc: OSError) -> bool:
     return exc.errno == errno.ELOOP or (exc.errno == errno.EMLINK and NOFOLLOW != 0)
 
 
-def read_bytes(path: Path, limit: int = -1) -> bytes | None:
-    """A file's bytes (its first `limit` bytes), or None when it does not exist; never
-    through a link."""
-    path = check(path)
+def open_regular(path: Path) -> int | None:
+    """A read-only descriptor on a regular file at a checked path, None when nothing is
+    there; never through a link (UnsafePathError), never a folder or a device (ParseError)."""
     flags = os.O_RDONLY | NOFOLLOW | NONBLOCK | CLOEXEC
     try:
         fd = os.open(path, flags)
@@ -100,9 +99,24 @@ def read_bytes(path: Path, limit: int = -1) -> bytes | None:
         raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
     try:
         mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
-            raise ParseError(path, 1, f"cannot be read ({what})")
+    except OSError as exc:
+        os.close(fd)
+        raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise ParseError(path, 1, f"cannot be read ({what})")
+    return fd
+
+
+def read_bytes(path: Path, limit: int = -1) -> bytes | None:
+    """A file's bytes (its first `limit` bytes), or None when it does not exist; never
+    through a link."""
+    path = check(path)
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
         with os.fdopen(os.dup(fd), "rb") as handle:
             return handle.read(limit)
     except OSError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 from . import entries, files
@@ -11,6 +11,9 @@ from .errors import ParseError
 from .layout import TEAM, Layout
 
 _TIER_CLASS = {"hot": "status", "cold": "learning", "wiki": "convention", "queue": "status"}
+# A tier file up to this size is read whole before entries are added to it; a larger one
+# only at its end (see `recent`), so adding to it costs the same whatever its size.
+TAIL_BYTES = 32768
 
 
 def load(layout: Layout, tier: str, path: Path) -> entries.TierFile | None:
@@ -46,6 +49,57 @@ def save(layout: Layout, path: Path, tier_file: entries.TierFile) -> None:
         archive.keep_lost(layout, layout.relative(path), lost, owner)
         tier_file.conflicts = [c for c in tier_file.conflicts if c.lost is None]
     files.atomic_write(path, entries.render(tier_file))
+
+
+def recent(
+    layout: Layout, tier: str, path: Path, ids: Collection[str], reach: int = 0
+) -> entries.TierFile | None:
+    """A tier file, parsed whole, where entries about to be added need a look at it first.
+
+    That is when the file is small (up to TAIL_BYTES), or when one of `ids` is written in
+    its last TAIL_BYTES (or `reach`, if more): what was added last is what a step repeated
+    after a crash finds again. None when the file does not exist, and when it is larger and
+    its end names none of the ids: then entries are appended to it unread (`append`).
+    """
+    reach = max(reach, TAIL_BYTES)
+    tail = files.read_tail(path, reach)
+    if tail is None:
+        return None
+    data, size = tail
+    if size > reach and not any(entries.escape_value(i).encode() in data for i in ids):
+        return None
+    return load(layout, tier, path)
+
+
+def appendable(tier_file: entries.TierFile | None, new: Sequence[entries.Entry]) -> bool:
+    """Whether entries can be appended to a file as `recent` read it: none of them is in it,
+    and it holds no version that lost a merge (a rewrite archives those, see `save`)."""
+    if tier_file is None:
+        return True
+    if any(c.lost is not None for c in tier_file.conflicts):
+        return False
+    return all(tier_file.get(e.id) is None for e in new)
+
+
+def append(
+    layout: Layout, path: Path, new: Sequence[entries.Entry], blank: Callable[[], entries.TierFile]
+) -> None:
+    """Add entries at the end of a tier file, writing only their bytes (the caller holds
+    the file's lock, and knows none of them is in it already); a missing or empty file is
+    made from `blank`.
+
+    The bytes are those a whole rendering would end with, so reading the file back gives
+    its entries followed by these.
+    """
+    tail = files.read_tail(path, 1)
+    if tail is None or tail[1] == 0:
+        tier_file = blank()
+        tier_file.entries.extend(new)
+        save(layout, path, tier_file)
+        return
+    lead = "" if tail[0] == b"\n" else "\n"  # a file edited by hand may not end a line
+    text = lead + "".join("\n" + entries.render_entry(e) for e in new)
+    files.append_synced(path, text.encode("utf-8"))
 
 
 def _state(tier_file: entries.TierFile) -> tuple[object, ...]:

@@ -16,6 +16,7 @@ from .. import archive, decisions, files, hot, markdown, store
 from ..classify import classify, is_structured
 from ..context import Context
 from ..entries import Entry, TierFile, content_id, render_entry, split_entry
+from ..errors import TiermemError
 from ..layout import TEAM
 from ..results import SessionReport
 from .summarize import budget_for, summarizer_for
@@ -30,21 +31,34 @@ def _queue_path(ctx: Context, agent: str) -> Path:
     return ctx.layout.tier_file("queue", agent)
 
 
-def queue_entries(
-    ctx: Context, agent: str, entries: Sequence[Entry], session: str
-) -> archive.Record:
-    """Archive entries leaving hot, then queue them for Scribe's next summary."""
+def _archived(ctx: Context, agent: str, entries: Sequence[Entry]) -> archive.Record:
+    """Entries leaving hot, archived as one record (said in the audit trail)."""
     text = "\n".join(render_entry(e) for e in entries)
     record = archive.new_record(
         agent, ctx.stamp(), "hot", f"hot/{agent}.md", entries[0].title, text
     )
     archive.write(ctx.layout, record)
-    path = _queue_path(ctx, agent)
-    new = functools.partial(store.blank, "queue", agent, session=session)
-    with store.update(ctx.layout, "queue", path, new) as queue:
-        for entry in entries:
-            queue.put(replace(entry, sources=(*entry.sources, record.location)))
     ctx.audit("archive", [e.id for e in entries], ["hot", "archive"], "left hot", record=record.id)
+    return record
+
+
+def _cited(entries: Sequence[Entry], record: archive.Record) -> list[Entry]:
+    return [replace(e, sources=(*e.sources, record.location)) for e in entries]
+
+
+def _queue(ctx: Context, agent: str, entries: Sequence[Entry], session: str) -> None:
+    new = functools.partial(store.blank, "queue", agent, session=session)
+    with store.update(ctx.layout, "queue", _queue_path(ctx, agent), new) as queue:
+        for entry in entries:
+            queue.put(entry)
+
+
+def queue_entries(
+    ctx: Context, agent: str, entries: Sequence[Entry], session: str
+) -> archive.Record:
+    """Archive entries leaving hot, then queue them for Scribe's next summary."""
+    record = _archived(ctx, agent, entries)
+    _queue(ctx, agent, _cited(entries, record), session)
     return record
 
 
@@ -62,6 +76,42 @@ def checkpoint(ctx: Context, agent: str) -> list[str]:
             return []
         report = _compress(ctx, agent, list(queue.entries), None, "checkpoint")
         _empty_queue(ctx, agent)
+    _audit_checkpoint(ctx, agent, report)
+    return report.cold
+
+
+def checkpoint_leaving(
+    ctx: Context, agent: str, leaving: Sequence[Entry], session: str
+) -> tuple[archive.Record, list[str], TiermemError | None]:
+    """Entries a full hot tier pushes out, compressed into cold at once together with what
+    the queue holds: (their archive record, the cold entries written, a failure).
+
+    The same steps as queueing them and checkpointing the queue, without writing them into
+    the queue and out again: archived first, then summarised, and the queue is emptied
+    only when it held something. When the summary cannot be written (a damaged cold file,
+    a full disk), they are queued instead, and the failure is returned.
+    """
+    record = _archived(ctx, agent, leaving)
+    cited = _cited(leaving, record)
+    path = _queue_path(ctx, agent)
+    try:
+        with files.locked(ctx.layout, path):
+            queue = store.load(ctx.layout, "queue", path)
+            pending = queue if queue is not None else store.blank("queue", agent)
+            waiting = bool(pending.entries)
+            for entry in cited:
+                pending.put(entry)
+            report = _compress(ctx, agent, list(pending.entries), None, "checkpoint")
+            if waiting:
+                _empty_queue(ctx, agent)
+    except TiermemError as exc:
+        _queue(ctx, agent, cited, session)
+        return record, [], exc
+    _audit_checkpoint(ctx, agent, report)
+    return record, report.cold, None
+
+
+def _audit_checkpoint(ctx: Context, agent: str, report: SessionReport) -> None:
     ctx.audit(
         "checkpoint",
         report.cold + report.knowledge,
@@ -72,7 +122,6 @@ def checkpoint(ctx: Context, agent: str) -> list[str]:
         summary_bytes=report.summary_bytes,
         summarizer=report.summarizer,
     )
-    return report.cold
 
 
 def end_session(ctx: Context, agent: str) -> SessionReport:
@@ -129,23 +178,32 @@ def _end(
 
 def _preflight(ctx: Context, agent: str, items: Sequence[Entry]) -> None:
     """Read everything a session end will need, so that a damaged file (a cold file, the
-    team's, the config) or a text it cannot take stops it before any write."""
+    team's, the config) or a text it cannot take stops it before any write. The agent's
+    cold file is read as far as adding to it reads it (see `store.recent`)."""
     decided = [e for e in items if e.slot == "decision"]
-    for name in [agent] + ([TEAM] if decided else []):
-        store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", name))
+    _cold_near(ctx, agent, items)
+    if decided:
+        store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", TEAM))
     _ = ctx.config  # read now: a broken config.toml is said before the first write
     for entry in decided:
         ctx.clean(hot.slot_text(entry), "decision")
 
 
-def _covered(ctx: Context, agent: str) -> dict[str, str]:
+def _covered(cold: TierFile | None) -> dict[str, str]:
     """Hot entry id -> the cold summary that already holds it (a re-run after a crash)."""
-    cold = store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", agent))
     found: dict[str, str] = {}
     for entry in cold.entries if cold else []:
         for item in dict(entry.extra).get("from", "").split(","):
             found[item] = entry.id
     return found
+
+
+def _cold_near(ctx: Context, agent: str, items: Sequence[Entry]) -> TierFile | None:
+    """The agent's cold file where a summary of these items could already be (see
+    `store.recent`): a summary written just before a crash is the last thing in it."""
+    path = ctx.layout.tier_file("cold", agent)
+    reach = 4 * sum(len(e.title) + len(e.body) for e in items)  # a summary and its pieces
+    return store.recent(ctx.layout, "cold", path, [e.id for e in items], reach)
 
 
 def _merge_items(queue: TierFile | None, current: TierFile | None) -> list[Entry]:
@@ -229,7 +287,7 @@ def _compress(
     report = SessionReport(agent)
     if not items:
         return report
-    done = _covered(ctx, agent)
+    done = _covered(_cold_near(ctx, agent, items))
     report.decisions = _decide(ctx, agent, items)
     if all(e.id in done for e in items):
         report.cold = sorted({done[e.id] for e in items})
@@ -366,10 +424,21 @@ def _knowledge(
 
 
 def _put_cold(ctx: Context, agent: str, new: Sequence[Entry]) -> None:
+    """Add entries to the agent's cold tier: appended, unless one is there already (a
+    piece of knowledge noted again), which is then updated in place, or the file holds a
+    merge's losing version, which the rewrite archives."""
     path = ctx.layout.tier_file("cold", agent)
-    with store.update(ctx.layout, "cold", path, lambda: store.blank("cold", agent)) as cold:
-        for entry in new:
-            existing = cold.get(entry.id)
-            cold.put(
-                entry if existing is None else replace(entry, used=max(entry.used, existing.used))
-            )
+    with files.locked(ctx.layout, path):
+        cold = store.recent(ctx.layout, "cold", path, [e.id for e in new])
+        blank = functools.partial(store.blank, "cold", agent)
+        if store.appendable(cold, new):
+            store.append(ctx.layout, path, new, blank)
+            return
+        with store.update(ctx.layout, "cold", path, blank) as cold:
+            for entry in new:
+                existing = cold.get(entry.id)
+                cold.put(
+                    entry
+                    if existing is None
+                    else replace(entry, used=max(entry.used, existing.used))
+                )
