@@ -736,6 +736,13 @@ def _bench_parsers(sub: Any) -> None:
     speed = add(verbs, "speed", run, "latency and throughput on generated stores")
     speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
     speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")
+    speed.add_argument(
+        "--locomo",
+        default="../shared/benchmarks/locomo/locomo-dev.json",
+        metavar="FILE",
+        help="LoCoMo conversations to write note by note ('' leaves them out; default: "
+        "../shared/benchmarks/locomo/locomo-dev.json, left out when absent)",
+    )
     speed.add_argument("--format", choices=("text", "json"), default="text")
 
 

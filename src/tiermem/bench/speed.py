@@ -1,14 +1,15 @@
 """`tiermem bench speed`: latency and throughput on generated stores of 1 K to 100 K entries.
 
-Each store (see `generated`) is measured three ways: its first index build, calls in
-process, and whole `tiermem` commands.
+Each store (see `generated`) is measured four ways: the first search of a fresh clone and
+its index build, calls in process, whole `tiermem` commands (against `python -c pass` in the
+same run, and where their start-up goes), and writes (see `writes`). LoCoMo conversations
+written note by note are timed once a run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -24,25 +25,46 @@ from typing import Any
 from ..errors import StoreError, UsageError
 from ..layout import Layout
 from ..memory import Memory
+from . import startup, writes
 from .generated import AGENTS, NOW, TARGET_SIZE, generate, prose_for
+from .writes import percentile
 
 
 @dataclass(frozen=True)
 class Target:
-    """A speed goal: a figure, in ms, that should stay under a limit on the reference store."""
+    """A speed goal: a figure that should stay at or under a limit, on a store of one size
+    (or of every size)."""
 
     figure: str
-    limit_ms: float
+    limit: float
+    unit: str = "ms"  # ms, or x (a ratio to `python -c pass` in the same run)
+    entries: int | None = TARGET_SIZE  # None: every size measured
+
+    def applies(self, entries: int) -> bool:
+        """Whether the goal is set for a store of this size."""
+        return self.entries is None or self.entries == entries
+
+    def shown(self) -> str:
+        """The goal as the report prints it."""
+        where = "any size" if self.entries is None else f"{self.entries:,}"
+        limit = f"{self.limit:g} ms" if self.unit == "ms" else f"{self.limit:g}x"
+        return f"<= {limit} ({where})"
 
 
 TARGETS = (
-    Target("cli_hot_show_ms", 150.0),
-    Target("cli_search_ms", 150.0),
-    Target("search_p95_ms", 10.0),
-    Target("spawn_p95_ms", 30.0),
-    Target("cli_spawn_ms", 200.0),
+    Target("cli_hot_show_ratio", 3.0, "x"),
+    Target("cli_hot_note_ratio", 3.0, "x"),
+    Target("cli_search_ratio", 4.0, "x"),
+    Target("cli_spawn_ratio", 5.0, "x"),
+    Target("search_p95_ms", 5.0),
+    Target("search_p95_ms", 15.0, entries=100_000),
+    Target("spawn_p95_ms", 15.0),
+    Target("spawn_p95_ms", 60.0, entries=100_000),
+    Target("note_empty_p95_ms", 5.0, entries=None),
+    Target("note_full_p95_ms", 5.0, entries=None),
+    Target("search_fresh_ms", 3000.0, entries=100_000),
 )
-_LIMITS = {t.figure: t.limit_ms for t in TARGETS}
+LOCOMO_TARGET_S = 3.0  # a conversation written one turn per note
 
 # (figure, label, decimals): the rows of the report, in order.
 ROWS: tuple[tuple[str, str, int], ...] = (
@@ -50,6 +72,7 @@ ROWS: tuple[tuple[str, str, int], ...] = (
     ("files", "memory files", 0),
     ("store_mb", "store size (MB, markdown)", 1),
     ("generate_s", "generate store (s)", 2),
+    ("search_fresh_ms", "`search` on a fresh clone (ms)", 0),
     ("build_s", "first index build (s)", 2),
     ("build_docs_per_s", "build throughput (docs/s)", 0),
     ("sync_noop_p50_ms", "no-op sync p50 (ms)", 2),
@@ -61,37 +84,60 @@ ROWS: tuple[tuple[str, str, int], ...] = (
     ("spawn_p50_ms", "spawn assembly p50 (ms)", 1),
     ("spawn_p95_ms", "spawn assembly p95 (ms)", 1),
     ("spawn_tokens_p50", "spawn prompt tokens p50", 0),
+    ("note_empty_p50_ms", "hot note, empty tier, p50 (ms)", 2),
+    ("note_empty_p95_ms", "hot note, empty tier, p95 (ms)", 2),
+    ("note_empty_cpu_p50_ms", "hot note, empty tier, CPU p50 (ms)", 2),
+    ("note_empty_fsyncs", "hot note, empty tier, fsyncs", 1),
+    ("note_empty_kb", "hot note, empty tier, KB written", 1),
+    ("note_full_p50_ms", "hot note, full tier, p50 (ms)", 2),
+    ("note_full_p95_ms", "hot note, full tier, p95 (ms)", 2),
+    ("note_full_cpu_p50_ms", "hot note, full tier, CPU p50 (ms)", 2),
+    ("note_full_fsyncs", "hot note, full tier, fsyncs", 1),
+    ("note_full_kb", "hot note, full tier, KB written", 1),
+    ("note_full_checkpointed", "full-tier notes that checkpointed", 2),
     ("cli_baseline_ms", "`python -c pass` median (ms)", 1),
     ("cli_hot_show_ms", "`tiermem hot show` median (ms)", 1),
+    ("cli_hot_note_ms", "`tiermem hot note` median (ms)", 1),
     ("cli_search_ms", "`tiermem search` median (ms)", 1),
     ("cli_spawn_ms", "`tiermem spawn --auto` median (ms)", 1),
     ("cli_hot_show_ratio", "`hot show` / baseline", 2),
+    ("cli_hot_note_ratio", "`hot note` / baseline", 2),
     ("cli_search_ratio", "`search` / baseline", 2),
     ("cli_spawn_ratio", "`spawn` / baseline", 2),
+    ("cli_hot_show_cpu_ratio", "`hot show` / baseline, CPU time", 2),
+    ("cli_hot_note_cpu_ratio", "`hot note` / baseline, CPU time", 2),
+    ("cli_search_cpu_ratio", "`search` / baseline, CPU time", 2),
+    ("cli_spawn_cpu_ratio", "`spawn` / baseline, CPU time", 2),
 )
 # Counts and the baseline say what was measured; growth is about the costs.
 GROWTH_FIGURES = tuple(
     key
     for key, _, _ in ROWS
-    if key not in ("documents", "files", "store_mb", "search_hits_mean", "cli_baseline_ms")
+    if key
+    not in (
+        "documents",
+        "files",
+        "store_mb",
+        "search_hits_mean",
+        "cli_baseline_ms",
+        "note_full_checkpointed",
+    )
 )
+COMMANDS = ("hot_show", "hot_note", "search", "spawn")
+FRESH_RUNS = 3  # first searches of a fresh clone per store (each builds the whole index)
+IMPORT_RUNS = 5  # runs under `-X importtime` per command
 
 STEADY_NOTE = (
     f"Clock fixed at {NOW}. Search and spawn refresh the last-use time of what they return "
     "(a file write and a re-index): each query and task ran once untimed first ('first use'), "
     "so the timed runs are the steady state and write nothing. Whole commands ran once untimed "
-    "first, with TIERMEM_NOW set to the same time and a private bytecode cache."
+    "first, with TIERMEM_NOW set to the same time and a private bytecode cache; `hot note` "
+    "writes to an agent of its own, and its runs come last in each round. Their CPU time "
+    "(user + system, of the child) moves less with the load than their wall time."
 )
 
 
 # --- measuring ------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 def _ms(call: Callable[[], object]) -> float:
@@ -189,15 +235,26 @@ def _environment(root: Path) -> dict[str, str]:
     return env
 
 
-def _run(argv: Sequence[str], root: Path) -> float:
+def _cpu_ms() -> float:
+    """CPU time (user and system) of this process's ended children so far, in ms."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
+def _run(argv: Sequence[str], root: Path) -> tuple[float, float]:
+    """Wall and CPU time of one command, in ms."""
     env = _environment(root)
-    start = time.perf_counter()
+    cpu, start = _cpu_ms(), time.perf_counter()
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, check=False)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
         error = done.stderr.decode("utf-8", "replace").strip()
         raise StoreError(f"`{' '.join(argv)}` exited {done.returncode}: {error}")
-    return elapsed
+    return elapsed, _cpu_ms() - cpu
 
 
 def _settle(root: Path) -> None:
@@ -209,28 +266,64 @@ def _settle(root: Path) -> None:
         mem.close()
 
 
-def whole_commands(root: Path, work: Workload, runs: int) -> dict[str, float]:
-    """Median wall time of whole `tiermem` processes, and of an empty Python beside them."""
+# The agent `hot note` writes to: a store's own agents keep what searches and spawns read.
+NOTE_AGENT = "speedbench"
+
+
+def _commands(work: Workload) -> dict[str, list[str]]:
+    """The whole commands timed, and `python -c pass` first."""
     cli = tiermem_command()
     (agent, query), (spawn_agent, task) = work.queries[0], work.tasks[0]
-    commands = {
+    note = [*cli, "hot", "note", NOTE_AGENT, "--new-agent", f"A note while {query}"]
+    return {
         "baseline": [sys.executable, "-c", "pass"],
         "hot_show": [*cli, "hot", "show", agent],
         "search": [*cli, "search", query],
         "spawn": [*cli, "spawn", spawn_agent, "--task", task, "--auto"],
+        "hot_note": note,
     }
+
+
+def whole_commands(root: Path, work: Workload, runs: int) -> dict[str, float]:
+    """Median wall and CPU time of whole `tiermem` processes, and of an empty Python."""
+    commands = _commands(work)
     for argv in commands.values():
         _run(argv, root)  # bytecode and page caches, and the last-use refresh it writes
     _settle(root)
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):  # interleaved, so drift in the machine hits every command alike
         for name, argv in commands.items():
-            times[name].append(_run(argv, root))
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    figures = {f"cli_{name}_ms": value for name, value in medians.items()}
-    for name in ("hot_show", "search", "spawn"):
-        figures[f"cli_{name}_ratio"] = medians[name] / medians["baseline"]
+            took, used = _run(argv, root)
+            wall[name].append(took)
+            cpu[name].append(used)
+        _settle(root)  # the note is indexed untimed: the next round's reads find it done
+    figures: dict[str, float] = {}
+    for name in commands:
+        figures[f"cli_{name}_ms"] = statistics.median(wall[name])
+        figures[f"cli_{name}_cpu_ms"] = statistics.median(cpu[name])
+    for name in COMMANDS:
+        for kind in ("", "_cpu"):
+            base = figures[f"cli_baseline{kind}_ms"]
+            figures[f"cli_{name}{kind}_ratio"] = figures[f"cli_{name}{kind}_ms"] / base
     return figures
+
+
+def start_up(root: Path, work: Workload, runs: int) -> dict[str, Any]:
+    """What each command's imports cost, and what `python -c pass` imports."""
+    env, cwd = _environment(root), str(root)
+    commands = _commands(work)
+    costs = [
+        startup.import_costs(name, argv[1:], env, cwd, runs)
+        for name, argv in commands.items()
+        if name != "baseline" and argv[0] == sys.executable  # `python -m tiermem ...`
+    ]
+    baseline = startup.import_costs("baseline", ["-c", "pass"], env, cwd, runs)
+    return {
+        "baseline_ms": baseline.total_ms,
+        "commands": [c.as_json() for c in costs],
+        "lines": startup.lines(costs, baseline.total_ms),
+    }
 
 
 def _footprint(root: Path) -> tuple[int, int]:
@@ -246,10 +339,11 @@ def _footprint(root: Path) -> tuple[int, int]:
 
 @dataclass
 class StoreReport:
-    """Every figure of one generated store."""
+    """Every figure of one generated store (and, for one store, where start-up goes)."""
 
     entries: int
     figures: dict[str, float] = field(default_factory=dict)
+    start_up: dict[str, Any] | None = None
 
 
 def _written_earlier(root: Path, seconds: float = 60.0) -> None:
@@ -263,8 +357,11 @@ def _written_earlier(root: Path, seconds: float = 60.0) -> None:
         os.utime(folder, (then, then))
 
 
-def measure_store(entries: int, runs: int, say: Callable[[str], None]) -> StoreReport:
-    """Generate, index and time one store; the store is deleted afterwards."""
+def measure_store(
+    entries: int, runs: int, say: Callable[[str], None], imports: bool = False
+) -> StoreReport:
+    """Generate, index and time one store (and, with `imports`, where start-up goes); the
+    store is deleted afterwards."""
     report = StoreReport(entries)
     work = workload(entries, runs)
     with tempfile.TemporaryDirectory(prefix=f"tiermem-speed-{entries}-") as folder:
@@ -276,7 +373,12 @@ def measure_store(entries: int, runs: int, say: Callable[[str], None]) -> StoreR
         files, size = _footprint(root)
         report.figures |= {"files": files, "store_mb": size / 1e6}
         _written_earlier(root)
-        say(f"[{entries:,}] generated in {report.figures['generate_s']:.1f} s; first index build")
+        say(f"[{entries:,}] generated in {report.figures['generate_s']:.1f} s; fresh clone")
+        search = [*tiermem_command(), "search", work.queries[0][1]]
+        fresh = writes.first_search(lambda: _run(search, root)[0], root, FRESH_RUNS)
+        report.figures |= fresh
+        say(f"[{entries:,}] first search {fresh['search_fresh_ms']:,.0f} ms; first index build")
+        writes.drop_index(root)
         build_s, documents = _build(root)
         report.figures |= {
             "build_s": build_s,
@@ -287,6 +389,11 @@ def measure_store(entries: int, runs: int, say: Callable[[str], None]) -> StoreR
         report.figures |= in_process(root, work, runs)
         say(f"[{entries:,}] whole commands ({runs} runs each)")
         report.figures |= whole_commands(root, work, runs)
+        if imports:
+            report.start_up = start_up(root, work, IMPORT_RUNS)
+        say(f"[{entries:,}] hot notes on an empty and a full tier ({runs} each)")
+        os.sync()  # what the earlier steps wrote is flushed before writes are timed
+        report.figures |= writes.hot_notes(root, entries, runs)
     return report
 
 
@@ -311,18 +418,19 @@ def growth(reports: Sequence[StoreReport]) -> list[dict[str, Any]]:
 
 
 def checks(reports: Sequence[StoreReport]) -> list[dict[str, Any]]:
-    """Every target against every size (the targets are set for the 10,000-entry store)."""
+    """Every target against the sizes it is set for (every size, or one)."""
     return [
         {
             "figure": t.figure,
-            "limit_ms": t.limit_ms,
+            "limit": t.limit,
+            "unit": t.unit,
             "entries": r.entries,
             "value": r.figures[t.figure],
-            "met": r.figures[t.figure] < t.limit_ms,
-            "reference": r.entries == TARGET_SIZE,
+            "met": r.figures[t.figure] <= t.limit,
         }
         for t in TARGETS
         for r in reports
+        if t.applies(r.entries) and t.figure in r.figures
     ]
 
 
@@ -339,12 +447,22 @@ def _sizes(text: str) -> list[int]:
     return sorted(set(sizes))
 
 
+def _missed(report: StoreReport, key: str) -> bool:
+    value = report.figures.get(key)
+    return value is not None and any(
+        t.figure == key and t.applies(report.entries) and value > t.limit for t in TARGETS
+    )
+
+
 def _cell(report: StoreReport, key: str, decimals: int) -> str:
     value = report.figures.get(key)
     if value is None:
         return "-"
-    missed = key in _LIMITS and value >= _LIMITS[key]
-    return f"{value:,.{decimals}f}" + (" *" if missed else "  ")
+    return f"{value:,.{decimals}f}" + (" *" if _missed(report, key) else "  ")
+
+
+def _targets_of(key: str) -> str:
+    return "; ".join(t.shown() for t in TARGETS if t.figure == key)
 
 
 def print_text(data: dict[str, Any], reports: Sequence[StoreReport]) -> None:
@@ -358,26 +476,28 @@ def print_text(data: dict[str, Any], reports: Sequence[StoreReport]) -> None:
     print(STEADY_NOTE)
     print()
     header = "".join(f"{r.entries:>14,}" for r in reports)
-    print(f"{'figure':<38}{header}   target (10,000 entries)")
+    print(f"{'figure':<38}{header}   target")
     for key, label, decimals in ROWS:
         cells = "".join(f"{_cell(r, key, decimals):>14}" for r in reports)
-        target = f"< {_LIMITS[key]:.0f} ms" if key in _LIMITS else ""
-        print(f"{label:<38}{cells}   {target}")
-    print("* misses the target (targets are set for 10,000 entries; other sizes for comparison)")
+        print(f"{label:<38}{cells}   {_targets_of(key)}")
+    print("* misses its target")
     for step in data["growth"]:
         print()
         print(f"growth {step['from']:,} -> {step['to']:,} entries (x{step['size_ratio']:.3g} size)")
         labels = {key: label for key, label, _ in ROWS}
         for key, ratio in step["ratios"].items():
             print(f"  {labels[key]:<38}x{ratio:.2f}")
-    reference = [c for c in data["checks"] if c["reference"]]
-    if reference:
-        missed = [c["figure"] for c in reference if not c["met"]]
-        print()
-        print(
-            f"targets at {TARGET_SIZE:,} entries: {len(reference) - len(missed)} of "
-            f"{len(reference)} met" + (f"; missed: {', '.join(missed)}" if missed else "")
-        )
+    for part in (data.get("start_up"), data.get("locomo")):
+        if part:
+            print()
+            for line in part["lines"]:
+                print(line)
+    missed = [f"{c['figure']} at {c['entries']:,}" for c in data["checks"] if not c["met"]]
+    print()
+    print(
+        f"targets: {len(data['checks']) - len(missed)} of {len(data['checks'])} met"
+        + (f"; missed: {', '.join(missed)}" if missed else "")
+    )
 
 
 def _load() -> float:
@@ -402,13 +522,31 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _locomo(path: str) -> dict[str, Any] | None:
+    """LoCoMo conversations written note by note, when the file is there (else None)."""
+    file = Path(path).expanduser()
+    if not path or not file.is_file():
+        _say(f"[locomo] {path or 'no file'}: not found, left out")
+        return None
+    figures = writes.locomo_ingest(file, _say)
+    lines = [f"LoCoMo conversations written note by note ({figures['locomo_conversations']:.0f}"]
+    lines[0] += f" of {file.name}; target <= {LOCOMO_TARGET_S:g} s one turn per note):"
+    for turns in writes.TURNS_PER_NOTE:
+        median, most = figures[f"locomo_{turns}_median_s"], figures[f"locomo_{turns}_max_s"]
+        lines.append(f"  {turns} turn(s) per note: median {median:.2f} s, slowest {most:.2f} s")
+    return {"file": str(file), **figures, "lines": lines}
+
+
 def run_speed(args: argparse.Namespace) -> int:
     """Measure every size and print the figures (text or JSON)."""
     sizes = _sizes(args.sizes)
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
     load_before = _load()
-    reports = [measure_store(entries, args.runs, _say) for entries in sizes]
+    imports = TARGET_SIZE if TARGET_SIZE in sizes else sizes[0]
+    reports = [measure_store(n, args.runs, _say, imports=n == imports) for n in sizes]
+    locomo = _locomo(args.locomo)
+    costs = next(r.start_up for r in reports if r.start_up is not None)
     data: dict[str, Any] = {
         "runs": args.runs,
         # Wall times depend on what else the machine runs; say how busy it was.
@@ -421,10 +559,12 @@ def run_speed(args: argparse.Namespace) -> int:
         "now": NOW,
         "note": STEADY_NOTE,
         "command": tiermem_command(),
-        "targets": {t.figure: {"limit_ms": t.limit_ms, "entries": TARGET_SIZE} for t in TARGETS},
+        "targets": [t.__dict__ for t in TARGETS],
         "stores": [{"entries": r.entries, **r.figures} for r in reports],
         "growth": growth(reports),
         "checks": checks(reports),
+        "start_up": costs | {"entries": imports},
+        "locomo": locomo,
     }
     if args.format == "json":
         print(json.dumps(data, indent=2))
