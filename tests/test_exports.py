@@ -13,7 +13,7 @@ from tiermem.memory import Memory
 from tiermem.ranking import Ranker
 
 # Names memory.py imports for type checkers only.
-_ONLY_TYPED = {"Config": Config, "Ranker": Ranker, "Record": Record}
+_ONLY_TYPED = {"Any": typing.Any, "Config": Config, "Ranker": Ranker, "Record": Record}
 
 
 def test_all_is_sorted_and_every_name_resolves() -> None:

@@ -4,11 +4,14 @@
 result types its methods return are exported here too.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from .errors import NotFoundError, ParseError, StoreError, TiermemError, UsageError
 
+TYPE_CHECKING = False  # typing is not imported at start-up: `tiermem hot show` never needs it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .archive import Record
     from .memory import Memory
     from .results import (

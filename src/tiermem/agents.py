@@ -9,8 +9,6 @@ A store with no agents at all has nothing to mistype: its first write starts the
 
 from __future__ import annotations
 
-import difflib
-
 from . import files, validate
 from .context import Context
 from .errors import NotFoundError, UsageError
@@ -72,6 +70,8 @@ def require_for_write(ctx: Context, agent: str) -> None:
 
 def _unknown(agent: str, names: list[str]) -> str:
     """One line: the agent is unknown, the nearest names, the team."""
+    import difflib  # only a name that is not known needs it
+
     close = difflib.get_close_matches(agent, names, n=3, cutoff=0.6)
     guess = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     listed = ", ".join(names[:SHOWN]) + (

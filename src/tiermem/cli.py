@@ -9,9 +9,11 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
 
+TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
     from .memory import Memory
     from .results import SessionReport
 
@@ -31,11 +33,106 @@ time-based rule. Bad input gets one line on stderr and exit status 2; nothing is
 """
 
 
+class _Width(argparse.HelpFormatter):
+    """Help as argparse writes it, at the terminal's width, asked for only when help is
+    written: argparse makes a formatter for every argument it is given (to check it), and
+    asking the terminal imports a module that brings three compression libraries."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or 80)
+        self._ask, self._most = width is None, max_help_position
+
+    def format_help(self) -> str:
+        if self._ask:
+            import shutil
+
+            self._width = shutil.get_terminal_size().columns - 2
+            self._max_help_position = min(
+                self._most, max(self._width - 20, 2 * self._indent_increment)
+            )
+        return super().format_help()
+
+
+class _RawWidth(_Width, argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written (examples), at the terminal's width."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit status 2."""
+    """argparse with one-line errors and exit status 2, whose subcommands are built only
+    for the command line it parses (see `_Choices`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        given = kwargs.get("formatter_class", argparse.HelpFormatter)
+        raw = issubclass(given, argparse.RawDescriptionHelpFormatter)
+        kwargs["formatter_class"] = _RawWidth if raw else _Width
+        super().__init__(*args, **kwargs)
+        self.wanted: Sequence[str] = ()  # the words naming its subcommand, and theirs
+        self.choices: list[_Choices] = []
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        # What argparse would format from the positionals before them, of which ours have
+        # none: formatting it would ask the terminal for its width.
+        kwargs.setdefault("prog", self.prog)
+        choices = _Choices(super().add_subparsers(**kwargs), self.wanted)
+        self.choices.append(choices)
+        return choices
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+    def unmatched(self) -> bool:
+        """Whether a word meant as a subcommand here or below named none."""
+        return any(c.unmatched() for c in self.choices)
+
+
+class _Skipped:
+    """Stands in for the parser of a command the command line does not run: what is added
+    to it is dropped (building it would only cost start-up)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to add to."""
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        """Nothing to set."""
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+    def add_subparsers(self, **kwargs: Any) -> _Skipped:
+        return self
+
+    def add_parser(self, name: str, **kwargs: Any) -> _Skipped:
+        return self
+
+
+class _Choices:
+    """A parser's subcommands, of which only the one the command line names is built
+    (every one when it names none)."""
+
+    def __init__(self, action: Any, wanted: Sequence[str]) -> None:
+        self.action = action
+        self.wanted = wanted
+        self.found: _Parser | None = None
+
+    def add_parser(self, name: str, **kwargs: Any) -> _Parser | _Skipped:
+        if self.wanted and name != self.wanted[0]:
+            return _Skipped()
+        parser: _Parser = self.action.add_parser(name, **kwargs)
+        if self.wanted:
+            parser.wanted, self.found = self.wanted[1:], parser
+        return parser
+
+    def unmatched(self) -> bool:
+        """Whether the command line named a subcommand here that is not one, or below."""
+        if self.found is None:
+            return bool(self.wanted)
+        return self.found.unmatched()
 
 
 def _os_error(exc: OSError) -> str:
@@ -1040,8 +1137,10 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
 }
 
 
-def _command_in(argv: Sequence[str]) -> str | None:
-    """The command an argument list runs, found without parsing it (None if unclear)."""
+def _words_in(argv: Sequence[str]) -> list[str]:
+    """The words of an argument list that are not options (its command, the command's
+    action...), found without parsing it."""
+    words: list[str] = []
     takes_value = False
     for token in argv:
         if takes_value:
@@ -1050,33 +1149,37 @@ def _command_in(argv: Sequence[str]) -> str | None:
             # argparse accepts any unambiguous prefix of an option, like --ro for --root
             takes_value = "--root".startswith(token) or "--now".startswith(token)
         elif not token.startswith("-"):
-            return token if token in _HELP else None
-    return None
+            words.append(token)
+    return words
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The command line; given the arguments, only their command's options are built.
+    """The command line; given the arguments, only what they run is built.
 
-    Building all thirty-odd subparsers takes about a fifth of a `hot show`'s start-up, so a
-    command line that names its command gets that one in full and the rest as one-line stubs.
+    Building all forty-odd parsers took about a fifth of a `hot show`'s start-up, so a
+    command line that names its command and action gets those alone (a word that names
+    neither, or none, gets the whole tree, so that help and errors list every choice).
     """
+    wanted = [] if argv is None else _words_in(argv)
+    parser = _parser_for(wanted)
+    return _parser_for([]) if wanted and parser.unmatched() else parser
+
+
+def _parser_for(wanted: Sequence[str]) -> _Parser:
     parser = _Parser(
         prog="tiermem",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.wanted = wanted
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version")
     _common(parser)
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )
-    wanted = None if argv is None else _command_in(argv)
-    for name, help_text in _HELP.items():
-        if wanted is None or name == wanted:
-            _BUILDERS[name](sub)
-        else:
-            sub.add_parser(name, help=help_text)
+    for build in _BUILDERS.values():
+        build(sub)
     return parser
 
 

@@ -2,39 +2,42 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
 
 from .errors import ParseError
+from .record import field, field_names, record, replace
 from .safepath import read_bytes
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class HotConfig:
     budget_bytes: int = 4096
     max_actions: int = 5
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ColdConfig:
     budget_bytes: int = 12288
     ttl_days: int = 30
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ScribeConfig:
     compression_target: int = 10
     promote_after_days: int = 7
     promote_min_sessions: int = 2
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SpawnConfig:
     budget_tokens: int = 2000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SummarizerConfig:
     kind: str = "extractive"
     base_url: str = ""
@@ -43,7 +46,7 @@ class SummarizerConfig:
     timeout_seconds: float = 30.0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     hot: HotConfig = field(default_factory=HotConfig)
     cold: ColdConfig = field(default_factory=ColdConfig)
@@ -86,13 +89,13 @@ def render_default() -> str:
     """The commented config.toml that `tiermem init` writes."""
     lines = ["# tiermem configuration. Every key is shown with its default.", ""]
     config = Config()
-    for section in fields(config):
-        lines.append(f"# {_COMMENTS[section.name]}")
-        lines.append(f"[{section.name}]")
-        for item in fields(getattr(config, section.name)):
-            lines.append(f"# {_COMMENTS[section.name + '.' + item.name]}")
-            value = getattr(getattr(config, section.name), item.name)
-            lines.append(f"{item.name} = {_toml_value(value)}")
+    for section in field_names(Config):
+        lines.append(f"# {_COMMENTS[section]}")
+        lines.append(f"[{section}]")
+        values = getattr(config, section)
+        for item in field_names(type(values)):
+            lines.append(f"# {_COMMENTS[section + '.' + item]}")
+            lines.append(f"{item} = {_toml_value(getattr(values, item))}")
         lines.append("")
     return "\n".join(lines)
 
@@ -142,7 +145,7 @@ def _line_of(text: str, section: str, key: str) -> int:
 def _merge_section(default: Any, raw: object, path: Path, section: str, text: str = "") -> Any:
     if not isinstance(raw, dict):
         raise ParseError(path, 1, f"[{section}] must be a table")
-    known = {f.name: f for f in fields(default)}
+    known = field_names(type(default))
     updates: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
@@ -163,9 +166,9 @@ def load(path: Path) -> Config:
     """Read config.toml, falling back to defaults for anything it does not set."""
     config = Config()
     data = read_bytes(path)  # never through a link
-    if data is None:
-        return config
-    import tomllib  # only stores with a config file pay for the parser
+    if data is None or data == render_default().encode("utf-8"):
+        return config  # as `tiermem init` wrote it: every default, and no parser to import
+    import tomllib  # only stores whose config was edited pay for the parser
 
     try:
         text = data.decode("utf-8")
@@ -174,7 +177,7 @@ def load(path: Path) -> Config:
         raise ParseError(path, getattr(exc, "lineno", 1) or 1, str(exc)) from None
     except UnicodeDecodeError:
         raise ParseError(path, 1, "not valid UTF-8") from None
-    sections = {f.name for f in fields(config)}
+    sections = set(field_names(Config))
     updates: dict[str, Any] = {}
     for name, value in raw.items():
         if name not in sections:

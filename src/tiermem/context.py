@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from . import validate
 from .clock import Clock
 from .errors import StoreError
 from .layout import Layout
-from .tokens import O200K, TokenCounter
 
+TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
     from .config import Config
     from .index import Index, SyncReport
     from .ranking import Ranker
+    from .tokens import TokenCounter
 
 Redactor = Callable[[str], tuple[str, list[str]]]
 
@@ -43,14 +43,14 @@ class Context:
         layout: Layout,
         clock: Clock,
         *,
-        tokens: TokenCounter = O200K,
+        tokens: TokenCounter | None = None,
         ranker: Ranker | None = None,
         redact: Redactor = _redact,
         warn: Callable[[str], None] = _stderr,
     ) -> None:
         self.layout = layout
         self.clock = clock
-        self.tokens = tokens
+        self._tokens = tokens
         self._ranker = ranker
         self.redact = redact
         self.warn = warn
@@ -74,6 +74,16 @@ class Context:
 
             self._config = config.load(self.layout.config)
         return self._config
+
+    @property
+    def tokens(self) -> TokenCounter:
+        """How tokens are counted: o200k_base, unless another counter was handed in (its
+        module is loaded when first needed: writes to hot count bytes, not tokens)."""
+        if self._tokens is None:
+            from .tokens import O200K
+
+            self._tokens = O200K
+        return self._tokens
 
     @property
     def ranker(self) -> Ranker:

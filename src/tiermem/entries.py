@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from . import markdown
 from .errors import ParseError
+from .record import field, field_names, record, replace
 
 CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
 STRUCTURED = frozenset({"policy", "decision", "convention", "contract"})
@@ -46,7 +45,7 @@ _TIME_KEYS = ("created", "used")
 _LIST_KEYS = ("tags", "sources", "supersedes")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     """One piece of memory: a title, a markdown body and its metadata."""
 
@@ -83,7 +82,7 @@ class Entry:
         return f"{self.title}\n{self.body}" if self.body else self.title
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Conflict:
     """Two versions of one entry were found; the chosen one is kept."""
 
@@ -93,7 +92,7 @@ class Conflict:
     lost: Entry | None = None
 
 
-@dataclass
+@record
 class TierFile:
     """A parsed tier file: header, file metadata, entries in file order."""
 
@@ -157,9 +156,9 @@ unescape_value = _unquote
 
 # (attribute, metadata key) of the optional fields, in the order they are written.
 _OPTIONAL = tuple(
-    (f.name, f.name.replace("_", "-"))
-    for f in fields(Entry)
-    if f.name not in ("id", "cls", "title", "body", "extra")
+    (name, name.replace("_", "-"))
+    for name in field_names(Entry)
+    if name not in ("id", "cls", "title", "body", "extra")
 )
 _KNOWN = {key: name for name, key in _OPTIONAL}
 
@@ -376,6 +375,8 @@ def split_long(body: str, limit: int) -> list[tuple[str, str]]:
     """
     if len(body.encode("utf-8")) <= limit:
         return [("", body)]
+    from . import markdown  # only long bodies are split: reading a tier file never is
+
     starts = [t.start for t in markdown.titles(body)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
@@ -390,6 +391,8 @@ def split_long(body: str, limit: int) -> list[tuple[str, str]]:
 
 def _pieces(block: str, limit: int) -> list[str]:
     """A block in pieces of at most `limit` bytes, cut where `markdown.cut_at` allows."""
+    from . import markdown
+
     code = markdown.code_spans(block)
     pieces: list[str] = []
     start = 0
@@ -430,6 +433,8 @@ PART_HARD_BYTES = 8 * 1024
 def _bounded(text: str, limit: int) -> list[str]:
     """A text in pieces of at most `limit` bytes, cut at line ends (inside a line only when
     one line is longer); a code block cut open is closed and opened again."""
+    from . import markdown
+
     pieces: list[str] = []
     while len(text.encode("utf-8")) > limit:
         reach = _reach(text, 0, limit - 16)  # room for the fence that closes the piece
@@ -448,6 +453,8 @@ def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
     Parts keep the entry's metadata, get ids derived from it, and name it as `parent`. A code
     fence left open (merge damage in the source) is closed where the entry or part ends.
     """
+    from . import markdown
+
     parts = [
         (subtitle if n == 0 else "", piece)
         for subtitle, text in split_long(entry.body, limit)

@@ -10,22 +10,25 @@ command refuse before its first write, not half-way through.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from . import safepath
 from .errors import LockTimeout, ParseError, StoreError, UnsafePathError
 from .layout import Layout
+from .record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import threading
 
 LOCK_TIMEOUT_SECONDS = 60.0
 TEMP_PREFIX = ".tmp-"
@@ -143,7 +146,7 @@ def is_folder(path: Path) -> bool:
         return False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Item:
     """One entry of a folder, as listed: never followed if it is a link."""
 
@@ -550,11 +553,19 @@ def open_lock(layout: Layout, name: str) -> int:
         raise _failed("lock", path, exc) from None
 
 
-_THREAD = threading.local()
+_THREAD: threading.local | None = None  # made on first use: most commands take no lock
+_MAKING = _thread.allocate_lock()
 
 
 def _held() -> dict[str, int]:
     """The locks this thread holds, by name (re-entry within a thread is allowed)."""
+    global _THREAD
+    if _THREAD is None:
+        with _MAKING:
+            if _THREAD is None:
+                import threading
+
+                _THREAD = threading.local()
     if not hasattr(_THREAD, "held"):
         _THREAD.held = {}
     held: dict[str, int] = _THREAD.held
@@ -570,6 +581,8 @@ def _lock_name(layout: Layout, path: Path) -> str:
             name = path.relative_to(base).as_posix().replace("/", "__")
             break
     if len(name.encode("utf-8", "surrogateescape")) > _LOCK_NAME_BYTES:
+        import hashlib
+
         digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         name = f"long-{digest}"
     return name + ".lock"

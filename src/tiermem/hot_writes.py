@@ -8,14 +8,16 @@ checkpointed into cold at once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
-from . import archive, files, hot, store
+from . import files, hot, store
 from .context import Context
 from .entries import Entry, TierFile
 from .errors import NotFoundError, TiermemError
+from .record import replace
 from .results import WriteReport
-from .scribe import session
+
+# Scribe's session steps (and the archive) are imported by the writes that move text out of
+# hot: a note that fits starts without them.
 
 Change = Callable[[TierFile], list[Entry]]
 
@@ -79,6 +81,9 @@ def unblock(ctx: Context, agent: str, text: str) -> WriteReport:
 
 def clear(ctx: Context, agent: str) -> WriteReport:
     """Empty the hot tier; its content is archived and queued for Scribe first."""
+    from . import archive
+    from .scribe import session
+
     path = ctx.layout.tier_file("hot", agent)
     report = WriteReport(agent)
     if not path.exists():
@@ -128,6 +133,29 @@ def _with_session(ctx: Context, agent: str, tier_file: TierFile) -> None:
         tier_file.heading, tier_file.meta = fresh.heading, fresh.meta
 
 
+def _move_out(
+    ctx: Context,
+    tier_file: TierFile,
+    moved: list[Entry],
+    overflow: list[Entry],
+    report: WriteReport,
+) -> TiermemError | None:
+    """Archive what left hot: checkpointed into cold at once when hot overflowed, queued for
+    the session summary otherwise. A checkpoint that failed is returned, its text queued."""
+    from .scribe import session
+
+    agent, session_id = report.agent, tier_file.meta["session"]
+    failed = None
+    if overflow:
+        record, report.cold, failed = session.checkpoint_leaving(
+            ctx, agent, moved + overflow, session_id
+        )
+    else:
+        record = session.queue_entries(ctx, agent, moved, session_id)
+    report.archived.append(record.location)
+    return failed
+
+
 def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
     """Apply a change to hot under its lock, keep the budget, archive what moves out.
 
@@ -147,15 +175,8 @@ def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
         moved = replaced + hot.extra_actions(tier_file, rules.max_actions)
         tier_file.remove({e.id for e in moved})
         overflow = hot.fit(tier_file, rules.budget_bytes, set(new_ids))
-        session_id = tier_file.meta["session"]
-        if overflow:
-            record, report.cold, failed = session.checkpoint_leaving(
-                ctx, agent, moved + overflow, session_id
-            )
-            report.archived.append(record.location)
-        elif moved:
-            record = session.queue_entries(ctx, agent, moved, session_id)
-            report.archived.append(record.location)
+        if moved or overflow:
+            failed = _move_out(ctx, tier_file, moved, overflow, report)
     if failed is not None:
         raise failed  # hot is saved and what left it waits in the queue
     report.ids = new_ids

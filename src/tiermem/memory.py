@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import agents, files, render, validate
 from .clock import Clock
@@ -35,24 +34,25 @@ from .results import (
     WikiEntry,
     WriteReport,
 )
-from .tokens import O200K, TokenCounter
 
+TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
+    from typing import Any, Protocol, TypeVar
+
     from .archive import Record
     from .config import Config
     from .ranking import Ranker
+    from .tokens import TokenCounter
+
+    class _Carries(Protocol):
+        notes: list[str]
+
+    _Noted = TypeVar("_Noted", bound=_Carries)
 
 SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
 MAX_SEARCH_LIMIT = 10_000
 UNTRUSTED = frozenset({"tool", "web"})
-
-
-class _Carries(Protocol):
-    notes: list[str]
-
-
-_Noted = TypeVar("_Noted", bound=_Carries)
 
 
 class Memory:
@@ -64,7 +64,7 @@ class Memory:
         *,
         now: datetime | str | None = None,
         must_exist: bool = True,
-        tokens: TokenCounter = O200K,
+        tokens: TokenCounter | None = None,
         ranker: Ranker | None = None,
     ) -> None:
         self.root = discover_root(root) if must_exist or root is None else Path(root).resolve()

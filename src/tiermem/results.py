@@ -4,12 +4,20 @@ The CLI prints `result.to_json()` for `--format json`; the MCP server answers wi
 JSON and derives its output schemas from these classes. A field's JSON name is its own,
 except where metadata says otherwise (`cls` is written `class`); a field's `doc` metadata
 is its description for programs.
+
+Results are records (see `record`): dataclasses whose methods are made when the first one is,
+so that a command pays only for the results it returns.
 """
 
 from __future__ import annotations
 
-from dataclasses import Field, dataclass, field, fields, is_dataclass
-from typing import Any
+from .record import field, names, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from dataclasses import Field
+    from typing import Any
 
 JSON_NAME = "json"
 DOC = "doc"
@@ -30,13 +38,17 @@ def about(text: str, json: str = "") -> dict[str, str]:
 
 def json_name(item: Field[Any]) -> str:
     """The name a field is written under in JSON."""
-    return str(item.metadata.get(JSON_NAME, item.name))
+    return _json_name(item.name, item.metadata)
+
+
+def _json_name(name: str, metadata: Mapping[str, Any]) -> str:
+    return str(metadata.get(JSON_NAME, name))
 
 
 def to_json(value: Any) -> Any:
     """A result (or anything inside one) as plain JSON values."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {json_name(f): to_json(getattr(value, f.name)) for f in fields(value)}
+    if any("__dataclass_fields__" in c.__dict__ for c in type(value).__mro__):  # a dataclass
+        return {_json_name(n, meta): to_json(getattr(value, n)) for n, meta in names(value)}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     if isinstance(value, dict):
@@ -56,7 +68,7 @@ class Result:
 # --- hot ---------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class HotEntry(Result):
     """One entry of a hot tier."""
 
@@ -74,7 +86,7 @@ class HotEntry(Result):
         return f"{self.title}\n{self.body}" if self.body else self.title
 
 
-@dataclass
+@record
 class HotView(Result):
     """An agent's hot tier: the current session."""
 
@@ -85,7 +97,7 @@ class HotView(Result):
     entries: tuple[HotEntry, ...] = ()
 
 
-@dataclass
+@record
 class WriteReport(Result):
     """What a write did, in words for the user and ids for programs."""
 
@@ -107,7 +119,7 @@ class WriteReport(Result):
     )
 
 
-@dataclass
+@record
 class AgentInfo(Result):
     """An agent of the team: whether Squad lists it, and where it has memory."""
 
@@ -121,7 +133,7 @@ class AgentInfo(Result):
 # --- reading -----------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class SearchHit(Result):
     """One search result: a whole entry, or a whole section of an archived text."""
 
@@ -151,7 +163,7 @@ class SearchHit(Result):
     )
 
 
-@dataclass
+@record
 class EntryText(Result):
     """Any id a search returns, read: a tier entry, an archived record, or a section of one."""
 
@@ -173,7 +185,7 @@ class EntryText(Result):
     )
 
 
-@dataclass
+@record
 class Page(Result):
     """A wiki topic and how much it holds."""
 
@@ -183,7 +195,7 @@ class Page(Result):
     bytes: int
 
 
-@dataclass
+@record
 class WikiEntry(Result):
     """The wiki entry a request produced."""
 
@@ -194,7 +206,7 @@ class WikiEntry(Result):
     path: str = field(metadata=about("The page file, relative to the repository."))
 
 
-@dataclass
+@record
 class TierRow(Result):
     """Entries, bytes and tokens of one agent in one tier."""
 
@@ -205,7 +217,7 @@ class TierRow(Result):
     tokens: int
 
 
-@dataclass
+@record
 class Totals(Result):
     """Entries, bytes and tokens of one tier, all agents together."""
 
@@ -214,7 +226,7 @@ class Totals(Result):
     tokens: int
 
 
-@dataclass
+@record
 class SquadLoad(Result):
     """What a Squad spawn of one agent loads today: its history.md and decisions.md."""
 
@@ -223,7 +235,7 @@ class SquadLoad(Result):
     tokens: int
 
 
-@dataclass
+@record
 class Stats(Result):
     """What each agent's memory holds, against what a Squad spawn loads today."""
 
@@ -235,7 +247,7 @@ class Stats(Result):
 # --- Scribe ------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class SessionReport(Result):
     """What ending one agent's session produced."""
 
@@ -264,7 +276,7 @@ class SessionReport(Result):
     )
 
 
-@dataclass
+@record
 class RunReport(Result):
     """What a maintenance run did (or, dry, would do)."""
 
@@ -307,7 +319,7 @@ class RunReport(Result):
         return out  # skipped inbox files are said on stderr, as every command says them
 
 
-@dataclass
+@record
 class ForgetReport(Result):
     """What forgetting an entry did: the tiers it left, where its text is kept (or purged)."""
 
@@ -336,7 +348,7 @@ class ForgetReport(Result):
     messages: list[str] = field(default_factory=list, metadata=about("What happened, in words."))
 
 
-@dataclass
+@record
 class Finding(Result):
     """One thing `tiermem doctor` found in a store, and what it did about it."""
 
@@ -353,7 +365,7 @@ class Finding(Result):
     repaired: str = field(default="", metadata=about("What the repair did; empty if nothing."))
 
 
-@dataclass
+@record
 class DoctorReport(Result):
     """What `tiermem doctor` checked, found and (with --repair) repaired."""
 
@@ -385,7 +397,7 @@ class DoctorReport(Result):
 # --- spawn -------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Loaded(Result):
     """An entry a spawn loaded."""
 
@@ -394,7 +406,7 @@ class Loaded(Result):
     path: str
 
 
-@dataclass
+@record
 class SpawnResult(Result):
     """The rendered prompt and what went into it."""
 
@@ -421,7 +433,7 @@ class SpawnResult(Result):
     )
 
 
-@dataclass
+@record
 class SpawnRecord(Result):
     """One spawn as this clone's spawn log keeps it (`.squad/memory/spawns.jsonl`)."""
 
@@ -444,7 +456,7 @@ class SpawnRecord(Result):
     )
 
 
-@dataclass
+@record
 class SpawnLog(Result):
     """Spawns from this clone's log, newest first: what each got, or which got an entry."""
 
@@ -462,7 +474,7 @@ class SpawnLog(Result):
 # --- report ------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class ReportResult(Result):
     """The report page written, and what it holds."""
 
@@ -483,7 +495,7 @@ class ReportResult(Result):
 # --- import ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record
 class SectionPlacement(Result):
     """Where one section of a Squad file goes when it is imported (a row of the dry run)."""
 
@@ -510,7 +522,7 @@ class SectionPlacement(Result):
     note: str = field(default="", metadata=about("What Scribe's pass did to it, if anything."))
 
 
-@dataclass
+@record
 class ImportReport(Result):
     """What an import read and wrote, and what each tier holds after Scribe's pass."""
 
