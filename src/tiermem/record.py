@@ -167,9 +167,9 @@ def _make_methods(cls: type) -> None:
 
 
 def _first_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    """`__init__` until the first record of its class is made: makes the real methods."""
-    cls = type(self)
-    owner = next(c for c in cls.__mro__ if "__record_init__" in c.__dict__)
+    """`__init__` until the first record of its class is made: makes the real methods (a
+    thread that got here while another made them finds them made)."""
+    owner = next(c for c in type(self).__mro__ if "__record_fields__" in c.__dict__)
     _make_methods(owner)
     owner.__init__(self, *args, **kwargs)  # type: ignore[misc]
 
