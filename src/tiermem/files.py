@@ -19,7 +19,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from . import safepath
 from .errors import LockTimeout, ParseError, StoreError, UnsafePathError
@@ -29,6 +28,7 @@ from .record import record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from typing import BinaryIO
 
 LOCK_TIMEOUT_SECONDS = 60.0
 TEMP_PREFIX = ".tmp-"

@@ -13,7 +13,7 @@ from .layout import TEAM, Layout
 _TIER_CLASS = {"hot": "status", "cold": "learning", "wiki": "convention", "queue": "status"}
 # A tier file up to this size is read whole before entries are added to it; a larger one
 # only at its end (see `recent`), so adding to it costs the same whatever its size.
-TAIL_BYTES = 32768
+TAIL_BYTES = 8192
 
 
 def load(layout: Layout, tier: str, path: Path) -> entries.TierFile | None:
