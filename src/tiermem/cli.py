@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
     from .memory import Memory
-    from .results import SessionReport
+    from .results import ImportReport, SessionReport
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -523,13 +523,28 @@ def cmd_import(args: argparse.Namespace) -> int:
     show_progress = args.format == "text" and sys.stderr.isatty()
     report = mem.import_squad(dry_run=args.dry_run, progress=show_progress)
     if args.format == "json":
-        _print_json(report.to_json())
+        _print_import_json(report)
     else:
         from . import tables
 
         tables.imported(report)
     _skipped(report.skipped)
     return 1 if report.skipped else 0
+
+
+def _print_import_json(report: ImportReport) -> None:
+    """An import's JSON, its sections written one by one: a dry run of a history of 100,000
+    sections says where each goes without holding them all as JSON at once."""
+    import dataclasses
+    import json
+
+    text = json.dumps(dataclasses.replace(report, sections=[]).to_json(), indent=2)
+    head, empty, tail = text.rpartition('"sections": []')
+    assert empty, "sections is the report's last field"
+    sys.stdout.write(head + '"sections": [')
+    for n, row in enumerate(report.sections):
+        sys.stdout.write(("," if n else "") + "\n    " + json.dumps(row.to_json()))
+    sys.stdout.write(("\n  ]" if report.sections else "]") + tail + "\n")
 
 
 def _memory_for_import(args: argparse.Namespace) -> Memory:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -49,22 +49,20 @@ def stats(report: Stats) -> None:
         console.print(squad)
 
 
-def placements(rows: Sequence[SectionPlacement]) -> list[str]:
+def placements(rows: Sequence[SectionPlacement]) -> Iterator[str]:
     """A dry run's rows in words: each file, then each section with where it goes."""
-    lines: list[str] = []
     last = ""
     for row in rows:
         if row.file != last:
-            lines.append(_printable(row.file))
+            yield _printable(row.file)
             last = row.file
         title = _printable(row.section)
         title = title if len(title) <= 48 else title[:47] + "…"
         what = f"{row.kind}, {row.note}" if row.note else row.kind
-        lines.append(
+        yield (
             f"  L{row.line:<6} {title:<48} {row.tier:<8} {_printable(row.agent):<12} "
             f"{_printable(row.page)}  ({what})"
         )
-    return lines
 
 
 def _printable(text: str) -> str:
@@ -77,7 +75,8 @@ def imported(report: ImportReport) -> None:
     run first says where each section of each file goes."""
     if report.sections:
         print("where each section goes: line, section, tier, agent, page (what it is)")
-        print("\n".join(placements(report.sections)))
+        for line in placements(report.sections):
+            print(line)
     console = _Console()
     verb = "would import" if report.dry_run else "imported"
     console.print(
