@@ -332,6 +332,26 @@ def test_archived_decisions_stay_in_the_archive_reachable_by_search(imported: Me
     assert any("requires Node.js >= 20" in h.text for h in hits)
 
 
+def test_a_superseded_decision_leaves_for_the_archive_marked(tmp_path: Path) -> None:
+    squad = write_squad(tmp_path)
+    (squad / "decisions.md").write_text(
+        DECISIONS
+        + "\n### 2026-03-02: Staging deploy target region\n**By:** Bo\n**What:** eu-west-1.\n"
+        + "\n### 2026-03-12: Staging deploy target region\n**By:** Ada\n**What:** us-east-2.\n",
+        encoding="utf-8",
+    )
+    assert main(list(import_args(tmp_path))) == 0
+    mem = Memory(tmp_path, now=NOW)
+    [(_, newer)] = titled(entries(mem, "wiki"), "Staging deploy target region")
+    assert "us-east-2" in newer.body
+    assert not titled(entries(mem, "cold"), "Staging deploy target region")
+    found = [archive.parse(p.read_bytes(), p) for p in archive.records(mem.layout, "team")]
+    [retired] = [r for r in found if r.kind == "superseded"]
+    assert retired.text.startswith(f"Superseded by {newer.id}.")
+    assert "eu-west-1" in retired.text and "status=superseded" in retired.text
+    mem.close()
+
+
 def test_an_agents_history_never_becomes_team_wiki(imported: Memory) -> None:
     # A pattern in a history is the agent's learning: in its cold tier (recent) or archive.
     [(agent, entry)] = titled(entries(imported, "cold"), "Pattern: preflight gate")

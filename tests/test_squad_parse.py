@@ -1,5 +1,6 @@
 """Tests of the Squad markdown parsers, decision folding and the inbox merge."""
 
+import itertools
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -893,3 +894,43 @@ def test_a_governed_decision_appended_by_nap_is_the_same_decision() -> None:
     keys = {decision_key(s) for s in inbox if s.kind == "decision"}
     assert decision_key(decisions[-1]) in keys
     assert "Postgres" not in decisions[0].text
+
+
+# --- pieces: a large file read in parts ------------------------------------------------------
+
+
+def test_pieces_tile_the_file_and_start_where_a_section_starts() -> None:
+    from tiermem.squad.pieces import cuts
+
+    code = "```python\n" + "# a comment, not a heading\n" * 40 + "```\n"
+    entry = "### 2026-03-{day:02d}: Entry {n}\nText of entry {n}.\n\n"
+    text = "# Ada\n\n## Learnings\n\n" + "".join(
+        entry.format(day=1 + n % 28, n=n) + (code if n % 7 == 0 else "") for n in range(300)
+    )
+    data = text.encode()
+    spans = cuts(data, 2000)
+    assert spans[0][0] == 0 and spans[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+    assert len(spans) > 5
+    for start, _ in spans[1:]:
+        assert data[start:].startswith(b"### 2026-03-")  # never inside the code blocks
+
+
+def test_a_line_longer_than_a_piece_is_never_cut() -> None:
+    from tiermem.squad.pieces import cuts
+
+    data = b"short\n" + b"x" * 5000 + b"\nshort again\n"
+    spans = cuts(data, 1000)
+    assert all(data[e - 1 : e] == b"\n" for _, e in spans)
+    assert any(e - s > 5000 for s, e in spans)
+
+
+def test_a_history_read_piece_by_piece_is_the_history_read_whole() -> None:
+    from tiermem.squad.parse import HistoryReader, parse_history
+    from tiermem.squad.pieces import cuts
+
+    text = HISTORY * 3 + "📌 Team update (2026-04-02): the last one.\n\nLoose text after it.\n"
+    data = text.encode()
+    reader = HistoryReader()
+    pieced = [s for a, b in cuts(data, 300) for s in reader.read(data[a:b].decode())]
+    assert pieced == parse_history(text)

@@ -27,7 +27,7 @@ from .import_sections import Planned, Planner
 from .layout import TEAM, Layout
 from .progress import bar, working
 from .results import ImportReport, SectionPlacement, Totals
-from .scribe import maintenance
+from .scribe import maintenance, supersede
 from .squad import pieces
 from .squad.sources import Read, Source, read, sources
 from .stats import tier_totals
@@ -233,8 +233,8 @@ def _write(ctx: Context, planned: Plan) -> None:
         planned.written += len(items)
     if planned.records:
         # Even when a crashed import already wrote every entry, Scribe's pass must still run.
-        maintenance.run(ctx, merge_inbox=False)
         _retire_superseded(ctx, planned)
+        maintenance.run(ctx, merge_inbox=False)
         _file_decisions(ctx, planned)
         ctx.audit(
             "import",
@@ -278,8 +278,10 @@ def _archive_replaced(ctx: Context, agent: str, old: Entry) -> None:
 
 
 def _retire_superseded(ctx: Context, planned: Plan) -> None:
-    """The team's decisions this import brought in that Scribe's pass found superseded leave
-    its cold tier for the archive, marked (the wiki holds only what is current)."""
+    """Scribe's supersede step first: the team's decisions this import brought in that a
+    newer one supersedes leave its cold tier for the archive, marked "Superseded by ID." (the
+    wiki holds only what is current), before the rest of the pass ages them as sessions."""
+    supersede.apply(ctx, supersede.pairs(ctx))
     ours = {item.entry.id for item in planned.planned if item.entry.agent == TEAM}
     path = ctx.layout.tier_file("cold", TEAM)
     with store.update_existing(ctx.layout, "cold", path) as cold:
