@@ -1222,8 +1222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     0: what it wanted was printed, and the rest has nowhere to go.
     """
     try:
-        code = _main(argv)
-        sys.stdout.flush()  # here, not at exit, so that a closed pipe is seen as one
+        try:
+            code = _main(argv)
+        finally:  # here, not at exit, so that a closed pipe is seen as one (help exits too)
+            sys.stdout.flush()
     except BrokenPipeError:
         _stdout_to_devnull()
         return 0
