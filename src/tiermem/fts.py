@@ -28,6 +28,7 @@ from . import archive, clone, files, safepath, store
 from .errors import LockTimeout, ParseError, StoreError, TiermemError, UnsafePathError
 from .index import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
 from .layout import Layout
+from .relevance import passages
 from .tokens import TokenCounter
 
 SCHEMA_VERSION = "13"
@@ -56,11 +57,13 @@ CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
 CREATE TABLE IF NOT EXISTS docs(
     rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
     status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
-    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT);
+    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT,
+    passages TEXT);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
 CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
+CREATE INDEX IF NOT EXISTS docs_created ON docs(created);
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
 CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
@@ -71,7 +74,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
 
 DOC_FIELDS = (
     "id tier agent path title text cls status created used session trust tags tokens parent"
-    " sources".split()
+    " sources passages".split()
 )
 _DOC_COLUMNS = ", ".join(DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
@@ -881,8 +884,8 @@ class FtsIndex:
         for order, (doc, tokens) in enumerate(zip(docs, counts, strict=True)):
             cur = self.db.execute(
                 "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
-                " session, trust, tags, sha, tokens, ord, parent, sources)"
-                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " session, trust, tags, sha, tokens, ord, parent, sources, passages)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     doc.id,
                     rel,
@@ -902,6 +905,7 @@ class FtsIndex:
                     order,
                     doc.parent,
                     doc.sources,
+                    passages.encode(passages.cut(doc.text)),
                 ),
             )
             self.db.execute(
@@ -1179,6 +1183,14 @@ class FtsIndex:
         order = {doc_id: n for n, doc_id in enumerate(ids)}
         found = [d for d in self._sound(rows.fetchall()) if d is not None]
         return sorted(found, key=lambda d: order[d.id])
+
+    @_snapshot
+    def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
+        """The newest active documents of some tiers (of one agent, if named), newest first."""
+        conditions, args = _conditions([agent] if agent else [], tiers, True, [])
+        where = " AND ".join(conditions) or "1"
+        sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE {where} ORDER BY created DESC, id LIMIT ?"
+        return [Doc(*row) for row in self.db.execute(sql, [*args, limit])]
 
     @_snapshot
     def parts(self, parent: str) -> list[Doc]:

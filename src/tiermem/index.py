@@ -37,6 +37,7 @@ class Doc:
     tokens: int = 0
     parent: str = ""  # the entry this one is a part of (see `entries.split_entry`)
     sources: str = ""  # comma-separated: the archive records (or files) it was made from
+    passages: str = ""  # where its passages are, as the index stores them (`relevance.passages`)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,10 @@ class Index(Protocol):
         whole_wiki: bool = False,
     ) -> list[Doc]:
         """The documents with these ids, in the order of the ids, in a search's scope."""
+        ...
+
+    def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
+        """The newest active documents of some tiers (of one agent, if named), newest first."""
         ...
 
     def parts(self, parent: str) -> list[Doc]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,11 +78,17 @@ def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
     mem.close()
 
 
-def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
+def replay(
+    corpus: Path,
+    out: Path,
+    progress: bool = False,
+    before: Callable[[Session], None] | None = None,
+) -> ReplaySummary:
     """Replay a corpus into `out` (a new store).
 
     Scribe ends every session that wrote, and runs its maintenance once a day (at the day's
-    first session end) and once more at the end, with now = the commit date.
+    first session end) and once more at the end, with now = the commit date. `before` is
+    called with each session just before it is written (the forward probes ask then).
     """
     started = time.perf_counter()
     events = load_events(corpus)
@@ -91,6 +98,8 @@ def replay(corpus: Path, out: Path, progress: bool = False) -> ReplaySummary:
     summary = ReplaySummary(corpus.name, str(out), len(events), len(ordered))
     maintained = ""
     for session in track(ordered, f"replay {corpus.name}", progress):
+        if before is not None:
+            before(session)
         _session(out, session, summary)
         day = format_time(session.date)[:10]
         if day != maintained:

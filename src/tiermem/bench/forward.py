@@ -1,0 +1,325 @@
+"""Forward probes (METRICS.md): does a spawn carry what the team already knew and then used?
+
+A forward probe is a history event whose first section holds key facts already written in
+earlier sessions. During a replay, just before that event's session is written, the agent's
+spawn for the event's heading is asked for, and scored by the share of those known facts its
+prompt holds. Four baselines see the same earlier text at the same moment, each cut to the
+prompt's tokens: the agent's newest history (`recent`), plain BM25 over the agent's history
+and the decisions (`bm25`), the best packing knowing the facts (`oracle`), and everything
+uncapped (`everything`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import format_time
+from ..facts import key_facts, present_facts
+from ..memory import Memory
+from ..progress import track
+from .corpus import Event, Session, load_events, sessions
+from .probes import MIN_PROBE_FACTS, SECTION_HEADING, clean_heading, first_section
+from .replay import ReplaySummary, mem_agent, replay
+
+# A known fact: one the team had already written down before the probe's session.
+MIN_KNOWN_FACTS = 2
+BM25_K1 = 1.2
+BM25_B = 0.75
+_SECTION_START = re.compile(r"^#{2,3} ", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class ForwardProbe:
+    """An agent about to write a section, and the facts of it the team already knew."""
+
+    agent: str
+    query: str
+    known: frozenset[str]
+    seq: int
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of earlier text from a `##` or `###` heading to the next, as baselines cut it."""
+
+    text: str
+    tokens: int
+    facts: frozenset[str]
+    words: Counter[str]
+
+
+@dataclass
+class ProbeFigures:
+    """One probe's coverage and tokens for tiermem and each baseline."""
+
+    probe: ForwardProbe
+    tokens: int
+    coverage: float
+    situation: str
+    recent: float
+    bm25: float
+    oracle: float
+    everything: float
+    everything_tokens: int
+
+
+def sections_of(text: str) -> list[str]:
+    """The sections of a text: each starts at a `##` or `###` heading (text before the first
+    heading is a section of its own)."""
+    starts = [m.start() for m in _SECTION_START.finditer(text)]
+    bounds = [0, *starts] if not starts or starts[0] != 0 else starts
+    parts = [text[a:b] for a, b in zip(bounds, [*bounds[1:], len(text)], strict=True)]
+    return [p.strip() for p in parts if p.strip()]
+
+
+def probe_of(event: Event, known_before: set[str], writers: set[str]) -> ForwardProbe | None:
+    """The forward probe of a history event, or None when it makes none."""
+    if event.kind != "history" or not event.agent or mem_agent(event.agent) not in writers:
+        return None
+    section = first_section(event.text)
+    if section is None:
+        return None
+    facts = key_facts(section)
+    known = facts & known_before
+    query = clean_heading(section.splitlines()[0][len(SECTION_HEADING) :])
+    if len(facts) < MIN_PROBE_FACTS or len(known) < MIN_KNOWN_FACTS or not query:
+        return None
+    return ForwardProbe(mem_agent(event.agent), query, frozenset(known), event.seq)
+
+
+class EarlierText:
+    """What the team had written before the current session, cut into sections."""
+
+    def __init__(self, count: Callable[[list[str]], list[int]]) -> None:
+        self.count = count
+        self.facts: set[str] = set()
+        self.writers: set[str] = set()
+        self.history: dict[str, list[Section]] = {}
+        self.decisions: list[Section] = []
+        self._seen_decisions: set[str] = set()
+
+    def add(self, events: Iterable[Event]) -> None:
+        """Take in one session's events (after its probes were asked)."""
+        for event in events:
+            self.facts |= key_facts(event.text)
+            if event.kind == "history" and event.agent:
+                agent = mem_agent(event.agent)
+                self.writers.add(agent)
+                self.history.setdefault(agent, []).extend(self._sections(event.text))
+            elif event.kind in ("decision", "inbox"):
+                # The team's tools rewrite and merge the decision log: a repeat is folded.
+                fresh = [s for s in sections_of(event.text) if s not in self._seen_decisions]
+                self._seen_decisions.update(fresh)
+                self.decisions.extend(self._made(fresh))
+
+    def _sections(self, text: str) -> list[Section]:
+        return self._made(sections_of(text))
+
+    def _made(self, texts: list[str]) -> list[Section]:
+        counts = self.count(texts) if texts else []
+        return [
+            Section(t, n, frozenset(key_facts(t)), Counter(_WORD.findall(t.lower())))
+            for t, n in zip(texts, counts, strict=True)
+        ]
+
+
+def take_while_fits(ordered: Iterable[Section], room: int) -> list[Section]:
+    """Sections in order, each whole, while one still fits (a section too long for what is
+    left is passed over for the shorter ones after it: the stronger reading of the cut)."""
+    taken: list[Section] = []
+    spent = 0
+    for section in ordered:
+        if spent + section.tokens <= room:
+            taken.append(section)
+            spent += section.tokens
+    return taken
+
+
+def bm25_order(pool: Sequence[Section], query: str) -> list[Section]:
+    """The pool ranked by plain BM25 on the query (ties keep the pool's order)."""
+    words = list(dict.fromkeys(_WORD.findall(query.lower())))
+    if not pool or not words:
+        return list(pool)
+    lengths = [sum(s.words.values()) for s in pool]
+    average = sum(lengths) / len(pool) or 1.0
+    idf = {w: _idf(sum(1 for s in pool if w in s.words), len(pool)) for w in words}
+    scores = [_bm25(s, n / average, words, idf) for s, n in zip(pool, lengths, strict=True)]
+    order = sorted(range(len(pool)), key=lambda i: -scores[i])
+    return [pool[i] for i in order]
+
+
+def _idf(df: int, n: int) -> float:
+    return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
+
+
+def _bm25(section: Section, relative_length: float, words: list[str], idf: dict[str, float]):
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * relative_length)
+    score = 0.0
+    for w in words:
+        tf = section.words.get(w, 0)
+        if tf:
+            score += idf[w] * tf * (BM25_K1 + 1) / (tf + norm)
+    return score
+
+
+def oracle_facts(pool: Sequence[Section], known: frozenset[str], room: int) -> set[str]:
+    """Greedy, knowing the facts: the section adding most known facts per token, while one
+    fits."""
+    got: set[str] = set()
+    spent = 0
+    candidates = [s for s in pool if s.facts & known]
+    while True:
+        fits = [s for s in candidates if spent + s.tokens <= room and (s.facts & known) - got]
+        if not fits:
+            return got
+        best = max(fits, key=lambda s: len((s.facts & known) - got) / max(1, s.tokens))
+        candidates.remove(best)
+        spent += best.tokens
+        got |= best.facts & known
+
+
+def _share(known: frozenset[str], text: str) -> float:
+    return len(present_facts(known, text)) / len(known)
+
+
+def baselines(earlier: EarlierText, probe: ForwardProbe, room: int) -> dict[str, float]:
+    """Each baseline's coverage of the probe's known facts within `room` tokens."""
+    own = earlier.history.get(probe.agent, [])
+    pool = [*own, *earlier.decisions]
+
+    def covered(taken: list[Section]) -> float:
+        return _share(probe.known, "\n\n".join(s.text for s in taken))
+
+    return {
+        "recent": covered(take_while_fits(reversed(own), room)),
+        "bm25": covered(take_while_fits(bm25_order(pool, probe.query), room)),
+        "oracle": len(oracle_facts(pool, probe.known, room)) / len(probe.known),
+        "everything": covered(pool),
+    }
+
+
+@dataclass
+class ForwardRun:
+    """Every probe of one corpus, and the replay they were asked during."""
+
+    corpus: str
+    results: list[ProbeFigures] = field(default_factory=list)
+    replay: ReplaySummary | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """Means of coverage, token medians and p90s, and tiermem against the baselines."""
+        r = self.results
+        mean = {k: _mean(getattr(x, f) for x in r) for k, f in _KINDS.items()}
+        best = max(mean["recent"], mean["bm25"])
+        gains = [x.coverage - max(x.recent, x.bm25) for x in r]
+        return {
+            "corpus": self.corpus,
+            "probes": len(r),
+            "coverage": mean,
+            "tokens_median": _median([x.tokens for x in r]),
+            "tokens_p90": _p90([x.tokens for x in r]),
+            "everything_tokens_median": _median([x.everything_tokens for x in r]),
+            "ratio_to_best_baseline": round(mean["tiermem"] / best, 3) if best else None,
+            "wins": sum(g > 0 for g in gains),
+            "losses": sum(g < 0 for g in gains),
+            "situations": dict(Counter(x.situation for x in r).most_common()),
+        }
+
+
+_KINDS = {
+    "tiermem": "coverage",
+    "recent": "recent",
+    "bm25": "bm25",
+    "oracle": "oracle",
+    "everything": "everything",
+}
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return round(sum(items) / len(items), 4) if items else 0.0
+
+
+def _median(values: list[int]) -> float:
+    return float(statistics.median(values)) if values else 0.0
+
+
+def _p90(values: list[int]) -> float:
+    ordered = sorted(values)
+    return float(ordered[int(0.9 * (len(ordered) - 1))]) if ordered else 0.0
+
+
+def run_forward(
+    corpus: Path, out: Path, limit: int | None = None, progress: bool = False
+) -> ForwardRun:
+    """Replay a corpus into `out`, asking every forward probe just before its session."""
+    from ..tokens import O200K
+
+    events = load_events(corpus)
+    earlier = EarlierText(O200K.count_many)
+    run = ForwardRun(corpus.name)
+
+    def before(session: Session) -> None:
+        probes = [p for e in session.events if (p := probe_of(e, earlier.facts, earlier.writers))]
+        if limit is not None:
+            probes = probes[: max(0, limit - len(run.results))]
+        if probes:
+            run.results.extend(_ask(out, session, probes, earlier))
+        earlier.add(session.events)
+
+    run.replay = replay(corpus, out, progress=progress, before=before)
+    return run
+
+
+def _ask(
+    out: Path, session: Session, probes: list[ForwardProbe], earlier: EarlierText
+) -> list[ProbeFigures]:
+    """Each probe's spawn, as `spawn AGENT --task QUERY --auto` at the session's date."""
+    from ..spawn import SpawnRequest, assemble
+
+    mem = Memory(out, now=format_time(session.date))
+    found = []
+    for probe in probes:
+        # The step itself, not the door: an agent the store has not seen write yet is still
+        # the agent the coordinator would spawn.
+        result = assemble(mem.context, SpawnRequest(probe.agent, probe.query, auto=True))
+        room = result.tokens["total"]
+        seen = baselines(earlier, probe, room)
+        found.append(
+            ProbeFigures(
+                probe=probe,
+                tokens=room,
+                coverage=_share(probe.known, result.prompt),
+                situation=result.situation,
+                recent=seen["recent"],
+                bm25=seen["bm25"],
+                oracle=seen["oracle"],
+                everything=seen["everything"],
+                everything_tokens=_everything_tokens(earlier, probe.agent),
+            )
+        )
+    mem.close()
+    return found
+
+
+def _everything_tokens(earlier: EarlierText, agent: str) -> int:
+    own = earlier.history.get(agent, [])
+    return sum(s.tokens for s in own) + sum(s.tokens for s in earlier.decisions)
+
+
+def run_corpora(
+    corpora: Sequence[Path], out: Path, limit: int | None, progress: bool
+) -> list[ForwardRun]:
+    """Forward probes of each corpus, each replayed into its own folder under `out`."""
+    runs = []
+    for corpus in track(list(corpora), "forward probes", progress and len(corpora) > 1):
+        runs.append(run_forward(corpus, out / corpus.name, limit, progress))
+    return runs

@@ -1,0 +1,128 @@
+"""Candidates: the entries and archived texts a spawn may draw on, found by the index.
+
+Everything a spawn may load is a candidate: active cold entries and archived text of every
+agent (the asking agent's own and the team's in a scope of their own, so another agent's
+long history cannot crowd them out), and the whole active wiki. Superseded entries are not,
+nor archived text that holds one: a decision the team replaced must not come back. One
+query of the index serves every scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..index import Doc, Hit, Index, Scope
+from ..layout import TEAM
+
+# How many of the index's best matches each scope offers: enough to hold what a 2,000-token
+# prompt can use several times over, few enough to score line by line in a few milliseconds.
+OWN_POOL = 60
+TEAM_POOL = 40
+WIKI_POOL = 40
+SUPERSEDED_POOL = 20
+# A superseded body shorter than this is too common to recognise in archived text.
+RETIRED_CHARS = 20
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An entry (or archived chunk) and how well the index matched it, 0..1 (best = 1)."""
+
+    doc: Doc
+    match: float
+
+
+def find(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
+    """The candidates for an agent's query within some tiers (cold, wiki, archive): the
+    index's best matches, then the newest entries of the agent and of the whole team."""
+    matched, retired = _matches(index, agent, text, tiers)
+    have = {c.doc.id for c in matched}
+    fresh = [c for c in newest(index, agent, tiers) if c.doc.id not in have]
+    return matched + [c for c in fresh if not _holds(c.doc, retired)]
+
+
+def matches(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
+    """The index's best matches for a text in each scope of some tiers."""
+    return _matches(index, agent, text, tiers)[0]
+
+
+def _matches(
+    index: Index, agent: str, text: str, tiers: Sequence[str]
+) -> tuple[list[Candidate], list[str]]:
+    """The best matches, and the bodies of the superseded entries the text reaches (what
+    archived text must not bring back)."""
+    scopes = _scopes((agent, TEAM), tiers)
+    if not scopes:
+        return [], []
+    superseded = Scope(tiers=("cold", "wiki"), status="superseded")
+    found = index.search_each(text, [s for s, _ in scopes] + [superseded], max(n for _, n in scopes))
+    pools = [hits[:n] for hits, (_, n) in zip(found, scopes, strict=False)]
+    retired = _retired(found[-1][:SUPERSEDED_POOL])
+    return _merged([h for pool in pools for h in pool], retired), retired
+
+
+# The next piece of work most often builds on the last few: the newest entries of the agent
+# and of the team are candidates whatever the task's words (at a match of 0).
+NEWEST_OWN = 10
+NEWEST_TEAM = 20
+
+
+def newest(index: Index, agent: str, tiers: Sequence[str]) -> list[Candidate]:
+    """The newest entries of the agent and of the team in some tiers, unmatched."""
+    kept = [t for t in tiers if t != "hot"]
+    docs = index.newest(kept, agent, NEWEST_OWN) + index.newest(kept, None, NEWEST_TEAM)
+    return [Candidate(d, 0.0) for d in dict((d.id, d) for d in docs).values()]
+
+
+def _scopes(own: tuple[str, ...], tiers: Sequence[str]) -> list[tuple[Scope, int]]:
+    """The scopes to search, each with the number of matches it offers."""
+    kept = tuple(t for t in ("cold", "archive") if t in tiers)
+    scopes = []
+    if kept:
+        scopes.append((Scope(tiers=kept, agents=own, active_only=True), OWN_POOL))
+        scopes.append((Scope(tiers=kept, active_only=True), TEAM_POOL))
+    if "wiki" in tiers:
+        scopes.append((Scope(tiers=("wiki",), active_only=True), WIKI_POOL))
+    return scopes
+
+
+def _merged(hits: list[Hit], retired: list[str]) -> list[Candidate]:
+    """Each document once, with its match scaled to 0..1, less retired archived text."""
+    top = max((h.score for h in hits), default=0.0) or 1.0
+    found: dict[str, Candidate] = {}
+    for hit in hits:
+        if hit.doc.id in found or _holds(hit.doc, retired):
+            continue
+        found[hit.doc.id] = Candidate(hit.doc, hit.score / top)
+    return list(found.values())
+
+
+def _retired(superseded: list[Hit]) -> list[str]:
+    from ..search import gist
+
+    bodies = (gist(h.doc.text.partition("\n")[2]) for h in superseded)
+    return [b for b in bodies if len(b) > RETIRED_CHARS]
+
+
+def _holds(doc: Doc, retired: list[str]) -> bool:
+    if not retired or doc.tier != "archive":
+        return False
+    from ..search import gist
+
+    text = gist(doc.text)
+    return any(body in text for body in retired)
+
+
+# Entries found by the facts of other candidates match the task at second hand.
+RELATED_SHARE = 0.5
+
+
+def related(index: Index, agent: str, facts: Sequence[str], tiers: Sequence[str]) -> list[Candidate]:
+    """Candidates that name some of these facts, their match scaled down."""
+    if not facts:
+        return []
+    return [
+        Candidate(c.doc, c.match * RELATED_SHARE)
+        for c in matches(index, agent, " ".join(facts), tiers)
+    ]

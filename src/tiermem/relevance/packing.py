@@ -1,0 +1,151 @@
+"""Packing: the passages that fill a prompt's room, grouped under their entries.
+
+Greedy, by value per token: a passage is worth its score, and more for each concrete fact
+(a path, an identifier, an issue number, a quoted command) the prompt does not hold yet,
+since those are what the next piece of work looks up and reuses; a fact shown once is not
+worth showing again. The first passage of an entry also pays for the entry's label. Only
+passages that bear on the task clearly enough (a share of the best score) are offered, so
+a task with little to go on gets a short prompt, not a full one.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..index import Doc
+from .scoring import Piece
+
+# What a passage is worth for its match to the task alone (its score times this), besides
+# the chances of the new facts it brings.
+BASE_VALUE = 0.02
+# Packing stops when the best passage left is worth less than this per token (about one
+# likely fact in so many tokens): what is left bears on the task too little to spend the
+# reader's attention on.
+MIN_VALUE = 0.0
+# Passages scoring under this share of the best are not offered.
+SCORE_FLOOR = 0.0
+# The tokens a label costs beyond its text: heading marks and the line break.
+LABEL_OVERHEAD = 4
+
+
+@dataclass
+class Group:
+    """The passages chosen from one entry, in the order the entry holds them."""
+
+    doc: Doc
+    label: str
+    pieces: list[Piece] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        """What the group costs: its label and its passages."""
+        return label_tokens(self.label) + sum(p.tokens for p in self.pieces)
+
+    @property
+    def ordered(self) -> list[Piece]:
+        """Its passages in the entry's order."""
+        return sorted(self.pieces, key=lambda p: p.passage.start)
+
+
+def label_tokens(label: str) -> int:
+    """A label's tokens, estimated (about four characters a token in these labels)."""
+    return LABEL_OVERHEAD + (len(label) + 3) // 4
+
+
+@dataclass
+class _State:
+    covered: set[str]
+    worth: Mapping[str, float] = field(default_factory=dict)  # fact -> its weight
+    shown: set[str] = field(default_factory=set)
+    groups: dict[str, Group] = field(default_factory=dict)
+    spent: int = 0
+    capped: dict[str, int] = field(default_factory=dict)  # doc id -> tokens still allowed
+
+
+def pack(
+    pieces: Sequence[Piece],
+    room: int,
+    labels: Mapping[str, str],
+    covered: Iterable[str] = (),
+    caps: Mapping[str, int] | None = None,
+    worth: Mapping[str, float] | None = None,
+) -> list[Group]:
+    """The groups of passages to show within `room` tokens, most valuable first.
+
+    `labels` gives each document's label; `covered` the facts the prompt already holds;
+    `caps` the most tokens some documents may take (an agent's standing knowledge).
+    """
+    best = max((p.score for p in pieces), default=0.0)
+    offered = [p for p in pieces if p.score >= best * SCORE_FLOOR]
+    state = _State(set(covered), worth or {}, capped=dict(caps or {}))
+    costs = {doc_id: label_tokens(text) for doc_id, text in labels.items()}
+    heap = [(-_value(p, state, costs), n) for n, p in enumerate(offered)]
+    heapq.heapify(heap)
+    taken: set[int] = set()
+    siblings: dict[str, list[int]] = {}
+    for n, p in enumerate(offered):
+        siblings.setdefault(p.doc.id, []).append(n)
+    while heap:
+        negative, n = heapq.heappop(heap)
+        if n in taken:
+            continue
+        piece = offered[n]
+        value = _value(piece, state, costs)
+        if value < -negative - 1e-12:
+            heapq.heappush(heap, (-value, n))
+            continue
+        if value < MIN_VALUE:
+            break
+        if not _fits(piece, state, costs, room):
+            continue
+        taken.add(n)
+        opened = _take(piece, state, costs, labels)
+        if opened:
+            heap.extend((-_value(offered[m], state, costs), m) for m in siblings[piece.doc.id])
+            heapq.heapify(heap)
+    return list(state.groups.values())
+
+
+def _cost(piece: Piece, state: _State, costs: Mapping[str, int]) -> int:
+    """A passage's tokens, and its label's when it would open its group."""
+    return piece.tokens + (0 if piece.doc.id in state.groups else costs[piece.doc.id])
+
+
+def _value(piece: Piece, state: _State, costs: Mapping[str, int]) -> float:
+    if _gist(piece.text) in state.shown:
+        return 0.0
+    new = sum(state.worth.get(f, 0.0) for f in piece.passage.facts - state.covered)
+    return (piece.score * BASE_VALUE + new) / _cost(piece, state, costs)
+
+
+def _fits(piece: Piece, state: _State, costs: Mapping[str, int], room: int) -> bool:
+    if _gist(piece.text) in state.shown:
+        return False
+    cap = state.capped.get(piece.doc.id)
+    if cap is not None and piece.tokens > cap:
+        return False
+    return state.spent + _cost(piece, state, costs) <= room
+
+
+def _take(
+    piece: Piece, state: _State, costs: Mapping[str, int], labels: Mapping[str, str]
+) -> bool:
+    """Add a passage to its group; whether that opened the group."""
+    state.spent += _cost(piece, state, costs)
+    state.covered |= piece.passage.facts
+    state.shown.add(_gist(piece.text))
+    if piece.doc.id in state.capped:
+        state.capped[piece.doc.id] -= piece.tokens
+    group = state.groups.get(piece.doc.id)
+    if group is None:
+        group = state.groups[piece.doc.id] = Group(piece.doc, labels[piece.doc.id])
+        group.pieces.append(piece)
+        return True
+    group.pieces.append(piece)
+    return False
+
+
+def _gist(text: str) -> str:
+    return " ".join(text.lower().split())

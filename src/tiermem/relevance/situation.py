@@ -1,0 +1,80 @@
+"""The situation a task is read as: which tiers to weigh up, and why.
+
+The words of the task (and whether it continues what hot holds) say what kind of work it is:
+an incident review leans on the archive, recurring work on past sessions, work against a
+spec or convention on the wiki. A situation weighs tiers; it never shuts one out: whatever
+memory holds that bears on the task competes for the room.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from . import words
+from .scoring import TIER_WEIGHTS
+
+LEAN = 1.25  # the weight a situation gives the tiers it leans on
+_INCIDENT = re.compile(
+    r"\b(incident|outage|post-?mortem|retro(spective)?|rca|root cause analysis|sev[0-9])\b", re.I
+)
+_KNOWLEDGE = re.compile(
+    r"\b(spec|specification|adr|contract|convention|conventions|policy|policies|guideline|standard"
+    r"|schema|protocol|design doc|onboard(ing)? (to|onto|into|the|a|new|us)|get up to speed"
+    r"|architecture|api)\b",
+    re.I,
+)
+_RECURRING = re.compile(
+    r"\b(resume|continue|pick up|again|still|recurring|regression|flaky|debug\w*|bug|investigat\w*"
+    r"|broke\w*|failing|follow[- ]?up|revisit|re-?open\w*)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the task was read as: the tiers it leans on, and the signs that said so."""
+
+    leans: frozenset[str]
+    signs: tuple[str, ...]
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(TIER_WEIGHTS))
+
+    def name(self, loaded: frozenset[str]) -> str:
+        """The situation's name, from what the task says and what memory it loaded."""
+        if "archive" in self.leans and "cold" in self.leans and "wiki" in self.leans:
+            return "post-incident review"
+        cold = "cold" in self.leans or "cold" in loaded or "archive" in loaded
+        wiki = "wiki" in self.leans or "wiki" in loaded
+        if cold and wiki:
+            return "recurring work under standing decisions"
+        if cold:
+            return "resuming or debugging something recurring"
+        if wiki:
+            return "implementing against a spec, ADR or convention"
+        return "new task"
+
+
+def read(task: str, hot_text: str) -> Situation:
+    """The situation of a task, from its words and the agent's hot tier."""
+    if incident := _INCIDENT.search(task):
+        leans = frozenset({"cold", "wiki", "archive"})
+        return _weighed(leans, (f"the task names {incident.group(0)!r}",))
+    leans: set[str] = set()
+    signs = []
+    if m := _RECURRING.search(task):
+        leans.add("cold")
+        signs.append(f"the task says {m.group(0)!r}")
+    task_terms = set(words.terms(task))
+    if hot_text and task_terms & set(words.words(hot_text)):
+        leans.add("cold")
+        signs.append("it continues the task in hot")
+    if m := _KNOWLEDGE.search(task):
+        leans.add("wiki")
+        signs.append(f"the task names {m.group(0)!r}")
+    return _weighed(frozenset(leans), tuple(signs))
+
+
+def _weighed(leans: frozenset[str], signs: tuple[str, ...]) -> Situation:
+    weights = {t: w * (LEAN if t in leans else 1.0) for t, w in TIER_WEIGHTS.items()}
+    return Situation(leans, signs, weights)
