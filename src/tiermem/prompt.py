@@ -202,13 +202,13 @@ def escalation(agent: str, left_out: Sequence[str]) -> str:
     """What to do when stuck, and how to read what did not fit."""
     shown = ", ".join(left_out[:LEFT_OUT_SHOWN])
     more = f" and {len(left_out) - LEFT_OUT_SHOWN} more" if len(left_out) > LEFT_OUT_SHOWN else ""
-    missing = f"; relevant but left out for room: {shown}{more}" if left_out else ""
+    missing = f" Left out for room: {shown}{more}." if left_out else ""
     return (
         "## Escalation\n"
         "If the task is unclear, memory contradicts it, or you are blocked, stop and report to "
-        "the coordinator. Record blockers and decisions as you go:\n"
-        f"`tiermem hot block {agent} TEXT`, `tiermem hot decide {agent} TEXT`.\n"
-        f"Look up more with `tiermem search QUERY --agent {agent}`{missing}."
+        f"the coordinator. Record as you go: `tiermem hot block {agent} TEXT`, "
+        f"`tiermem hot decide {agent} TEXT`; look up more: `tiermem search QUERY --agent {agent}`."
+        f"{missing}"
     )
 
 

@@ -276,6 +276,12 @@ def _reason(seen: situation.Situation, picked: _Picked) -> str:
     return "; ".join(found) or "nothing in memory matches it"
 
 
+def _chosen_for(name: str, seen: situation.Situation) -> str:
+    """The prompt's line on the situation: its name and the signs in the task (the entries
+    that bear on it are labelled below; memory text is never quoted outside a fence)."""
+    return f"{name} ({'; '.join(seen.signs)})" if seen.signs else name
+
+
 def _loaded(picked: _Picked) -> frozenset[str]:
     return frozenset(d.tier for d in picked.used)
 
@@ -301,7 +307,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     picked = _pick(ctx, request, weights, hot_text, max(0, room))
     name = seen.name(_loaded(picked)) if request.auto else "as requested"
     reason = _reason(seen, picked) if request.auto else "tiers named by flags"
-    frame = _frame(ctx, request, f"{name}: {reason}" if request.auto else "")
+    frame = _frame(ctx, request, _chosen_for(name, seen) if request.auto else "")
     shown = [t for t in ("cold", "wiki") if t in weights and not request.auto]
     out = _render(ctx, request, frame, hot_block, picked, shown)
     while out.tokens["total"] > budget and _drop(picked, out.tokens["total"] - budget):

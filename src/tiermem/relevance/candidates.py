@@ -10,7 +10,7 @@ query of the index serves every scope.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..index import Doc, Hit, Index, Scope
 from ..layout import TEAM
@@ -31,15 +31,17 @@ class Candidate:
 
     doc: Doc
     match: float
+    newest: bool = False  # among the newest entries of the asking agent
 
 
 def find(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
     """The candidates for an agent's query within some tiers (cold, wiki, archive): the
     index's best matches, then the newest entries of the agent and of the whole team."""
     matched, retired = _matches(index, agent, text, tiers)
+    fresh = {c.doc.id: c for c in newest(index, agent, tiers) if not _holds(c.doc, retired)}
+    marked = [replace(c, newest=fresh[c.doc.id].newest) if c.doc.id in fresh else c for c in matched]
     have = {c.doc.id for c in matched}
-    fresh = [c for c in newest(index, agent, tiers) if c.doc.id not in have]
-    return matched + [c for c in fresh if not _holds(c.doc, retired)]
+    return marked + [c for c in fresh.values() if c.doc.id not in have]
 
 
 def matches(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
@@ -71,8 +73,9 @@ NEWEST_TEAM = 20
 def newest(index: Index, agent: str, tiers: Sequence[str]) -> list[Candidate]:
     """The newest entries of the agent and of the team in some tiers, unmatched."""
     kept = [t for t in tiers if t != "hot"]
-    docs = index.newest(kept, agent, NEWEST_OWN) + index.newest(kept, None, NEWEST_TEAM)
-    return [Candidate(d, 0.0) for d in dict((d.id, d) for d in docs).values()]
+    own = index.newest(kept, agent, NEWEST_OWN)
+    team = [d for d in index.newest(kept, None, NEWEST_TEAM) if d.id not in {o.id for o in own}]
+    return [Candidate(d, 0.0, newest=True) for d in own] + [Candidate(d, 0.0) for d in team]
 
 
 def _scopes(own: tuple[str, ...], tiers: Sequence[str]) -> list[tuple[Scope, int]]:

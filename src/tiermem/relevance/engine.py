@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from ..entries import STRUCTURED
 from ..index import Doc
-from . import packing, scoring
+from . import packing, scoring, words
 from .candidates import Candidate
 from .packing import Group
 from .query import Query
@@ -38,7 +38,6 @@ def choose(
     query: Query,
     weights: Mapping[str, float],
     room: int,
-    covered: Iterable[str] = (),
     related: Callable[[list[str]], list[Candidate]] | None = None,
 ) -> Choice:
     """The passages of the candidates of cold, wiki and the archive (the tiers `weights`
@@ -49,8 +48,9 @@ def choose(
     """
     found = [c for c in found if c.doc.tier in weights and c.doc.cls != "policy"]
     pieces = scoring.pieces(found, query, agent, weights)
+    newest = {c.doc.id for c in found if c.newest}
     if related is not None and EXPAND_FACTS:
-        worth = _worth(pieces, agent)
+        worth = _worth(pieces, agent, newest)
         top = sorted(worth, key=lambda f: (-worth[f], f))[:EXPAND_FACTS]
         have = {c.doc.id for c in found}
         more = [c for c in related(top) if c.doc.id not in have and c.doc.tier in weights]
@@ -62,8 +62,30 @@ def choose(
         for c in found
         if c.doc.agent == agent and STANDING_TAG in c.doc.tags.split(",")
     }
-    groups = packing.pack(pieces, room, labels, covered, caps, _worth(pieces, agent))
-    return Choice(groups, _left_out(pieces, groups))
+    worth = _worth(pieces, agent, newest)
+    whole = named(found, query)
+    groups = packing.pack(pieces, room, labels, worth, caps, whole, int(room * WHOLE_SHARE))
+    return Choice(groups, _left_out(found, groups))
+
+
+# An entry whose title holds this share of the task's words is what the task names: it is
+# shown whole, first, within a share of the room.
+NAMED_SHARE = 0.75
+WHOLE_SHARE = 0.5
+NAMED_MOST = 2
+
+
+def named(found: Sequence[Candidate], query: Query) -> list[str]:
+    """The ids of the entries the task names, best match first."""
+    task = {words.stem(t) for t in query.task_terms}
+    if not task:
+        return []
+    hits = []
+    for c in sorted(found, key=lambda c: -c.match):
+        title = {words.stem(t) for t in words.terms(c.doc.title)}
+        if len(task & title) >= NAMED_SHARE * len(task):
+            hits.append(c.doc.id)
+    return hits[:NAMED_MOST]
 
 
 # The likeliest facts of the first candidates that look for more.
@@ -76,10 +98,11 @@ EXPAND_FACTS = 8
 # wrote it, whether a past session's summary kept it. Fitted on one team's forward probes
 # and checked on another's (area under the curve 0.85 on both, each fitted on the other).
 FACT_BIAS = -6.0
-FACT_MATCH = 2.2
-FACT_MENTIONS = 0.8
-FACT_OWN = 0.3
-FACT_SUMMARY = 0.45
+FACT_MATCH = 2.3
+FACT_MENTIONS = 0.75
+FACT_OWN = 0.1
+FACT_NEWEST = 0.6
+FACT_SUMMARY = 0.3
 
 
 @dataclass
@@ -87,11 +110,15 @@ class _FactSeen:
     match: float = 0.0
     mentions: int = 0
     own: bool = False
+    newest: bool = False
     summary: bool = False
 
 
-def _worth(pieces: Sequence[scoring.Piece], agent: str) -> dict[str, float]:
-    """Each fact's chance of being what the next piece of work uses (see FACT_BIAS)."""
+def _worth(
+    pieces: Sequence[scoring.Piece], agent: str, newest: Set[str] = frozenset()
+) -> dict[str, float]:
+    """Each fact's chance of being what the next piece of work uses (see FACT_BIAS);
+    `newest` holds the ids of the agent's newest entries."""
     best = max((p.score for p in pieces), default=0.0) or 1.0
     seen: dict[str, _FactSeen] = {}
     for p in pieces:
@@ -100,6 +127,7 @@ def _worth(pieces: Sequence[scoring.Piece], agent: str) -> dict[str, float]:
             s.match = max(s.match, p.score / best)
             s.mentions += 1
             s.own = s.own or p.doc.agent == agent
+            s.newest = s.newest or p.doc.id in newest
             s.summary = s.summary or p.doc.tier == "cold"
     return {f: _chance(s) for f, s in seen.items()}
 
@@ -110,23 +138,23 @@ def _chance(s: _FactSeen) -> float:
         + FACT_MATCH * s.match
         + FACT_MENTIONS * math.log(1 + s.mentions)
         + FACT_OWN * s.own
+        + FACT_NEWEST * s.newest
         + FACT_SUMMARY * s.summary
     )
     return 1.0 / (1.0 + math.exp(-logit))
 
 
-def _left_out(pieces: Sequence[scoring.Piece], groups: Sequence[Group]) -> list[Doc]:
-    """Entries with a passage among the best that no group holds, best first."""
+# Entries matching the task at least this well (against the best match) are reported as
+# left out when none of their passages fitted.
+LEFT_OUT_MATCH = 0.5
+
+
+def _left_out(found: Sequence[Candidate], groups: Sequence[Group]) -> list[Doc]:
+    """The best-matching entries the prompt shows nothing of, best first."""
     shown = {g.doc.id for g in groups}
-    best = max((p.score for p in pieces), default=0.0)
-    ranked = sorted(pieces, key=lambda p: -p.score)
-    found: dict[str, Doc] = {}
-    for p in ranked:
-        if p.score < best * packing.SCORE_FLOOR or len(found) >= LEFT_OUT_LISTED:
-            break
-        if p.doc.id not in shown:
-            found.setdefault(p.doc.id, p.doc)
-    return list(found.values())
+    ranked = sorted(found, key=lambda c: (-c.match, c.doc.id))
+    kept = [c.doc for c in ranked if c.match >= LEFT_OUT_MATCH and c.doc.id not in shown]
+    return kept[:LEFT_OUT_LISTED]
 
 
 def label(doc: Doc, agent: str) -> str:

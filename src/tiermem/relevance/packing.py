@@ -3,15 +3,14 @@
 Greedy, by value per token: a passage is worth its score, and more for each concrete fact
 (a path, an identifier, an issue number, a quoted command) the prompt does not hold yet,
 since those are what the next piece of work looks up and reuses; a fact shown once is not
-worth showing again. The first passage of an entry also pays for the entry's label. Only
-passages that bear on the task clearly enough (a share of the best score) are offered, so
-a task with little to go on gets a short prompt, not a full one.
+worth showing again. The first passage of an entry also pays for the entry's label. An
+entry the task names (its title says what the task says) is shown whole, first.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..index import Doc
@@ -24,8 +23,6 @@ BASE_VALUE = 0.02
 # likely fact in so many tokens): what is left bears on the task too little to spend the
 # reader's attention on.
 MIN_VALUE = 0.0
-# Passages scoring under this share of the best are not offered.
-SCORE_FLOOR = 0.0
 # The tokens a label costs beyond its text: heading marks and the line break.
 LABEL_OVERHEAD = 4
 
@@ -57,7 +54,7 @@ def label_tokens(label: str) -> int:
 @dataclass
 class _State:
     covered: set[str]
-    worth: Mapping[str, float] = field(default_factory=dict)  # fact -> its weight
+    worth: Mapping[str, float]  # fact -> its chance of being used
     shown: set[str] = field(default_factory=set)
     groups: dict[str, Group] = field(default_factory=dict)
     spent: int = 0
@@ -68,30 +65,31 @@ def pack(
     pieces: Sequence[Piece],
     room: int,
     labels: Mapping[str, str],
-    covered: Iterable[str] = (),
+    worth: Mapping[str, float],
     caps: Mapping[str, int] | None = None,
-    worth: Mapping[str, float] | None = None,
+    whole: Sequence[str] = (),
+    whole_room: int = 0,
 ) -> list[Group]:
     """The groups of passages to show within `room` tokens, most valuable first.
 
-    `labels` gives each document's label; `covered` the facts the prompt already holds;
-    `caps` the most tokens some documents may take (an agent's standing knowledge).
+    `labels` gives each document's label; `worth` each fact's chance of being used; `caps`
+    the most tokens some documents may take (an agent's standing knowledge). The documents
+    in `whole` (entries the task names) are taken first and whole, while they fit in
+    `whole_room` tokens.
     """
-    best = max((p.score for p in pieces), default=0.0)
-    offered = [p for p in pieces if p.score >= best * SCORE_FLOOR]
-    state = _State(set(covered), worth or {}, capped=dict(caps or {}))
+    state = _State(set(), worth, capped=dict(caps or {}))
     costs = {doc_id: label_tokens(text) for doc_id, text in labels.items()}
-    heap = [(-_value(p, state, costs), n) for n, p in enumerate(offered)]
-    heapq.heapify(heap)
-    taken: set[int] = set()
     siblings: dict[str, list[int]] = {}
-    for n, p in enumerate(offered):
+    for n, p in enumerate(pieces):
         siblings.setdefault(p.doc.id, []).append(n)
+    taken = _take_whole(pieces, whole, siblings, state, costs, labels, min(room, whole_room))
+    heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in taken]
+    heapq.heapify(heap)
     while heap:
         negative, n = heapq.heappop(heap)
         if n in taken:
             continue
-        piece = offered[n]
+        piece = pieces[n]
         value = _value(piece, state, costs)
         if value < -negative - 1e-12:
             heapq.heappush(heap, (-value, n))
@@ -101,11 +99,32 @@ def pack(
         if not _fits(piece, state, costs, room):
             continue
         taken.add(n)
-        opened = _take(piece, state, costs, labels)
-        if opened:
-            heap.extend((-_value(offered[m], state, costs), m) for m in siblings[piece.doc.id])
+        if _take(piece, state, costs, labels):  # opening its group made its siblings cheaper
+            heap.extend((-_value(pieces[m], state, costs), m) for m in siblings[piece.doc.id])
             heapq.heapify(heap)
     return list(state.groups.values())
+
+
+def _take_whole(
+    pieces: Sequence[Piece],
+    whole: Sequence[str],
+    siblings: Mapping[str, list[int]],
+    state: _State,
+    costs: Mapping[str, int],
+    labels: Mapping[str, str],
+    room: int,
+) -> set[int]:
+    """Take every passage of each document in `whole`, in order, while one fits whole."""
+    taken: set[int] = set()
+    for doc_id in whole:
+        members = siblings.get(doc_id, [])
+        cost = costs[doc_id] + sum(pieces[n].tokens for n in members)
+        if not members or state.spent + cost > room:
+            continue
+        for n in members:
+            _take(pieces[n], state, costs, labels)
+            taken.add(n)
+    return taken
 
 
 def _cost(piece: Piece, state: _State, costs: Mapping[str, int]) -> int:

@@ -27,6 +27,11 @@ class Query:
     weights: dict[str, float]
 
     @property
+    def task_terms(self) -> list[str]:
+        """The task's own terms, in order."""
+        return [t for t, w in self.weights.items() if w >= 1.0]
+
+    @property
     def task_text(self) -> str:
         """The task's own terms, as the index is asked for them."""
         return " ".join(t for t, w in self.weights.items() if w >= 1.0)
