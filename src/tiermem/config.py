@@ -35,6 +35,7 @@ class ScribeConfig:
 @record(frozen=True)
 class SpawnConfig:
     budget_tokens: int = 2000
+    fill_share: float = 0.72
 
 
 @record(frozen=True)
@@ -61,13 +62,16 @@ _COMMENTS = {
     "hot.max_actions": "Only the last N actions stay in hot; older ones are archived.",
     "cold": "Summaries of past sessions, loaded when a task needs history.",
     "cold.budget_bytes": "Per-agent cold size that Scribe keeps by archiving the oldest entries.",
-    "cold.ttl_days": "Cold entries unused for this many days leave cold (unless promoted).",
+    "cold.ttl_days": "Cold entries unused for this many of the team's active days (days it "
+    "wrote sessions down) leave cold, unless promoted.",
     "scribe": "The memory keeper.",
     "scribe.compression_target": "Aim for raw bytes / summary bytes of about this ratio.",
     "scribe.promote_after_days": "A structured entry this old (and not superseded) is stable.",
     "scribe.promote_min_sessions": "...or one whose subject recurs in this many sessions.",
     "spawn": "The spawn assembler.",
     "spawn.budget_tokens": "Tokens of the whole spawn prompt: task, hot, memory and the rest.",
+    "spawn.fill_share": "Memory chosen by relevance fills this share of the budget; entries the "
+    "task names go beyond it, whole, up to the budget.",
     "summarizer": "Session summaries: 'extractive' (default, no model) or 'openai'.",
     "summarizer.kind": "'extractive' or 'openai' (needs the openai extra).",
     "summarizer.base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1",
@@ -110,6 +114,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "scribe.promote_after_days": (0, 36500),
     "scribe.promote_min_sessions": (1, 1000),
     "spawn.budget_tokens": (0, 10_000_000),
+    "spawn.fill_share": (0.05, 1.0),
     "summarizer.timeout_seconds": (0.001, 3600.0),
 }
 CHOICES = {"summarizer.kind": ("extractive", "openai")}

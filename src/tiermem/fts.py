@@ -31,7 +31,7 @@ from .layout import Layout
 from .relevance import passages
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "13"
+SCHEMA_VERSION = "14"
 SQLITE_TIMEOUT_SECONDS = 60.0
 # Held shared by every open connection, exclusively by the one process replacing the file.
 USERS_LOCK = "index.sqlite.users.lock"
@@ -1189,8 +1189,9 @@ class FtsIndex:
         """The newest active documents of some tiers (of one agent, if named), newest first."""
         conditions, args = _conditions([agent] if agent else [], tiers, True, [])
         where = " AND ".join(conditions) or "1"
-        sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE {where} ORDER BY created DESC, id LIMIT ?"
-        return [Doc(*row) for row in self.db.execute(sql, [*args, limit])]
+        sql = f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE {where} ORDER BY created DESC, id LIMIT ?"
+        rows = self.db.execute(sql, [*args, limit]).fetchall()
+        return [d for d in self._sound(rows) if d is not None]
 
     @_snapshot
     def parts(self, parent: str) -> list[Doc]:

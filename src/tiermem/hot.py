@@ -99,17 +99,41 @@ def extra_actions(hot: TierFile, keep: int) -> list[Entry]:
     return actions[: max(0, len(actions) - keep)]
 
 
-def fit(hot: TierFile, budget: int, protect: set[str]) -> list[Entry]:
-    """Evict the oldest entries until the file fits the budget; return what left.
+# A hot tier over its budget gives up its oldest notes and actions until it is down to this
+# share of the budget: a checkpoint then holds a stretch of the session (what a summary and
+# a search result can make sense of), not one note, and the next notes fit without another.
+# The session's state (decisions, blockers, why, task) leaves only to fit the budget itself.
+CHECKPOINT_DOWN_TO = 0.5
+_RUNNING = ("note", "action")
 
-    Entries in `protect` go last; the task is only cut (its body moved out) when nothing
-    else can make room.
+
+def fit(hot: TierFile, budget: int, protect: set[str]) -> list[Entry]:
+    """Evict the oldest entries of a file over its budget; return what left.
+
+    Notes and actions go first, down to CHECKPOINT_DOWN_TO of the budget; then, only as far
+    as the budget needs, the rest in eviction order. Entries in `protect` go last; the task
+    is only cut (its body moved out) when nothing else can make room.
     """
     evicted: list[Entry] = []
-    for slot in _EVICTION_ORDER:
+    if size(hot) > budget:
+        _evict(hot, _RUNNING, int(budget * CHECKPOINT_DOWN_TO), budget, protect, evicted)
+        _evict(hot, _EVICTION_ORDER, budget, budget, protect, evicted)
+    return evicted
+
+
+def _evict(
+    hot: TierFile,
+    slots: tuple[str, ...],
+    down_to: int,
+    budget: int,
+    protect: set[str],
+    evicted: list[Entry],
+) -> None:
+    """Evict the oldest entries of some slots until the file is down to `down_to` bytes (an
+    entry in `protect` only while the file is over the budget itself)."""
+    for slot in slots:
         for entry in sorted(of_slot(hot, slot), key=lambda e: (e.id in protect, e.created)):
-            if size(hot) <= budget:
-                return evicted
+            if size(hot) <= down_to or (entry.id in protect and size(hot) <= budget):
+                return
             hot.remove({entry.id})
             evicted.append(entry)
-    return evicted

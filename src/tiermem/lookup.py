@@ -25,7 +25,7 @@ def read_entry(ctx: Context, entry_id: str, agent: str | None = None) -> EntryTe
         if joined is None:
             raise NotFoundError(f"no entry {entry_id} (ids come from search and spawn)")
         return joined
-    doc = hits[0].doc
+    doc = hits[0].hit.doc
     return EntryText(
         doc.id, doc.tier, doc.agent, doc.path, doc.title, doc.text, doc.cls, doc.created
     )

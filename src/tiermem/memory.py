@@ -217,24 +217,24 @@ class Memory:
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
-        hits = search(ctx, query, agent, tier, limit)
         return [
             SearchHit(
-                h.doc.id,
-                h.doc.tier,
-                h.doc.agent,
-                h.doc.path,
-                h.doc.title,
-                h.doc.text,
-                round(h.score, 4),
-                h.doc.cls,
-                h.doc.created,
-                h.doc.tokens,
-                h.doc.session,
-                tuple(sources_of(h.doc)),
-                origin(ctx, h.doc),
+                f.hit.doc.id,
+                f.hit.doc.tier,
+                f.hit.doc.agent,
+                f.hit.doc.path,
+                f.hit.doc.title,
+                f.excerpt.text,
+                round(f.hit.score, 4),
+                f.hit.doc.cls,
+                f.hit.doc.created,
+                f.excerpt.tokens,
+                f.hit.doc.session,
+                tuple(sources_of(f.hit.doc)),
+                origin(ctx, f.hit.doc),
+                f.excerpt.spans,
             )
-            for h in hits
+            for f in search(ctx, query, agent, tier, limit)
         ]
 
     def read_archive(self, agent: str, record_id: str) -> Record:

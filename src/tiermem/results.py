@@ -135,7 +135,8 @@ class AgentInfo(Result):
 
 @record
 class SearchHit(Result):
-    """One search result: a whole entry, or a whole section of an archived text."""
+    """One search result: an entry or a section of an archived text, whole when short (or
+    read by its id), else the passages that match the query (`spans` says where)."""
 
     id: str = field(metadata=about("Entry or archive record id; searching an id reads its entry."))
     tier: str
@@ -152,7 +153,7 @@ class SearchHit(Result):
     created: str = field(
         default="", metadata=about("When the entry or the archived text was made.")
     )
-    tokens: int = field(default=0, metadata=about("Tokens of its text (o200k_base)."))
+    tokens: int = field(default=0, metadata=about("Tokens of the text shown (o200k_base)."))
     session: str = field(default="", metadata=about("The session the entry came from, if any."))
     sources: tuple[str, ...] = field(
         default=(),
@@ -160,6 +161,13 @@ class SearchHit(Result):
     )
     origin: str = field(
         default="", metadata=about("Where it came from, in words (from its first source).")
+    )
+    spans: tuple[tuple[int, int], ...] = field(
+        default=(),
+        metadata=about(
+            "Where the passages shown sit in the whole text (character offsets, start and end); "
+            "empty when the text is shown whole. `search ID` reads it whole."
+        ),
     )
 
 

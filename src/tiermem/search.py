@@ -9,12 +9,15 @@ the tier that holds it in its most finished form.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from . import use
 from .context import Context
 from .index import Doc, Hit
 from .layout import TEAM
+from .relevance import engine, excerpts, words
+from .relevance.candidates import Candidate
+from .relevance.excerpts import Excerpt
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
 # (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
@@ -33,26 +36,45 @@ _SENTENCE_CHARS = 20
 SHOWN_SHARE = 0.6
 
 
-def search(ctx: Context, query: str, agent: str | None, tier: str | None, limit: int) -> list[Hit]:
+@dataclass(frozen=True)
+class Found:
+    """A result: the entry it ranks, and what it shows of it (see `relevance.excerpts`)."""
+
+    hit: Hit
+    excerpt: Excerpt
+
+
+def search(
+    ctx: Context, query: str, agent: str | None, tier: str | None, limit: int
+) -> list[Found]:
     """The best `limit` results; using a cold or wiki entry refreshes it.
 
     With an agent, the search covers that agent's memory, the team's (the decisions and
     policies every agent works under) and the whole wiki, ranked for that agent. A query of
-    nothing but entry ids reads those entries.
+    nothing but entry ids reads those entries, whole; any other query shows the passages of
+    a long entry that match it.
     """
     ctx.sync()
     owners = None if agent is None else sorted({agent, TEAM})
     tiers = [tier] if tier else None
     if ids := entry_ids(query):
         docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
-        return _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
+        hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
+        return [Found(h, excerpts.of(h.doc, (), whole=True)) for h in hits]
     pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
     while True:
         found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
         hits, used = _results(ctx, ctx.ranker.rank(found, agent), limit)
         if len(hits) == limit or len(found) < pool:
-            return _used(ctx, (hits, used))
+            return _excerpts(query, _used(ctx, (hits, used)))
         pool *= 4  # so many repeats that the pool ran short: look further
+
+
+def _excerpts(query: str, hits: list[Hit]) -> list[Found]:
+    """Each result with what it shows: whole when the query names it by its title."""
+    terms = words.terms(query)
+    named = set(engine.named([Candidate(h.doc, 1.0) for h in hits], terms))
+    return [Found(h, excerpts.of(h.doc, terms, whole=h.doc.id in named)) for h in hits]
 
 
 def entry_ids(query: str) -> list[str]:

@@ -30,6 +30,8 @@ FENCE_TOKENS = 20
 # Room kept for the escalation's list of ids left out, known only after packing.
 LEFT_OUT_TOKENS = 60
 POLICY_SHARE = 0.15
+# Entries the task names (shown whole) may take this share of the room.
+WHOLE_SHARE = 0.5
 # The agent's newest entries whose words say what it has been working on.
 RECENT_ENTRIES = 3
 MEMORY_TIERS = ("cold", "wiki", "archive")
@@ -167,7 +169,7 @@ def _pick(
     request: SpawnRequest,
     weights: dict[str, float],
     hot_text: str,
-    room: int,
+    room: packing.Room,
 ) -> _Picked:
     """Pinned policies first, then the passages that fill the rest of the room best."""
     text = f"{request.task} {request.why}".strip()
@@ -176,7 +178,7 @@ def _pick(
     tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
     found = candidates.find(ctx.index, request.agent, asked.task_text, sorted(tiers))
     policies = _policy_groups(ctx, request.agent, found)
-    picked = _pin(counter, policies, int(room * POLICY_SHARE))
+    picked = _pin(counter, policies, int(room.fill * POLICY_SHARE))
     spent = sum(_cost(counter, d) for d in picked.policies)
     fences = FENCE_TOKENS * (bool(picked.policies) + len(weights))
     if weights:
@@ -185,9 +187,12 @@ def _pick(
         def related(facts: list[str]) -> list[Candidate]:
             return candidates.related(ctx.index, request.agent, facts, sorted(weights))
 
-        choice = engine.choose(
-            rest, request.agent, asked, weights, room - spent - fences, related=related
+        left = packing.Room(
+            max(0, room.total - spent - fences),
+            max(0, room.fill - spent - fences),
+            int(max(0, room.total - spent - fences) * WHOLE_SHARE),
         )
+        choice = engine.choose(rest, request.agent, asked, weights, left, related=related)
         picked.groups, picked.left = choice.groups, picked.left + choice.left_out
     _, picked.stale = citations.fresh_first(ctx, [Hit(d, 0.0) for d in picked.used])
     return picked
@@ -303,8 +308,10 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     weights = _weights(request, seen)
     frame = _frame(ctx, request, "")
     bare = prompt.render(frame, hot_block, {}, [], [])
-    room = budget - tokens.count(ctx.tokens, bare) - LEFT_OUT_TOKENS - _REASON_TOKENS * request.auto
-    picked = _pick(ctx, request, weights, hot_text, max(0, room))
+    kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS + _REASON_TOKENS * request.auto
+    fill = int(budget * ctx.config.spawn.fill_share)
+    room = packing.Room(max(0, budget - kept), max(0, fill - kept), 0)
+    picked = _pick(ctx, request, weights, hot_text, room)
     name = seen.name(_loaded(picked)) if request.auto else "as requested"
     reason = _reason(seen, picked) if request.auto else "tiers named by flags"
     frame = _frame(ctx, request, _chosen_for(name, seen) if request.auto else "")

@@ -228,7 +228,7 @@ def evaluate(
         # before HEAD, whom an import does not know and the door would refuse as a typo.
         result = assemble(mem.context, SpawnRequest(probe.agent, probe.query, auto=True))
         room = mem.config.spawn.budget_tokens - _frame_tokens(result.tokens)
-        hits = [h.doc for h in search(mem.context, probe.query, probe.agent, None, 5)]
+        hits = [f.excerpt for f in search(mem.context, probe.query, probe.agent, None, 5)]
         squad_text, squad_tokens = baselines.get("squad", probe.agent)
         frame_before, frame_after = baselines.frames(probe.agent)
         full_text, full_tokens = baselines.get("full", probe.agent)

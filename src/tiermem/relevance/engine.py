@@ -11,7 +11,7 @@ from ..entries import STRUCTURED
 from ..index import Doc
 from . import packing, scoring, words
 from .candidates import Candidate
-from .packing import Group
+from .packing import Group, Room
 from .query import Query
 
 # A label names its entry in a few words: enough to say what it is, short enough to repeat.
@@ -37,7 +37,7 @@ def choose(
     agent: str,
     query: Query,
     weights: Mapping[str, float],
-    room: int,
+    room: Room,
     related: Callable[[list[str]], list[Candidate]] | None = None,
 ) -> Choice:
     """The passages of the candidates of cold, wiki and the archive (the tiers `weights`
@@ -58,26 +58,25 @@ def choose(
         pieces = scoring.pieces(found, query, agent, weights)
     labels = {c.doc.id: label(c.doc, agent) for c in found}
     caps = {
-        c.doc.id: int(room * STANDING_SHARE)
+        c.doc.id: int(room.fill * STANDING_SHARE)
         for c in found
         if c.doc.agent == agent and STANDING_TAG in c.doc.tags.split(",")
     }
     worth = _worth(pieces, agent, newest)
-    whole = named(found, query)
-    groups = packing.pack(pieces, room, labels, worth, caps, whole, int(room * WHOLE_SHARE))
+    whole = named(found, query.task_terms)
+    groups = packing.pack(pieces, room, labels, worth, caps, whole)
     return Choice(groups, _left_out(found, groups))
 
 
 # An entry whose title holds this share of the task's words is what the task names: it is
-# shown whole, first, within a share of the room.
+# shown whole, first (the likeliest few).
 NAMED_SHARE = 0.75
-WHOLE_SHARE = 0.5
-NAMED_MOST = 2
+NAMED_MOST = 4
 
 
-def named(found: Sequence[Candidate], query: Query) -> list[str]:
-    """The ids of the entries the task names, best match first."""
-    task = {words.stem(t) for t in query.task_terms}
+def named(found: Sequence[Candidate], terms: Sequence[str]) -> list[str]:
+    """The ids of the entries a task's terms name (see NAMED_SHARE), best match first."""
+    task = {words.stem(t) for t in terms}
     if not task:
         return []
     hits = []

@@ -51,6 +51,16 @@ def label_tokens(label: str) -> int:
     return LABEL_OVERHEAD + (len(label) + 3) // 4
 
 
+@dataclass(frozen=True)
+class Room:
+    """The tokens memory may take: in all, for entries the task names, and for the passages
+    relevance chooses besides them."""
+
+    total: int
+    fill: int
+    whole: int
+
+
 @dataclass
 class _State:
     covered: set[str]
@@ -63,26 +73,26 @@ class _State:
 
 def pack(
     pieces: Sequence[Piece],
-    room: int,
+    room: Room,
     labels: Mapping[str, str],
     worth: Mapping[str, float],
     caps: Mapping[str, int] | None = None,
     whole: Sequence[str] = (),
-    whole_room: int = 0,
 ) -> list[Group]:
-    """The groups of passages to show within `room` tokens, most valuable first.
+    """The groups of passages to show within the room, most valuable first.
 
     `labels` gives each document's label; `worth` each fact's chance of being used; `caps`
     the most tokens some documents may take (an agent's standing knowledge). The documents
-    in `whole` (entries the task names) are taken first and whole, while they fit in
-    `whole_room` tokens.
+    in `whole` (entries the task names) are taken first and whole, while they fit in the
+    room's share for them; passages then fill `room.fill` tokens more.
     """
     state = _State(set(), worth, capped=dict(caps or {}))
     costs = {doc_id: label_tokens(text) for doc_id, text in labels.items()}
     siblings: dict[str, list[int]] = {}
     for n, p in enumerate(pieces):
         siblings.setdefault(p.doc.id, []).append(n)
-    taken = _take_whole(pieces, whole, siblings, state, costs, labels, min(room, whole_room))
+    taken = _take_whole(pieces, whole, siblings, state, costs, labels, room.whole)
+    limit = min(room.total, room.fill + state.spent)
     heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in taken]
     heapq.heapify(heap)
     while heap:
@@ -96,7 +106,7 @@ def pack(
             continue
         if value < MIN_VALUE:
             break
-        if not _fits(piece, state, costs, room):
+        if not _fits(piece, state, costs, limit):
             continue
         taken.add(n)
         if _take(piece, state, costs, labels):  # opening its group made its siblings cheaper

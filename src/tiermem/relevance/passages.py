@@ -42,19 +42,20 @@ def body_start(text: str) -> int:
 
 
 def cut(text: str) -> list[Passage]:
-    """The passages of an entry's text (title line excluded), in order."""
+    """The passages of an entry's text (title line excluded), in order, with their facts."""
+    return [Passage(a, b, frozenset(key_facts(text[a:b])), code) for a, b, code in spans(text)]
+
+
+def spans(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, in code) of each passage of an entry's text (title line excluded)."""
     start = body_start(text)
     body = text[start:]
     if not body.strip():
         return []
     if len(body.strip()) <= WHOLE_CHARS and "```" not in body:
         lead = len(body) - len(body.lstrip())
-        return [_passage(text, start + lead, start + len(body.rstrip()))]
-    return [_passage(text, a, b, code) for a, b, code in _spans(text, start)]
-
-
-def _passage(text: str, start: int, end: int, code: bool = False) -> Passage:
-    return Passage(start, end, frozenset(key_facts(text[start:end])), code)
+        return [(start + lead, start + len(body.rstrip()), False)]
+    return _spans(text, start)
 
 
 def _spans(text: str, start: int) -> list[tuple[int, int, bool]]:

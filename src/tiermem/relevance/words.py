@@ -3,7 +3,9 @@
 A word is a lower-cased run of letters and digits. Names are split where the team's writing
 joins words: at `.`, `/`, `_`, `-` (every non-alphanumeric character) and at CamelCase joints
 (`StorageProvider` gives `storage` and `provider`, besides `storageprovider` as written), so a
-task that says "storage provider" finds the line that says `StorageProvider`.
+task that says "storage provider" finds the line that says `StorageProvider`. A name joined
+by `_`, `.`, `/` or `-` is a word whole too (`stage_2`, `nap.ts`): it says exactly what the
+parts only suggest.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import re
 
 _RUN = re.compile(r"[^\W_]+")
+_NAME = re.compile(r"[^\W_]+(?:[_./-]+[^\W_]+)+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _JOINT = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
 
@@ -34,13 +37,21 @@ QUESTION = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """The words of a text, lower-cased, in order; a CamelCase name adds its parts after it."""
+    """The words of a text, lower-cased, in order; a CamelCase name adds its parts after it,
+    and a joined name (`stage_2`) comes whole before its parts."""
     found: list[str] = []
+    for name in _NAME.finditer(text):
+        found.append(name.group().lower())
     for run in _RUN.findall(text):
         found.append(run.lower())
         if _JOINT.search(run):
             found.extend(part.lower() for part in _CAMEL_PART.findall(run))
     return found
+
+
+def is_name(word: str) -> bool:
+    """Whether a word is a joined name (`stage_2`, `nap.ts`): more telling than a plain word."""
+    return not word.isalpha()
 
 
 def terms(text: str, question: bool | None = None) -> list[str]:

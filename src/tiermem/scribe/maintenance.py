@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from .. import archive, files, store, use, validate, wiki
@@ -16,14 +18,27 @@ from . import inbox, supersede
 from .session import checkpoint
 
 
-def age_of(entry: Entry, now_stamp: str, local: Mapping[str, str] | None = None) -> float:
-    """Days since the entry was last used (or created), here or in any clone.
+def active_days(colds: list[tuple[str, TierFile]], now_stamp: str) -> list[str]:
+    """The days the team was at work (sessions it wrote down, and today), in order.
+
+    Cold ages by these, not by the calendar: a team back from a pause, or one whose history
+    was just imported, finds its last sessions where it left them.
+    """
+    days = {e.created[:10] for _, cold in colds for e in cold.entries if e.created}
+    return sorted(days | {now_stamp[:10]})
+
+
+def age_of(
+    entry: Entry, now_stamp: str, days: Sequence[str], local: Mapping[str, str] | None = None
+) -> int:
+    """Active days (see `active_days`) since the entry was last used or made, here or in any
+    clone: the days after that one, up to today, on which the team was at work.
 
     `local` is this clone's record of use (see `use`), which Scribe may not have folded
     into the entry yet: a reader's use protects an entry before any fold.
     """
     last = use.last_use(entry.used, entry.created, local or {}, entry.id) or now_stamp
-    return (parse_time(now_stamp) - parse_time(last)).total_seconds() / 86400
+    return bisect.bisect_right(days, now_stamp[:10]) - bisect.bisect_right(days, last[:10])
 
 
 # --- maintenance ----------------------------------------------------------------------
@@ -112,10 +127,11 @@ def _to_leave(
     """
     ttl = ctx.config.cold.ttl_days
     local = use.recorded(ctx.layout)
+    days = active_days(colds, now)
     expired, over = [], []
     for agent, cold in colds:
         keep = [e for e in cold.entries if e.id not in skip]
-        gone = [e for e in keep if not _stays(e) and age_of(e, now, local) > ttl]
+        gone = [e for e in keep if not _stays(e) and age_of(e, now, days, local) > ttl]
         expired += [(agent, e) for e in gone]
         ids = {e.id for e in gone}
         summaries = [e for e in keep if e.id not in ids and _budgeted(e)]
