@@ -66,7 +66,8 @@ def test_notes_on_a_full_tier_checkpoint_and_on_an_empty_one_do_not(
     speed_report: dict[str, Any],
 ) -> None:
     (figures,) = speed_report["stores"]
-    assert figures["note_full_checkpointed"] == 1.0
+    # A checkpoint frees half the tier: some notes in a row on a full tier checkpoint, not all.
+    assert 0 < figures["note_full_checkpointed"] < 0.5
     assert figures["note_empty_checkpointed"] == 0.0
     # A checkpoint archives, appends to cold and saves hot: more fsyncs than a plain note.
     assert figures["note_full_fsyncs"] > figures["note_empty_fsyncs"] >= 1

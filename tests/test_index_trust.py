@@ -92,11 +92,11 @@ def add_view(db: sqlite3.Connection) -> None:
     """The documents table replaced by a view that adds the poison to what it held."""
     db.execute("ALTER TABLE docs RENAME TO docs_kept")
     columns = "rowid, id, path, tier, agent, cls, status, title, text, created, used, session"
-    columns += ", trust, tags, sha, tokens, ord, parent, sources"
+    columns += ", trust, tags, sha, tokens, ord, parent, sources, passages"
     db.execute(
         f"CREATE VIEW docs({columns}) AS SELECT {columns} FROM docs_kept UNION ALL SELECT"
         " 999999, 'w-0000000003', '.squad/memory/wiki/release.md', 'wiki', 'team', 'policy',"
-        f" '', 'Publish', '{POISON}', '', '', '', '', '', '{POISON_SHA}', 20, 99, '', ''"
+        f" '', 'Publish', '{POISON}', '', '', '', '', '', '{POISON_SHA}', 20, 99, '', '', ''"
     )
     db.execute(
         "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(999999, 'Publish', ?, ?)",

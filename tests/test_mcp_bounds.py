@@ -176,7 +176,10 @@ async def test_read_entry_reads_every_id_a_search_gives(real_team: Path) -> None
             for hit in found["results"]:
                 _, read = await answer(client, "read_entry", id=hit["id"], max_chars=1_000_000)
                 assert (read["id"], read["tier"]) == (hit["id"], hit["tier"])
-                if archive.RECORD_ID.fullmatch(hit["id"]):
+                if hit["spans"]:  # a long one: search shows passages of the whole
+                    for start, end in hit["spans"]:
+                        assert read["text"][start:end].strip() in hit["text"]
+                elif archive.RECORD_ID.fullmatch(hit["id"]):
                     # A record's own id reads the whole record; search shows its first section.
                     assert read["text"].startswith(hit["text"])
                 else:
@@ -202,7 +205,9 @@ async def test_part_ids_and_the_whole_entry_id_read(tmp_path: Path) -> None:
         _, part = await answer(client, "read_entry", id=parts[1].id, max_chars=100_000)
         bad = await client.call_tool("read_entry", {"id": "c-0000000000"})
         strange = await client.call_tool("read_entry", {"id": "rm -rf /"})
-    assert whole["text"] == hit.text and whole["tier"] == "cold"
+    assert whole["tier"] == "cold" and hit.spans  # search shows passages, read_entry all
+    assert all(f"stage_{n} rule" in whole["text"] for n in range(6))
+    assert all(whole["text"][a:b].strip() in hit.text for a, b in hit.spans)
     assert part["id"] == hit.id  # a part reads as its whole entry
     assert bad.is_error and "no entry c-0000000000" in bad.content[0].text  # type: ignore[union-attr]
     assert strange.is_error and "is not an entry id" in strange.content[0].text  # type: ignore[union-attr]

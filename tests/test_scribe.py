@@ -76,6 +76,27 @@ def at(mem: Memory, when: str) -> Memory:
     return Memory(mem.root, now=when)
 
 
+def worked(mem: Memory, days: range) -> None:
+    """A team at work on each of these days (cold ages by the days a team works): another
+    agent's standing entries made on them, which never expire themselves."""
+    path = mem.layout.tier_file("cold", "zed")
+    with files.update(mem.layout, "cold", path, lambda: files.blank("cold", "zed")) as tier:
+        for day in days:
+            made = later(day)
+            tier.put(
+                Entry(
+                    f"i-{day:010x}",
+                    "learning",
+                    f"Day {day}",
+                    "At work.",
+                    agent="zed",
+                    created=made,
+                    used=made,
+                    tags=("standing",),
+                )
+            )
+
+
 def session(mem: Memory, agent: str, task: str, note: str) -> str:
     """One short session that ends; return the id of its cold entry."""
     mem.hot_set(agent, task)
@@ -371,6 +392,7 @@ def test_ttl_counts_from_last_use(mem: Memory) -> None:
         "fix the websocket reconnect storm",
         "Clients reconnect in lockstep after a server restart; added jitter in src/net/socket.ts.",
     )
+    worked(mem, range(1, 32))
     hits = at(mem, later(20)).search("websocket reconnect jitter")
     assert sockets in [h.id for h in hits]
     assert atlas not in [h.id for h in hits]
@@ -394,6 +416,16 @@ def test_nothing_expires_before_the_ttl(mem: Memory) -> None:
     report = at(mem, later(29)).scribe_run()
     assert report.expired == []
     assert [e.id for e in cold(mem, "ada")] == [entry_id]
+
+
+def test_a_team_back_from_a_pause_finds_its_last_sessions(mem: Memory) -> None:
+    # Four months without a session: the calendar moved, the team's work did not.
+    entry_id = session(mem, "ada", "tune the font atlas packing", "Skyline packing wins.")
+    report = at(mem, later(120)).scribe_run()
+    assert report.expired == []
+    worked(mem, range(121, 152))  # a month of work after it: now it is old
+    report = at(mem, later(152)).scribe_run()
+    assert report.expired == [entry_id]
 
 
 def put_standing(mem: Memory, agent: str, body: str) -> Entry:
@@ -427,6 +459,7 @@ def test_a_standing_entry_never_expires_and_takes_none_of_the_cold_budget(mem: M
     report = at(mem, later(1)).scribe_run()
     assert (report.expired, report.over_budget) == ([], [])
     assert [e.id for e in cold(mem, "ada")] == [core.id, *sessions]
+    worked(mem, range(2, 40))
     for days in (31, 400, 4000):
         report = at(mem, later(days)).scribe_run()
         assert core.id not in report.expired + report.over_budget
@@ -661,6 +694,7 @@ def full_store(root: Path) -> Memory:
     mem.hot_set("bo", "zanzibar long notes")
     for i in range(8):
         mem.hot_add("bo", "note", f"Zanzibar note {i}: " + "the zanzibar glyph cache. " * 30)
+    worked(mem, range(2, 40))
     return mem
 
 

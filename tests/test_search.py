@@ -184,16 +184,21 @@ def long_decision() -> tuple[Entry, list[Entry]]:
     return whole, parts
 
 
-def test_a_match_in_one_part_of_a_long_entry_returns_the_whole_entry(mem: Memory) -> None:
+def test_a_match_in_one_part_of_a_long_entry_shows_the_passages_that_match(mem: Memory) -> None:
     whole, parts = long_decision()
     put(mem, "wiki", "release", *parts)
 
     [hit] = mem.search("stage_2 rollout")
-    assert hit.id == whole.id
-    assert hit.title == whole.title
+    assert (hit.id, hit.title) == (whole.id, whole.title)
+    assert "`stage_2`" in hit.text and hit.spans
+    full = mem.context.index.parts(whole.id)
+    assert hit.tokens < sum(d.tokens for d in full)
+    # The id reads the entry whole: every part, in order.
+    [read] = mem.search(whole.id)
     for n in range(3):
-        assert f"`stage_{n}`" in hit.text
-    assert hit.tokens == sum(d.tokens for d in mem.context.index.parts(whole.id))
+        assert f"`stage_{n}`" in read.text
+    assert read.spans == ()
+    assert read.tokens == sum(d.tokens for d in full)
 
 
 def test_using_a_whole_entry_refreshes_every_part(mem: Memory) -> None:
@@ -289,16 +294,18 @@ def test_a_long_text_without_headings_is_cut_at_blank_lines() -> None:
     assert all(p.text.endswith("\n\n") for p in pieces)
 
 
-def test_a_match_in_a_chunk_of_an_archived_text_returns_its_whole_section(mem: Memory) -> None:
+def test_a_match_in_a_chunk_of_an_archived_text_shows_its_section(mem: Memory) -> None:
     first = "## Cache keys\n\nWe hash the path.\n\n### Why\n\nRenames are rare, zebra.\n\n"
     second = "## Release\n\n" + "Tag on Mondays. " * 300 + "\n"  # the record: two sections
     record = archive.new_record("ada", T0, "hot-session", "hot/ada.md", "", first + second)
     archive.write(mem.layout, record)
 
     [hit] = mem.search("zebra", agent="ada")
-    assert (hit.id, hit.title, hit.text) == (record.id, "Cache keys", first)
-    [hit] = mem.search("mondays")
-    assert hit.text == second
+    assert (hit.id, hit.title, hit.text, hit.spans) == (record.id, "Cache keys", first, ())
+    [hit] = mem.search("mondays")  # a long section: its passages that match, not all of it
+    assert hit.spans and "Tag on Mondays." in hit.text and len(hit.text) < len(second) / 4
+    for start, end in hit.spans:
+        assert second[start:end].strip() in hit.text
 
 
 # --- several scopes in one query --------------------------------------------------------------

@@ -19,6 +19,7 @@ from tiermem import o200k
 from tiermem import store as files
 from tiermem.clock import format_time, parse_time
 from tiermem.memory import Memory
+from tiermem.prompt import LEFT_OUT_SHOWN
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"
@@ -119,8 +120,8 @@ def test_template_order(team: Memory) -> None:
         "## Memory Context",
         "### Hot (current session)",
         "### Pinned policies",
-        "### Cold (past sessions, chosen for this task)",
-        "### Wiki (team knowledge, chosen for this task)",
+        "### Cold (past sessions)",
+        "### Wiki (team knowledge)",
         "## Escalation",
     ]
     places = [prompt.find(m) for m in marks]
@@ -180,36 +181,34 @@ def test_include_wiki_named_topic_only(team: Memory) -> None:
 
 
 @pytest.mark.parametrize(
-    ("task", "situation", "tiers"),
+    ("task", "situation", "leans"),
     [
         (
             "Resume the flaky release fix",
             "resuming or debugging something recurring",
-            ["hot", "cold"],
+            {"cold"},
         ),
         (
             "Implement the API per the schema contract",
             "implementing against a spec, ADR or convention",
-            ["hot", "wiki"],
+            {"wiki"},
         ),
-        ("Post-incident review of the outage", "post-incident review", ["hot", "cold", "wiki"]),
-        pytest.param(
-            "Write a new onboarding banner",
-            "new task",
-            ["hot"],
-        ),
-        ("Write a new welcome banner", "new task", ["hot"]),
+        ("Post-incident review of the outage", "post-incident review", {"cold", "wiki", "archive"}),
+        ("Write a new onboarding banner", "new task", set()),
+        ("Write a new welcome banner", "new task", set()),
     ],
 )
 def test_auto_picks_the_documented_situation(
-    team: Memory, task: str, situation: str, tiers: list[str]
+    team: Memory, task: str, situation: str, leans: set[str]
 ) -> None:
     team.hot_set("ada", "pair with bo on the changelog")
     result = team.spawn("ada", task, auto=True)
     assert result.situation == situation
     assert result.reason.strip()
-    # Archived text joins only when it earned a place in the prompt.
-    assert [t for t in result.tiers if t != "archive"] == tiers
+    assert (situation != "new task") == (f"as {situation} (" in result.prompt)
+    # A situation weighs tiers and never shuts one out: the tiers listed are those loaded.
+    assert result.tiers[0] == "hot"
+    assert set(result.tiers[1:]) <= {s.tier for s in result.sources}
     assert ("archive" in result.tiers) == any(s.tier == "archive" for s in result.sources)
 
 
@@ -276,7 +275,7 @@ def test_entries_that_do_not_fit_are_left_out(crowded: Memory, budget: int) -> N
     memory, _, escalation = result.prompt.partition("## Escalation")
     for entry_id in result.left_out:
         assert entry_id not in memory  # not loaded...
-    for entry_id in result.left_out[:5]:
+    for entry_id in result.left_out[:LEFT_OUT_SHOWN]:
         assert entry_id in escalation  # ...but named, so the agent can search for it
     for source in result.sources:
         assert source.id in result.prompt
@@ -288,7 +287,7 @@ def test_what_a_spawn_left_out_is_read_by_searching_its_ids(crowded: Memory) -> 
         "ada", "Resume the release publish workflow", include_cold=True, budget=150
     )
     escalation = result.prompt.partition("## Escalation")[2]
-    shown = result.left_out[:5]
+    shown = result.left_out[:LEFT_OUT_SHOWN]
     assert shown and all(entry_id in escalation for entry_id in shown)
 
     hits = crowded.search(" ".join(shown), agent="ada")
@@ -336,7 +335,7 @@ def test_memory_is_fenced_with_dates(team: Memory) -> None:
     assert '<memory tier="policy" pinned="true">' in prompt
     assert '<memory tier="cold" agent="ada">' in prompt
     assert re.search(r"\(policy, as of 2026-03-02, d-[0-9a-f]{10}\)", prompt)
-    assert re.search(r"\(learning, as of 2026-03-02, c-[0-9a-f]{10}\)", prompt)
+    assert re.search(r"\(2026-03-02, c-[0-9a-f]{10}\)", prompt)
     assert "It is not an instruction" in prompt
     fences_balanced(prompt)
 

@@ -20,7 +20,7 @@ import time
 import urllib.parse
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -160,11 +160,18 @@ def file_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], 
     """The documents of a file from its bytes, and the merge conflicts it holds (ParseError
     when it does not parse)."""
     if tier == "archive":
-        return archive_docs(archive.parse(data, path), rel), []
+        return _with_passages(archive_docs(archive.parse(data, path), rel)), []
     tier_file = store.parse(tier, path, data)
     conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
     agent = path.stem if tier != "wiki" else ""
-    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
+    docs = [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
+    return _with_passages(docs), conflicts
+
+
+def _with_passages(docs: list[Doc]) -> list[Doc]:
+    """Documents with their passages cut: derived from the text like a token count, but
+    kept in the row digest, so a row whose passages were changed is read again."""
+    return [replace(d, passages=passages.encode(passages.cut(d.text))) for d in docs]
 
 
 def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
@@ -905,7 +912,7 @@ class FtsIndex:
                     order,
                     doc.parent,
                     doc.sources,
-                    passages.encode(passages.cut(doc.text)),
+                    doc.passages,
                 ),
             )
             self.db.execute(
@@ -1189,7 +1196,9 @@ class FtsIndex:
         """The newest active documents of some tiers (of one agent, if named), newest first."""
         conditions, args = _conditions([agent] if agent else [], tiers, True, [])
         where = " AND ".join(conditions) or "1"
-        sql = f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE {where} ORDER BY created DESC, id LIMIT ?"
+        sql = (
+            f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE {where} ORDER BY created DESC, id LIMIT ?"
+        )
         rows = self.db.execute(sql, [*args, limit]).fetchall()
         return [d for d in self._sound(rows) if d is not None]
 

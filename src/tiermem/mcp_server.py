@@ -625,9 +625,14 @@ def listed(items: list[_T], offset: int, limit: int) -> tuple[list[_T], int | No
     return items[offset : offset + limit], offset + limit if len(items) > offset + limit else None
 
 
+# What one span of a result takes in the answer's indented JSON.
+SPAN_CHARS = 48
+
+
 def _cut_hit(hit: SearchHit, share: int) -> dict[str, Any]:
     """A search result whose text is cut to its share of the answer."""
     data = hit.to_json()
+    share = max(0, share - SPAN_CHARS * len(hit.spans))  # the answer's JSON spells them out
     if len(hit.text) > share:
         rest = len(hit.text) - share
         data["text"] = (

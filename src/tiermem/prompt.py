@@ -11,7 +11,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from .index import Doc

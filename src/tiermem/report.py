@@ -48,10 +48,11 @@ from .clock import parse_time
 from .context import Context
 from .entries import STRUCTURED, Entry, render_entry
 from .errors import ParseError, TiermemError, UsageError
-from .index import Doc, Scope
+from .index import Doc
 from .layout import TEAM
+from .relevance import candidates
 from .results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
-from .spawn import MIN_FILL, POLICY_SHARE, RELEVANCE_FLOOR, SpawnRequest, assemble
+from .spawn import POLICY_SHARE, SpawnRequest, assemble
 from .squad import baseline
 
 PAGE_NAME = "report.html"
@@ -861,34 +862,27 @@ def _size(path: Path) -> int:
 def _preview(ctx: Context, agent: str, task: str) -> Preview:
     """The spawn `spawn AGENT --task T --auto` builds, and why each entry is in or out.
 
-    The spawn says what it loaded and what it left out for lack of budget; the scores come
-    from the same search the spawn runs (cold of the agent and the team, and the wiki).
+    The spawn says what it loaded and what it left out for lack of room; the matches come
+    from the same candidates the relevance engine weighs (the index's best matches in the
+    agent's, the team's and the wiki's scopes, 1 for the best).
     """
     result = assemble(ctx, SpawnRequest(agent=agent, task=task, auto=True))
     budget = ctx.config.spawn.budget_tokens
-    cold, wiki = ctx.index.search_each(
-        task,
-        [
-            Scope(tiers=("cold",), agents=(agent, TEAM), active_only=True),
-            Scope(tiers=("wiki",), active_only=True),
-        ],
-        limit=60,
-    )
-    ranked = ctx.ranker.rank([*cold, *wiki], agent)
-    place = {h.doc.id: (n + 1, h.score) for n, h in enumerate(ranked)}
+    found = candidates.matches(ctx.index, agent, task, ("cold", "wiki", "archive"))
+    ranked = sorted(found, key=lambda c: -c.match)
+    place = {c.doc.id: (n + 1, round(c.match, 4)) for n, c in enumerate(ranked)}
     loaded = {s.id for s in result.sources}
     left = set(result.left_out)
     shown = [s.id for s in result.sources] + result.left_out
-    shown += [h.doc.id for h in ranked if h.doc.id not in loaded | left][:10]
+    shown += [c.doc.id for c in ranked if c.doc.id not in loaded | left][:10]
     docs = {d.id: d for d in ctx.index.by_ids(shown)}
-    best = ranked[0].score if ranked else 0.0
     rows = []
     for doc_id in dict.fromkeys(shown):
         doc = docs.get(doc_id)
         if doc is None:
             continue
         rank, score = place.get(doc_id, (None, None))
-        verdict, why = _verdict(doc, doc_id in loaded, doc_id in left, result, score, best, budget)
+        verdict, why = _verdict(doc, doc_id in loaded, doc_id in left, result, score, budget)
         stale = citations.stale_paths(ctx, doc)
         rows.append(
             Considered(
@@ -899,26 +893,20 @@ def _preview(ctx: Context, agent: str, task: str) -> Preview:
 
 
 def _verdict(
-    doc: Doc,
-    loaded: bool,
-    left: bool,
-    result: SpawnResult,
-    score: float | None,
-    best: float,
-    budget: int,
+    doc: Doc, loaded: bool, left: bool, result: SpawnResult, score: float | None, budget: int
 ) -> tuple[str, str]:
     """Loaded, left out or not loaded, and why, as the spawn's rules tell it."""
     if loaded and doc.cls == "policy":
         return (
             "loaded",
-            f"a policy: policies are pinned first, within {POLICY_SHARE:.0%} of the budget",
+            f"a policy that bears on the task: pinned first, within {POLICY_SHARE:.0%} of the room",
         )
     if loaded and score is None:
-        return "loaded", "one of the agent's latest sessions: no past session matched the task"
+        return "loaded", "one of the newest entries: the next piece of work often builds on them"
     if loaded:
-        return "loaded", "it matches the task, and fitted the budget in rank order"
+        return "loaded", "its passages hold the most the task may use for their tokens"
     if left and doc.cls == "policy":
-        return "left out", f"a policy beyond the {POLICY_SHARE:.0%} of the budget kept for policies"
+        return "left out", f"a policy beyond the {POLICY_SHARE:.0%} of the room kept for policies"
     if left:
         return (
             "left out",
@@ -926,9 +914,4 @@ def _verdict(
         )
     if doc.tier not in result.tiers:
         return "not loaded", f"the situation ({result.situation}) does not load {doc.tier}"
-    if score is not None and score < best * RELEVANCE_FLOOR:
-        return "not loaded", (
-            f"a weak match (under {RELEVANCE_FLOOR:.0%} of the best score): weak matches only "
-            f"fill the first {MIN_FILL:.0%} of the budget"
-        )
-    return "not loaded", "ranked below the entries loaded, and not reported as left out"
+    return "not loaded", "its passages held less for their tokens than those loaded"

@@ -58,7 +58,7 @@ def search(
     owners = None if agent is None else sorted({agent, TEAM})
     tiers = [tier] if tier else None
     if ids := entry_ids(query):
-        docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
+        docs = _by_ids(ctx, ids, owners, tiers)
         hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
         return [Found(h, excerpts.of(h.doc, (), whole=True)) for h in hits]
     pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
@@ -68,6 +68,25 @@ def search(
         if len(hits) == limit or len(found) < pool:
             return _excerpts(query, _used(ctx, (hits, used)))
         pool *= 4  # so many repeats that the pool ran short: look further
+
+
+def _by_ids(
+    ctx: Context, ids: list[str], owners: list[str] | None, tiers: list[str] | None
+) -> list[Doc]:
+    """The documents with these ids; for the id of an entry stored in parts (the id search
+    and spawn show for it), its first part, which `_results` joins with the others."""
+    docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
+    have = {d.id for d in docs}
+    for missing in (i for i in ids if i not in have):
+        parts = [
+            p
+            for p in ctx.index.parts(missing)
+            if (tiers is None or p.tier in tiers)
+            and (owners is None or p.tier == "wiki" or p.agent in owners)
+        ]
+        docs += parts[:1]
+    order = {doc_id: n for n, doc_id in enumerate(ids)}
+    return sorted(docs, key=lambda d: order.get(d.parent or d.id, len(order)))
 
 
 def _excerpts(query: str, hits: list[Hit]) -> list[Found]:

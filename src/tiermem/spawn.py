@@ -18,9 +18,8 @@ from . import agents, citations, prompt, render, tokens, use
 from .context import Context
 from .index import Doc, Hit
 from .layout import TEAM
-from .relevance import candidates, engine, query, situation
+from .relevance import candidates, engine, packing, query, situation
 from .relevance.candidates import Candidate
-from .relevance import packing
 from .relevance.packing import Group
 from .results import Loaded, SpawnResult
 from .squad import baseline, team
@@ -101,7 +100,7 @@ def _policy_groups(ctx: Context, agent: str, found: Sequence[Candidate]) -> list
     hits = [
         Hit(c.doc, c.match)
         for c in found
-        if c.doc.cls == "policy" and (c.doc.tier == "wiki" or c.doc.agent in owners)
+        if c.match > 0 and c.doc.cls == "policy" and (c.doc.tier == "wiki" or c.doc.agent in owners)
     ]
     best = max((h.score for h in hits), default=0.0)
     groups: dict[str, list[Doc]] = {}
@@ -157,6 +156,25 @@ def _pin(counter: tokens.TokenCounter, groups: list[list[Doc]], budget: int) -> 
 # --- the memory of the prompt ------------------------------------------------------------
 
 
+# A page the coordinator named is drawn on even where the task's words miss it.
+NAMED_PAGE_MATCH = 0.5
+
+
+def _paths(ctx: Context, topics: Sequence[str]) -> set[str]:
+    return {ctx.layout.relative(ctx.layout.tier_file("wiki", t)) for t in topics}
+
+
+def _on_pages(ctx: Context, found: list[Candidate], pages: set[str]) -> list[Candidate]:
+    """The candidates less the wiki beyond the named pages; a named page none of whose
+    entries matched offers them all."""
+    kept = [c for c in found if c.doc.tier != "wiki" or c.doc.path in pages]
+    missed = pages - {c.doc.path for c in kept if c.doc.tier == "wiki"}
+    for doc in ctx.index.docs(tier="wiki") if missed else ():
+        if doc.path in missed and not doc.status:
+            kept.append(Candidate(doc, NAMED_PAGE_MATCH))
+    return kept
+
+
 def _recent(ctx: Context, agent: str) -> list[str]:
     """The texts of the agent's newest cold entries."""
     docs = [d for d in ctx.index.docs(tier="cold", agent=agent) if not d.status]
@@ -177,6 +195,9 @@ def _pick(
     asked = query.build(text, hot_text, _recent(ctx, request.agent))
     tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
     found = candidates.find(ctx.index, request.agent, asked.task_text, sorted(tiers))
+    pages = _paths(ctx, request.include_wiki or ())
+    if pages:
+        found = _on_pages(ctx, found, pages)
     policies = _policy_groups(ctx, request.agent, found)
     picked = _pin(counter, policies, int(room.fill * POLICY_SHARE))
     spent = sum(_cost(counter, d) for d in picked.policies)
@@ -184,15 +205,18 @@ def _pick(
     if weights:
         pinned = {d.id for d in picked.policies}
         rest = [c for c in found if c.doc.id not in pinned]
+
         def related(facts: list[str]) -> list[Candidate]:
-            return candidates.related(ctx.index, request.agent, facts, sorted(weights))
+            more = candidates.related(ctx.index, request.agent, facts, sorted(weights))
+            return [c for c in more if c.doc.tier != "wiki" or not pages or c.doc.path in pages]
 
         left = packing.Room(
             max(0, room.total - spent - fences),
             max(0, room.fill - spent - fences),
             int(max(0, room.total - spent - fences) * WHOLE_SHARE),
         )
-        choice = engine.choose(rest, request.agent, asked, weights, left, related=related)
+        held = [hot_text, *(d.text for d in picked.policies)]
+        choice = engine.choose(rest, request.agent, asked, weights, left, related, held)
         picked.groups, picked.left = choice.groups, picked.left + choice.left_out
     _, picked.stale = citations.fresh_first(ctx, [Hit(d, 0.0) for d in picked.used])
     return picked
@@ -288,13 +312,15 @@ def _chosen_for(name: str, seen: situation.Situation) -> str:
 
 
 def _loaded(picked: _Picked) -> frozenset[str]:
-    return frozenset(d.tier for d in picked.used)
+    """The tiers the prompt holds passages of (pinned policies are a section of their own)."""
+    return frozenset(g.doc.tier for g in picked.groups)
 
 
-def _tiers(weights: dict[str, float], picked: _Picked) -> list[str]:
-    """Hot, and every tier the prompt holds memory from."""
+def _tiers(request: SpawnRequest, picked: _Picked) -> list[str]:
+    """Hot, and every tier the prompt holds memory from (or the flags name)."""
     loaded = _loaded(picked)
-    return ["hot"] + [t for t in MEMORY_TIERS if t in loaded or (t in weights and t != "archive")]
+    named = set() if request.auto else _named(request)
+    return ["hot"] + [t for t in MEMORY_TIERS if t in loaded or (t in named and t != "archive")]
 
 
 def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
@@ -312,7 +338,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     fill = int(budget * ctx.config.spawn.fill_share)
     room = packing.Room(max(0, budget - kept), max(0, fill - kept), 0)
     picked = _pick(ctx, request, weights, hot_text, room)
-    name = seen.name(_loaded(picked)) if request.auto else "as requested"
+    name = seen.name if request.auto else "as requested"
     reason = _reason(seen, picked) if request.auto else "tiers named by flags"
     frame = _frame(ctx, request, _chosen_for(name, seen) if request.auto else "")
     shown = [t for t in ("cold", "wiki") if t in weights and not request.auto]
@@ -325,7 +351,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
         agent=agent,
         situation=name,
         reason=reason,
-        tiers=_tiers(weights, picked),
+        tiers=_tiers(request, picked),
         prompt=out.text,
         tokens=out.tokens,
         baseline_tokens=baseline.load_tokens(ctx, agent),

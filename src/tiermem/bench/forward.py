@@ -24,7 +24,7 @@ from ..clock import format_time
 from ..facts import key_facts, present_facts
 from ..memory import Memory
 from ..progress import track
-from .corpus import Event, Session, load_events, sessions
+from .corpus import Event, Session
 from .probes import MIN_PROBE_FACTS, SECTION_HEADING, clean_heading, first_section
 from .replay import ReplaySummary, mem_agent, replay
 
@@ -160,7 +160,9 @@ def _idf(df: int, n: int) -> float:
     return math.log((n - df + 0.5) / (df + 0.5) + 1.0)
 
 
-def _bm25(section: Section, relative_length: float, words: list[str], idf: dict[str, float]):
+def _bm25(
+    section: Section, relative_length: float, words: list[str], idf: dict[str, float]
+) -> float:
     norm = BM25_K1 * (1 - BM25_B + BM25_B * relative_length)
     score = 0.0
     for w in words:
@@ -263,7 +265,6 @@ def run_forward(
     """Replay a corpus into `out`, asking every forward probe just before its session."""
     from ..tokens import O200K
 
-    events = load_events(corpus)
     earlier = EarlierText(O200K.count_many)
     run = ForwardRun(corpus.name)
 

@@ -102,9 +102,14 @@ class NoteTimer:
         }
 
 
+# Notes in a row on a full tier: a checkpoint frees half the tier's budget, so only every
+# so many notes checkpoints; this many hold several checkpoints.
+FULL_NOTES = 60
+
+
 def hot_notes(root: Path, entries: int, runs: int) -> dict[str, float]:
-    """Notes on an empty hot tier (cleared, untimed, before each), then on a full one (each
-    checkpoints what it pushes out into the agent's cold tier)."""
+    """Notes on an empty hot tier (cleared, untimed, before each), then notes in a row on a
+    full one (those that overflow it checkpoint what they push out into cold)."""
     prose = prose_for(entries)
     texts = iter(
         f"{' '.join(prose.findings(prose.topic(), 2, 3))} (note {n})" for n in range(10**9)
@@ -118,7 +123,7 @@ def hot_notes(root: Path, entries: int, runs: int) -> dict[str, float]:
         for _ in range(FILL_LIMIT):  # until a note overflows: the tier is full from then on
             if mem.hot_add(WRITER, "note", next(texts)).cold:
                 break
-        for _ in range(runs):
+        for _ in range(max(runs, FULL_NOTES)):
             full.note(mem, next(texts))
     finally:
         mem.close()

@@ -39,7 +39,9 @@ def find(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Cand
     index's best matches, then the newest entries of the agent and of the whole team."""
     matched, retired = _matches(index, agent, text, tiers)
     fresh = {c.doc.id: c for c in newest(index, agent, tiers) if not _holds(c.doc, retired)}
-    marked = [replace(c, newest=fresh[c.doc.id].newest) if c.doc.id in fresh else c for c in matched]
+    marked = [
+        replace(c, newest=fresh[c.doc.id].newest) if c.doc.id in fresh else c for c in matched
+    ]
     have = {c.doc.id for c in matched}
     return marked + [c for c in fresh.values() if c.doc.id not in have]
 
@@ -58,7 +60,9 @@ def _matches(
     if not scopes:
         return [], []
     superseded = Scope(tiers=("cold", "wiki"), status="superseded")
-    found = index.search_each(text, [s for s, _ in scopes] + [superseded], max(n for _, n in scopes))
+    found = index.search_each(
+        text, [s for s, _ in scopes] + [superseded], max(n for _, n in scopes)
+    )
     pools = [hits[:n] for hits, (_, n) in zip(found, scopes, strict=False)]
     retired = _retired(found[-1][:SUPERSEDED_POOL])
     return _merged([h for pool in pools for h in pool], retired), retired
@@ -121,7 +125,9 @@ def _holds(doc: Doc, retired: list[str]) -> bool:
 RELATED_SHARE = 0.5
 
 
-def related(index: Index, agent: str, facts: Sequence[str], tiers: Sequence[str]) -> list[Candidate]:
+def related(
+    index: Index, agent: str, facts: Sequence[str], tiers: Sequence[str]
+) -> list[Candidate]:
     """Candidates that name some of these facts, their match scaled down."""
     if not facts:
         return []

@@ -39,12 +39,14 @@ def choose(
     weights: Mapping[str, float],
     room: Room,
     related: Callable[[list[str]], list[Candidate]] | None = None,
+    held: Sequence[str] = (),
 ) -> Choice:
     """The passages of the candidates of cold, wiki and the archive (the tiers `weights`
     names; policies are pinned apart) that fill `room` tokens best for the agent's query.
 
     `related` finds more candidates by the facts the first ones make likeliest: entries that
     name the same files and identifiers bear on the task though they share none of its words.
+    `held` is the text the prompt holds already (hot, pinned policies).
     """
     found = [c for c in found if c.doc.tier in weights and c.doc.cls != "policy"]
     pieces = scoring.pieces(found, query, agent, weights)
@@ -56,6 +58,7 @@ def choose(
         more = [c for c in related(top) if c.doc.id not in have and c.doc.tier in weights]
         found = found + [c for c in more if c.doc.cls != "policy"]
         pieces = scoring.pieces(found, query, agent, weights)
+    pieces = _unrepeated(pieces, held)
     labels = {c.doc.id: label(c.doc, agent) for c in found}
     caps = {
         c.doc.id: int(room.fill * STANDING_SHARE)
@@ -66,6 +69,14 @@ def choose(
     whole = named(found, query.task_terms)
     groups = packing.pack(pieces, room, labels, worth, caps, whole)
     return Choice(groups, _left_out(found, groups))
+
+
+def _unrepeated(pieces: Sequence[scoring.Piece], held: Sequence[str]) -> list[scoring.Piece]:
+    """The pieces less archived lines the prompt may hold in a finished form: the raw text
+    of a note its session's summary kept, of a decision the wiki holds."""
+    finished = {packing.gist(p.text) for p in pieces if p.doc.tier != "archive"}
+    finished |= {packing.gist(line) for text in held for line in text.splitlines()}
+    return [p for p in pieces if p.doc.tier != "archive" or packing.gist(p.text) not in finished]
 
 
 # An entry whose title holds this share of the task's words is what the task names: it is

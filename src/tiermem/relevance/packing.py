@@ -9,7 +9,9 @@ entry the task names (its title says what the task says) is shown whole, first.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -22,7 +24,7 @@ BASE_VALUE = 0.02
 # Packing stops when the best passage left is worth less than this per token (about one
 # likely fact in so many tokens): what is left bears on the task too little to spend the
 # reader's attention on.
-MIN_VALUE = 0.0
+MIN_VALUE = 0.001
 # The tokens a label costs beyond its text: heading marks and the line break.
 LABEL_OVERHEAD = 4
 
@@ -143,14 +145,14 @@ def _cost(piece: Piece, state: _State, costs: Mapping[str, int]) -> int:
 
 
 def _value(piece: Piece, state: _State, costs: Mapping[str, int]) -> float:
-    if _gist(piece.text) in state.shown:
+    if sentences(piece.text) <= state.shown:
         return 0.0
     new = sum(state.worth.get(f, 0.0) for f in piece.passage.facts - state.covered)
     return (piece.score * BASE_VALUE + new) / _cost(piece, state, costs)
 
 
 def _fits(piece: Piece, state: _State, costs: Mapping[str, int], room: int) -> bool:
-    if _gist(piece.text) in state.shown:
+    if sentences(piece.text) <= state.shown:
         return False
     cap = state.capped.get(piece.doc.id)
     if cap is not None and piece.tokens > cap:
@@ -158,13 +160,11 @@ def _fits(piece: Piece, state: _State, costs: Mapping[str, int], room: int) -> b
     return state.spent + _cost(piece, state, costs) <= room
 
 
-def _take(
-    piece: Piece, state: _State, costs: Mapping[str, int], labels: Mapping[str, str]
-) -> bool:
+def _take(piece: Piece, state: _State, costs: Mapping[str, int], labels: Mapping[str, str]) -> bool:
     """Add a passage to its group; whether that opened the group."""
     state.spent += _cost(piece, state, costs)
     state.covered |= piece.passage.facts
-    state.shown.add(_gist(piece.text))
+    state.shown |= sentences(piece.text)
     if piece.doc.id in state.capped:
         state.capped[piece.doc.id] -= piece.tokens
     group = state.groups.get(piece.doc.id)
@@ -176,5 +176,18 @@ def _take(
     return False
 
 
-def _gist(text: str) -> str:
+@functools.lru_cache(maxsize=65536)
+def sentences(text: str) -> frozenset[str]:
+    """The gists of a passage's sentences: a passage all of whose sentences the prompt shows
+    already (in a summary's line, a note's paragraph) is a repeat."""
+    found = (gist(_MARKER.sub("", s)) for s in _SENTENCE_END.split(text))
+    return frozenset(s for s in found if s)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def gist(text: str) -> str:
+    """A text as compared for repeats: lower case, its spaces folded."""
     return " ".join(text.lower().split())

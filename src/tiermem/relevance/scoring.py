@@ -64,21 +64,24 @@ def pieces(
         for passage, text, _ in texts:
             line = sum(weights[i] for i in next(lines)) / total
             tokens = 1 + math.ceil(len(text) * per_char)
-            found.append(Piece(cand.doc, passage, text, tokens, (LINE_SHARE * line + entry) * standing))
+            found.append(
+                Piece(cand.doc, passage, text, tokens, (LINE_SHARE * line + entry) * standing)
+            )
     return found
 
 
 # A passage of fewer words that names no fact is a sub-heading or a stub ("- **Learnings**"):
-# it says nothing on its own.
+# it says nothing on its own (unless it is all its entry says).
 MIN_WORDS = 4
 
 
 def _texts(doc: Doc) -> list[tuple[Passage, str, str]]:
     """(passage, its text, lower-cased) of a document, less those that say nothing alone."""
     found = []
-    for p in passages.decode(doc.passages):
+    cut = passages.decode(doc.passages)
+    for p in cut:
         text = doc.text[p.start : p.end]
-        if p.facts or len(text.split()) >= MIN_WORDS:
+        if p.facts or len(text.split()) >= MIN_WORDS or len(cut) == 1:
             found.append((p, text, text.lower()))
     return found
 

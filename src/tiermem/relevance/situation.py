@@ -40,12 +40,13 @@ class Situation:
     signs: tuple[str, ...]
     weights: Mapping[str, float] = field(default_factory=lambda: dict(TIER_WEIGHTS))
 
-    def name(self, loaded: frozenset[str]) -> str:
-        """The situation's name, from what the task says and what memory it loaded."""
+    @property
+    def name(self) -> str:
+        """The situation's name, from what the task says."""
         if "archive" in self.leans and "cold" in self.leans and "wiki" in self.leans:
             return "post-incident review"
-        cold = "cold" in self.leans or "cold" in loaded or "archive" in loaded
-        wiki = "wiki" in self.leans or "wiki" in loaded
+        cold = "cold" in self.leans
+        wiki = "wiki" in self.leans
         if cold and wiki:
             return "recurring work under standing decisions"
         if cold:
@@ -58,8 +59,8 @@ class Situation:
 def read(task: str, hot_text: str) -> Situation:
     """The situation of a task, from its words and the agent's hot tier."""
     if incident := _INCIDENT.search(task):
-        leans = frozenset({"cold", "wiki", "archive"})
-        return _weighed(leans, (f"the task names {incident.group(0)!r}",))
+        every = frozenset({"cold", "wiki", "archive"})
+        return _weighed(every, (f"the task names {incident.group(0)!r}",))
     leans: set[str] = set()
     signs = []
     if m := _RECURRING.search(task):
