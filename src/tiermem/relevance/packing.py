@@ -21,10 +21,11 @@ from .scoring import Piece
 # What a passage is worth for its match to the task alone (its score times this), besides
 # the chances of the new facts it brings.
 BASE_VALUE = 0.02
-# Packing stops when the best passage left is worth less than this per token (about one
-# likely fact in so many tokens): what is left bears on the task too little to spend the
-# reader's attention on.
+# A passage worth less than this per token (about one likely fact in a thousand tokens) is
+# shown only when it matches the task at least MIN_SCORE_SHARE as well as the best one:
+# the rest bears on the task too little to spend the reader's attention on.
 MIN_VALUE = 0.001
+MIN_SCORE_SHARE = 0.25
 # The tokens a label costs beyond its text: heading marks and the line break.
 LABEL_OVERHEAD = 4
 
@@ -95,6 +96,7 @@ def pack(
         siblings.setdefault(p.doc.id, []).append(n)
     taken = _take_whole(pieces, whole, siblings, state, costs, labels, room.whole)
     limit = min(room.total, room.fill + state.spent)
+    floor = MIN_SCORE_SHARE * max((p.score for p in pieces), default=0.0)
     heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in taken]
     heapq.heapify(heap)
     while heap:
@@ -106,8 +108,8 @@ def pack(
         if value < -negative - 1e-12:
             heapq.heappush(heap, (-value, n))
             continue
-        if value < MIN_VALUE:
-            break
+        if value < MIN_VALUE and piece.score < floor:
+            continue
         if not _fits(piece, state, costs, limit):
             continue
         taken.add(n)
