@@ -809,6 +809,17 @@ def _bench_parsers(sub: Any) -> None:
         "--limit", type=int, metavar="N", help="only the first N probes (quick runs)"
     )
     probes.add_argument("--format", choices=("text", "json"), default="text")
+    forward = add(
+        verbs, "forward", run, "does a spawn carry what the team knew and then used (METRICS.md)"
+    )
+    forward.add_argument("corpus", nargs="+", metavar="CORPUS")
+    forward.add_argument(
+        "--out", metavar="DIR", help="where the replayed stores go (default: a temp dir)"
+    )
+    forward.add_argument(
+        "--limit", type=int, metavar="N", help="only the first N probes per corpus (quick runs)"
+    )
+    forward.add_argument("--format", choices=("text", "json"), default="text")
     every = add(verbs, "all", run, "every corpus replayed and imported, probed and measured")
     every.add_argument(
         "--corpora",

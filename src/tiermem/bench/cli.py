@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args)
     if args.bench_action == "probes":
         return _probes(args)
+    if args.bench_action == "forward":
+        return _forward(args)
     if args.bench_action == "all":
         return _all(args)
     if args.bench_action == "locomo":
@@ -82,6 +84,8 @@ def _print_all(results: dict[str, Any]) -> None:
             f"{f['grep']['recall_at_5']:>7.3f}{tokens:>16}"
         )
     print()
+    print_forward([f["forward"] for f in results["corpora"].values() if "forward" in f])
+    print()
     print(
         f"{'import':<28}{'coverage':>9}{'ceiling':>8}{'oracle':>7}{'squad':>7}"
         f"{'recall@5':>9}{'ceiling':>8}{'tokens p50/p90':>16}{'squad spawn before/after':>26}"
@@ -96,6 +100,36 @@ def _print_all(results: dict[str, Any]) -> None:
             f"{f['oracle']['coverage_mean']:>7.3f}{f['squad_as_is']['coverage_mean']:>7.3f}"
             f"{t['recall_at_5']:>9.3f}{f['recall_ceiling']:>8.3f}{tokens:>16}{squad:>26}"
         )
+
+
+def _forward(args: argparse.Namespace) -> int:
+    from .forward import run_corpora
+
+    corpora = [corpus_folder(c) for c in args.corpus]
+    out = Path(args.out).resolve() if args.out else Path(tempfile.mkdtemp(prefix="tiermem-fwd-"))
+    runs = run_corpora(corpora, out, args.limit, progress=args.format == "text")
+    data = {"corpora": [r.summary() for r in runs], "out": str(out)}
+    _emit(data, args.format, lambda d: print_forward(d["corpora"]))
+    return 0
+
+
+def print_forward(summaries: list[dict[str, Any]]) -> None:
+    """Forward coverage per corpus: tiermem and each baseline at the spawn's own tokens."""
+    print(
+        f"{'forward':<28}{'probes':>7}{'tiermem':>8}{'recent':>7}{'bm25':>6}{'oracle':>7}"
+        f"{'all':>6}{'ratio':>6}{'tokens p50/p90':>16}{'wins/losses':>12}"
+    )
+    for s in summaries:
+        c = s["coverage"]
+        tokens = f"{s['tokens_median']:.0f}/{s['tokens_p90']:.0f}"
+        ratio = s["ratio_to_best_baseline"]
+        print(
+            f"{s['corpus']:<28}{s['probes']:>7}{c['tiermem']:>8.3f}{c['recent']:>7.3f}"
+            f"{c['bm25']:>6.3f}{c['oracle']:>7.3f}{c['everything']:>6.3f}"
+            f"{ratio if ratio is not None else '-':>6}{tokens:>16}"
+            f"{s['wins']:>6}/{s['losses']:<5}"
+        )
+    print("ratio: tiermem's mean coverage over the better of recent and bm25 at the same tokens")
 
 
 def _replay(args: argparse.Namespace) -> int:

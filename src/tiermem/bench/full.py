@@ -15,9 +15,9 @@ from ..memory import Memory
 from . import quality
 from .corpus import corpus_dirs, last_date, load_events
 from .evaluate import evaluate
+from .forward import run_forward
 from .imported import import_retention, import_snapshot, rebuild_check
 from .probes import Probe, build_probes
-from .replay import replay
 
 
 def _log(text: str) -> None:
@@ -50,8 +50,10 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
     events = load_events(corpus)
     probes = build_probes(events)[:limit] if limit else build_probes(events)
     now = format_time(last_date(events))
-    _log(f"{corpus.name}: replay ({len(events)} events)")
-    replayed = replay(corpus, out / corpus.name / "replay")
+    _log(f"{corpus.name}: replay ({len(events)} events), forward probes asked on the way")
+    forward = run_forward(corpus, out / corpus.name / "replay")
+    assert forward.replay is not None
+    replayed = forward.replay
     store = Path(replayed.store)
     mem = Memory(store, now=now)
     figures: dict[str, Any] = {
@@ -65,6 +67,7 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
         "scribe_run_seconds": quality.scribe_run_seconds(store, now),
     }
     mem.close()
+    figures["forward"] = forward.summary()
     _log(f"{corpus.name}: probes after replay ({len(probes)})")
     figures["replay"] = evaluate(corpus, store, events, probes, now, "replay").summary()
     _log(f"{corpus.name}: import")
