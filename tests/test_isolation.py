@@ -95,6 +95,8 @@ def test_one_damaged_wiki_page_is_skipped_by_wiki_list(root: Path) -> None:
     assert code == 0, err
     assert "style" in out and "release" not in out
     assert err.count("\n") == 1 and "skipped .squad/memory/wiki/release.md" in err
+    code, _, err = _run(root, "wiki", "show", "ghost")  # a refusal stays one line
+    assert code == 2 and err.count("\n") == 1 and "pages: release, style" in err
 
 
 def test_a_damaged_cold_file_skips_that_agent_only(root: Path) -> None:

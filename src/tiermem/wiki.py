@@ -136,7 +136,9 @@ def read(ctx: Context, topic: str) -> str:
     topic = validate.name(topic, "topic")
     text = files.read_text(ctx.layout, page_path(ctx, topic))
     if text is None:
-        known = ", ".join(p.topic for p in pages(ctx)) or "none yet"
+        # The pages by name (none is read: a refusal says one line, whatever their state).
+        found = files.memory_files(ctx.layout.tier_dir("wiki"))
+        known = ", ".join(p.stem for p in found) or "none yet"
         raise NotFoundError(f"no wiki page {topic!r} (pages: {known})")
     return text
 
