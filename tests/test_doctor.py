@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -195,3 +196,26 @@ def test_text_waiting_for_scribe_is_a_note(root: Path) -> None:
 def test_no_store_is_said(tmp_path: Path) -> None:
     code, out, _ = cli(["--root", str(tmp_path), "doctor"])
     assert code == 1 and "no tiermem store here" in out
+
+
+def test_a_gitignore_that_lacks_lines_is_a_note_and_init_adds_them(root: Path) -> None:
+    ignore = memory(root) / ".gitignore"
+    ignore.write_text(ignore.read_text(encoding="utf-8").replace("damaged/\n", ""), "utf-8")
+    code, report = doctor(root)
+    assert code == 0 and "git" in kinds(report, serious=False)
+    assert cli(["--root", str(root), "init"])[0] == 0
+    assert "damaged/" in ignore.read_text(encoding="utf-8").splitlines()
+    assert "git" not in kinds(doctor(root)[1], serious=False)
+
+
+def test_this_clones_own_files_tracked_by_git_are_named(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    log = memory(root) / "spawns.jsonl"
+    log.write_text("{}\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(root), "add", "-f", str(log)], check=True)
+    code, report = doctor(root)
+    found = report["findings"]
+    assert isinstance(found, list)
+    findings = [f for f in found if f["kind"] == "git"]
+    assert code == 1 and [f["path"] for f in findings] == [".squad/memory/spawns.jsonl"]
+    assert "git rm --cached .squad/memory/spawns.jsonl" in findings[0]["problem"]
