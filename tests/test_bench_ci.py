@@ -89,7 +89,8 @@ def test_all_prints_each_mode_against_its_bars(tmp_path: Path, run_cli: RunCli) 
     assert code == 0, err
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["replay", "coverage", "recall@5"]
-    assert [ln.split()[0] for ln in lines if ln.startswith("Thraka")] == [CORPUS.name] * 2
+    # replay, forward and import: one row each
+    assert [ln.split()[0] for ln in lines if ln.startswith("Thraka")] == [CORPUS.name] * 3
     figures = json.loads((out / "results.json").read_text(encoding="utf-8"))
     imported = figures["corpora"][CORPUS.name]["import"]
     assert 0 < imported["oracle"]["coverage_mean"] <= imported["import_ceiling"]
