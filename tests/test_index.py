@@ -15,8 +15,10 @@ import pytest
 import races
 from reliability import child_env, cli
 from tiermem import files, fts
+from tiermem.bench.generated import NOW as GENERATED_NOW
+from tiermem.bench.generated import generate
 from tiermem.memory import Memory
-from tiermem.tokens import WordCounter
+from tiermem.tokens import O200K, WordCounter
 
 
 def test_a_fresh_clone_opened_by_many_processes_at_once(tmp_path: Path) -> None:
@@ -42,14 +44,14 @@ def test_a_file_gone_between_the_listing_and_the_read_is_forgotten(
 ) -> None:
     root = races.fresh_clone(tmp_path / "clone", agents=2)
     mem = Memory(root, now=races.T0)
-    read = files.read_bytes
+    read = files.Folder.read
 
-    def vanishing(path: Path) -> bytes | None:
-        if path.name == "agent0.md":
-            path.unlink(missing_ok=True)  # another process ended the session meanwhile
-        return read(path)
+    def vanishing(folder: files.Folder, name: str) -> tuple[bytes, os.stat_result] | None:
+        if name == "agent0.md":
+            (folder.path / name).unlink(missing_ok=True)  # another process ended the session
+        return read(folder, name)
 
-    monkeypatch.setattr(files, "read_bytes", vanishing)
+    monkeypatch.setattr(files.Folder, "read", vanishing)
     mem.sync()
     paths = {d.path for d in mem.context.index.docs()}
     assert not any(p.endswith("agent0.md") for p in paths)
@@ -186,3 +188,73 @@ def test_a_read_while_another_process_holds_the_index_reads_it_as_it_stood(
     assert hits and not any("mark-after" in h.text for h in hits)  # the index as it stood
     assert notes == [fts._BUSY]
     assert any("mark-after" in h.text for h in mem.search("mark-after"))  # then brought up to date
+
+
+def _bulk_store(root: Path) -> Memory:
+    """A generated store whose first sync takes in more text than is derived at once."""
+    root.mkdir()
+    generate(root, 400, lambda _: None)
+    mem = Memory(root, now=GENERATED_NOW)
+    mem.sync()
+    return mem
+
+
+def _index(mem: Memory) -> fts.FtsIndex:
+    index = mem.context.index
+    assert isinstance(index, fts.FtsIndex)
+    return index
+
+
+def test_a_bulk_sync_leaves_token_counts_and_passages_to_the_reads_that_return_them(
+    tmp_path: Path,
+) -> None:
+    mem = _bulk_store(tmp_path / "store")
+    db = _index(mem).db
+    blank = [r[0] for r in db.execute("SELECT id FROM docs WHERE tokens IS NULL ORDER BY id")]
+    assert len(blank) > 100  # the archive's folders: more text than is derived at once
+    assert _index(mem).check() == []  # rows not derived yet match their files
+    read = mem.context.index.by_ids(blank[:5])
+    assert len(read) == 5
+    for doc in read:  # what a read returns is derived, as a small sync derives it
+        assert doc.passages == fts.cut_passages(doc.text)
+        assert doc.tokens == O200K.count_many([doc.text])[0]
+    kept = db.execute(
+        "SELECT id FROM docs WHERE tokens IS NOT NULL AND passages IS NOT NULL AND id IN"
+        f" ({','.join('?' * len(blank))})",
+        blank,
+    ).fetchall()
+    assert sorted(row[0] for row in kept) == blank[:5]  # kept after the read, no others
+    assert _index(mem).check() == []
+    mem.close()
+
+
+def test_figures_over_a_bulk_index_count_every_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bulk = _bulk_store(tmp_path / "bulk")
+    totals = bulk.context.index.totals()
+    entries = bulk.context.index.entry_totals()
+    (blank,) = _index(bulk).db.execute("SELECT COUNT(*) FROM docs WHERE tokens IS NULL").fetchone()
+    assert blank == 0  # the counts made for the figures are kept
+    bulk.close()
+    monkeypatch.setattr(fts, "_EAGER_CHARS", 10**9)  # every count made when indexed
+    eager = _bulk_store(tmp_path / "eager")
+    assert bulk.context.index.totals() == totals == eager.context.index.totals()
+    assert eager.context.index.entry_totals() == entries
+    derived = {d.id: (d.tokens, d.passages) for d in eager.context.index.docs()}
+    assert {d.id: (d.tokens, d.passages) for d in bulk.context.index.docs()} == derived
+    eager.close()
+    bulk.close()
+
+
+def test_passages_of_a_file_whose_stamp_moved_are_derived_again(tmp_path: Path) -> None:
+    mem = _bulk_store(tmp_path / "store")
+    db = _index(mem).db
+    [doc] = mem.context.index.search("release", agent=None, limit=1)
+    rel = doc.doc.path
+    db.execute("UPDATE docs SET passages='[[0,1,0,[]]]' WHERE path=?", (rel,))
+    os.utime(mem.context.layout.root / rel)  # the same content, a new stamp
+    mem.sync()
+    [again] = [d for d in mem.context.index.docs() if d.id == doc.doc.id]
+    assert again.passages == fts.cut_passages(again.text) == doc.doc.passages
+    mem.close()

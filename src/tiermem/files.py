@@ -206,6 +206,74 @@ def listing(folder: Path) -> list[Item]:
     return sorted(items, key=lambda i: i.name)
 
 
+class Folder:
+    """A folder opened once, never through a link, whose files are then read by name: what
+    `read_bytes` guarantees for each file, without checking the folder's path again for each
+    of thousands of records."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = safepath.check(path)
+        flags = os.O_RDONLY | safepath.NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | safepath.CLOEXEC
+        try:
+            self.fd = os.open(self.path, flags)
+        except (FileNotFoundError, NotADirectoryError):
+            self.fd = -1  # vanished since it was listed, and so did its files
+        except OSError as exc:
+            if safepath.is_link_error(exc):
+                raise UnsafePathError(self.path, safepath.LINK_REASON) from None
+            raise ParseError(self.path, 1, f"cannot be listed ({exc.strerror})") from None
+
+    def __enter__(self) -> Folder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def lstat(self, name: str) -> os.stat_result:
+        """A file's own size and times (a link's, for a link); FileNotFoundError when gone."""
+        if self.fd < 0:
+            raise FileNotFoundError(self.path / name)
+        return os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+
+    def read(self, name: str) -> tuple[bytes, os.stat_result] | None:
+        """A file's bytes and the size and times they go with, None when it is gone: a file
+        that grew while it was read (entries are appended to cold files) is read again."""
+        got = None
+        for _ in range(3):
+            got = self._read_once(name)
+            if got is None or len(got[0]) == got[1].st_size:
+                break
+        return got
+
+    def _read_once(self, name: str) -> tuple[bytes, os.stat_result] | None:
+        path = self.path / name
+        flags = os.O_RDONLY | safepath.NOFOLLOW | safepath.NONBLOCK | safepath.CLOEXEC
+        try:
+            if self.fd < 0:
+                return None
+            fd = os.open(name, flags, dir_fd=self.fd)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            if safepath.is_link_error(exc):
+                raise UnsafePathError(path, safepath.LINK_REASON) from None
+            raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
+                raise ParseError(path, 1, f"cannot be read ({what})")
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read()
+            return data, os.fstat(fd)
+        except OSError as exc:
+            raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
+        finally:
+            os.close(fd)
+
+
 def file_names(folder: Path, suffix: str = ".md") -> list[str]:
     """The names of a folder's regular files with this suffix, unsorted, no temp file: what
     `memory_files` lists, without making a path of each (an archive folder holds thousands)."""

@@ -4,6 +4,12 @@ The markdown files are the truth; the index is a cache that can be deleted at an
 sync compares each file's size and mtime with what was indexed, then its content hash, and
 re-reads only files that really changed. Archive folders are
 create-only, so an unchanged folder mtime means no record was added there.
+
+A document's token count and passages are derived from its text. A sync that takes in much
+text at once (a fresh clone's first read, an import) writes its documents without them, in a
+few statements per folder; the first read that returns such a document derives them and keeps
+them (`FtsIndex._keep_derived`), so a fresh clone's first search pays for the documents it
+shows, not for the whole store.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import functools
 import hashlib
 import heapq
 import hmac
+import operator
 import os
 import re
 import sqlite3
@@ -20,7 +27,7 @@ import time
 import urllib.parse
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +38,7 @@ from .layout import Layout
 from .relevance import passages
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "14"
+SCHEMA_VERSION = "15"
 SQLITE_TIMEOUT_SECONDS = 60.0
 # Held shared by every open connection, exclusively by the one process replacing the file.
 USERS_LOCK = "index.sqlite.users.lock"
@@ -82,20 +89,39 @@ _DOC_COLUMNS = ", ".join(DOC_FIELDS)
 _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
-# Changed files wait for their token counts together, up to this much text: a folder of
-# 50 MB of archive records is indexed in bounded memory.
+# Changed files are written together, up to this much text: a folder of 50 MB of archive
+# records is indexed in bounded memory.
 _PENDING_CHARS = 4_000_000
+# Up to this much text, a sync derives its documents' token counts and passages at once (a
+# note, a session end: reads after ordinary writes never write). Above it, reads derive them
+# for the documents they return: cutting passages and counting tokens cost about 0.2 s per
+# million characters, two thirds of a 100,000-entry store's build.
+_EAGER_CHARS = 65_536
+_KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
 
 
 @dataclass(frozen=True)
 class _Pending:
-    """A changed file's documents, waiting for their token counts."""
+    """A changed file's documents, waiting to be written with the folder's others."""
 
     rel: str
     docs: list[Doc]
     size: int
     mtime_ns: int
     sha: str
+    indexed: bool  # it has rows from before, which go first
+
+
+@dataclass
+class _Batch:
+    """Changed files of one folder waiting to be written, and the text they hold."""
+
+    files: list[_Pending] = field(default_factory=list)
+    chars: int = 0
+
+    def add(self, item: _Pending) -> None:
+        self.files.append(item)
+        self.chars += sum(len(d.text) for d in item.docs)
 
 
 def wanted(counter: TokenCounter) -> str:
@@ -104,9 +130,19 @@ def wanted(counter: TokenCounter) -> str:
     return f"{SCHEMA_VERSION}/{type(counter).__name__}"
 
 
+# What a file's rows hold of their own; token counts and passages are derived from the text.
+_DERIVED = ("tokens", "passages")
+_DIGESTED = operator.attrgetter(*(f for f in DOC_FIELDS if f not in _DERIVED))
+
+
 def rows_digest(docs: Sequence[Doc]) -> str:
-    """What the rows of one file hold (all but their token counts, which are derived again)."""
-    return _sha(repr([(*(getattr(d, f) for f in DOC_FIELDS if f != "tokens"),) for d in docs]))
+    """What the rows of one file hold (all but what is derived from their text)."""
+    return _sha(repr([_DIGESTED(d) for d in docs]))
+
+
+def cut_passages(text: str) -> str:
+    """A document's passages as the index stores them."""
+    return passages.encode(passages.cut(text))
 
 
 # Words too common to rank by: matching them only makes the query slower.
@@ -157,21 +193,21 @@ def owner_terms(agent: str, tier: str) -> str:
 
 
 def file_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
-    """The documents of a file from its bytes, and the merge conflicts it holds (ParseError
-    when it does not parse)."""
+    """The documents of a file from its bytes, passages cut, and the merge conflicts it
+    holds (ParseError when it does not parse)."""
+    docs, conflicts = parsed_docs(path, rel, tier, data)
+    return [replace(d, passages=cut_passages(d.text)) for d in docs], conflicts
+
+
+def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
+    """The documents of a file as it holds them (nothing derived from their text yet), and
+    the merge conflicts it holds (ParseError when it does not parse)."""
     if tier == "archive":
-        return _with_passages(archive_docs(archive.parse(data, path), rel)), []
+        return archive_docs(archive.parse(data, path), rel), []
     tier_file = store.parse(tier, path, data)
     conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
     agent = path.stem if tier != "wiki" else ""
-    docs = [entry_doc(e, tier, agent, rel) for e in tier_file.entries]
-    return _with_passages(docs), conflicts
-
-
-def _with_passages(docs: list[Doc]) -> list[Doc]:
-    """Documents with their passages cut: derived from the text like a token count, but
-    kept in the row digest, so a row whose passages were changed is read again."""
-    return [replace(d, passages=passages.encode(passages.cut(d.text))) for d in docs]
+    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
 
 
 def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
@@ -371,19 +407,18 @@ def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[
     return found
 
 
-def _read_whole(path: Path, st: os.stat_result) -> tuple[bytes | None, os.stat_result]:
-    """A file's bytes and the size and times they go with: a cold file that grew while it
-    was read (entries are appended to it) is read again, so no half-written entry is seen."""
-    data = files.read_bytes(path)
-    for _ in range(3):
-        if data is None or len(data) == st.st_size:
-            break
-        try:
-            st = os.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None, st
-        data = files.read_bytes(path)
-    return data, st
+def _readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
+    """The names of a folder's memory files; a link or a folder in place of one is said."""
+    for item in items:
+        if not item.name.endswith(".md") or item.name.startswith(files.TEMP_PREFIX):
+            continue
+        if item.kind == "link":
+            report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+        elif item.kind != "file":
+            what = "Is a directory" if item.kind == "folder" else "not a regular file"
+            report.errors.append(ParseError(item.path, 1, f"cannot be read ({what})"))
+        else:
+            yield item.name
 
 
 def _sha(data: bytes | str) -> str:
@@ -420,6 +455,7 @@ def _snapshot(method: _Method) -> _Method:
             return method(self, *args, **kwargs)
         finally:
             self.db.execute("COMMIT")
+            self._keep_derived()
             if self._suspect:
                 with contextlib.suppress(TiermemError, sqlite3.Error):
                     self._read_again()  # else the next sync does
@@ -464,6 +500,9 @@ class FtsIndex:
         self._paths = (str(layout.index), f"{layout.index}-wal")  # stat on every read
         self._note = note or _unsaid  # what the user should hear (an index built again, why)
         self._suspect: set[str] = set()  # files whose rows were damaged: read again
+        # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
+        # passages), either left None when not derived; kept after the read.
+        self._made: dict[int, tuple[str, int | None, str | None]] = {}
         _IN_PROCESS.add(self)
 
     @property
@@ -763,7 +802,7 @@ class FtsIndex:
             present.add(rel_dir)
             if tier == "archive" and trust_archive and self._unchanged(mtime, rel_dir):
                 continue
-            self._sync_folder(mtime, items, rel_dir, tier, report)
+            self._sync_folder(folder, mtime, items, rel_dir, tier, report)
         known = [r[0] for r in self.db.execute("SELECT DISTINCT dir FROM files")]
         for rel_dir in known:
             if rel_dir not in present:
@@ -776,77 +815,146 @@ class FtsIndex:
         return bool(row) and row[0] == mtime
 
     def _sync_folder(
-        self, mtime: int, items: list[files.Item], rel_dir: str, tier: str, report: SyncReport
+        self,
+        folder: Path,
+        mtime: int,
+        items: list[files.Item],
+        rel_dir: str,
+        tier: str,
+        report: SyncReport,
     ) -> None:
         on_disk: set[str] = set()
-        pending: list[_Pending] = []
-        for item in items:
-            if not item.name.endswith(".md") or item.name.startswith(files.TEMP_PREFIX):
-                continue
-            if item.kind == "link":
-                report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
-                continue
-            if item.kind != "file":
-                what = "Is a directory" if item.kind == "folder" else "not a regular file"
-                report.errors.append(ParseError(item.path, 1, f"cannot be read ({what})"))
-                continue
-            try:
-                st = item.lstat()
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # gone since the listing: nothing to index
-            rel = self.layout.relative(item.path)
-            changed = self._sync_file(item.path, st, rel, tier, report)
-            if changed is _GONE:
-                continue
-            on_disk.add(rel)
-            if isinstance(changed, _Pending):
-                pending.append(changed)
-                if sum(len(d.text) for p in pending for d in p.docs) > _PENDING_CHARS:
-                    self._index_pending(pending, rel_dir)
-                    pending = []
-        self._index_pending(pending, rel_dir)
+        batch = _Batch()
+        known = {
+            row[0]: row[1:]
+            for row in self.db.execute(
+                "SELECT path, size, mtime_ns, sha, rows FROM files WHERE dir=?", (rel_dir,)
+            )
+        }
+        with files.Folder(folder) as reader:
+            for name in _readable(items, report):
+                rel = f"{rel_dir}/{name}"
+                changed = self._sync_file(reader, name, rel, tier, report, known.get(rel))
+                if changed is _GONE:
+                    continue
+                on_disk.add(rel)
+                if isinstance(changed, _Pending):
+                    batch.add(changed)
+                    if batch.chars > _PENDING_CHARS:
+                        self._index_pending(batch, rel_dir)
+                        batch = _Batch()
+        self._index_pending(batch, rel_dir)
         self._forget(rel_dir, on_disk, report)
         self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, self._stamp(mtime)))
 
-    def _index_pending(self, pending: list[_Pending], rel_dir: str) -> None:
-        """Index changed files: their token counts in one pass of the counter (not one per
-        file), then their documents."""
-        counts = iter(self.token_counts([d.text for p in pending for d in p.docs]))
-        for item in pending:
-            self._replace_docs(item.rel, item.docs, [next(counts) for _ in item.docs])
-            self.db.execute(
-                "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
-                (item.rel, rel_dir, item.size, item.mtime_ns, item.sha, rows_digest(item.docs)),
+    def _index_pending(self, batch: _Batch, rel_dir: str) -> None:
+        """Index changed files of a folder: their old rows dropped, then every document in
+        one statement per table; token counts and passages with them when the batch is small
+        (in one pass of the counter), else left to the reads (see `_EAGER_CHARS`)."""
+        docs = [d for p in batch.files for d in p.docs]
+        if not batch.files:
+            return
+        for item in batch.files:
+            if item.indexed:
+                self._drop_rows(item.rel)
+        shas = [_sha(d.text) for d in docs]
+        derived: list[tuple[int | None, str | None]] = [(None, None)] * len(docs)
+        if batch.chars <= _EAGER_CHARS:
+            counts = self._counts(shas, [d.text for d in docs])
+            derived = [(n, cut_passages(d.text)) for n, d in zip(counts, docs, strict=True)]
+        self._insert(batch.files, shas, derived)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
+            [(p.rel, rel_dir, p.size, p.mtime_ns, p.sha, rows_digest(p.docs)) for p in batch.files],
+        )
+
+    def _insert(
+        self,
+        written: Sequence[_Pending],
+        shas: Sequence[str],
+        derived: Sequence[tuple[int | None, str | None]],
+    ) -> None:
+        """The documents of files (with their text hashes and what is derived of them), as
+        rows and search terms, numbered after the last row."""
+        (first,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM docs").fetchone()
+        placed = [(p.rel, order, d) for p in written for order, d in enumerate(p.docs)]
+        rows = [
+            (
+                first + n,
+                doc.id,
+                rel,
+                doc.tier,
+                doc.agent,
+                doc.cls,
+                doc.status,
+                doc.title,
+                doc.text,
+                doc.created,
+                doc.used,
+                doc.session,
+                doc.trust,
+                doc.tags,
+                sha,
+                tokens,
+                order,
+                doc.parent,
+                doc.sources,
+                cut,
             )
+            for n, ((rel, order, doc), sha, (tokens, cut)) in enumerate(
+                zip(placed, shas, derived, strict=True)
+            )
+        ]
+        self.db.executemany(
+            "INSERT INTO docs(rowid, id, path, tier, agent, cls, status, title, text, created,"
+            " used, session, trust, tags, sha, tokens, ord, parent, sources, passages)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        self.db.executemany(
+            "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
+            [(first + n, d.title, d.text, owners(d)) for n, (_, _, d) in enumerate(placed)],
+        )
 
     def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
         """Drop indexed files of a folder that are no longer on disk."""
         for (rel,) in self.db.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)).fetchall():
             if rel not in keep:
-                self._replace_docs(rel, [])
+                self._drop_rows(rel)
                 self.db.execute("DELETE FROM files WHERE path=?", (rel,))
                 report.removed.append(rel)
 
     def _sync_file(
-        self, path: Path, st: os.stat_result, rel: str, tier: str, report: SyncReport
+        self,
+        reader: files.Folder,
+        name: str,
+        rel: str,
+        tier: str,
+        report: SyncReport,
+        row: tuple[int, int, str, str] | None,
     ) -> _Pending | object | None:
-        """The documents of a file whose content changed since it was indexed, None when it
-        did not change, `_GONE` when it vanished since the listing."""
+        """The documents of a file whose content changed since it was indexed (`row`: its
+        size, mtime, hash and rows digest then), None when it did not change, `_GONE` when it
+        vanished since the listing. A file never indexed is read at once: its size and times
+        come with its bytes."""
         report.scanned += 1
-        row = self.db.execute(
-            "SELECT size, mtime_ns, sha, rows FROM files WHERE path=?", (rel,)
-        ).fetchone()
-        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
-            return None
         try:
-            data, st = _read_whole(path, st)
+            if row is not None:
+                st = reader.lstat(name)
+                if row[0] == st.st_size and row[1] == st.st_mtime_ns:
+                    return None
+            got = reader.read(name)
+        except (FileNotFoundError, NotADirectoryError):
+            return _GONE
         except ParseError as exc:
             report.errors.append(exc)
-            self._replace_docs(rel, [])  # what it held before must not be served as current
+            self._drop_rows(rel)  # what it held before must not be served as current
             self.db.execute("DELETE FROM files WHERE path=?", (rel,))
             return None
-        if data is None:
+        if got is None:
             return _GONE
+        data, st = got
+        path = reader.path / name
         sha = _sha(data)
         if row and row[2] == sha and self._rows_hold(rel, row[3]):
             self.db.execute(
@@ -862,7 +970,7 @@ class FtsIndex:
         report.conflicts.extend(self._last_conflicts)
         self._last_conflicts = []
         report.changed.append(rel)
-        return _Pending(rel, docs, st.st_size, self._stamp(st.st_mtime_ns), sha)
+        return _Pending(rel, docs, st.st_size, self._stamp(st.st_mtime_ns), sha, row is not None)
 
     def _rows_hold(self, rel: str, digest: str | None) -> bool:
         """Whether a file's rows (and their search terms) are still what was indexed from
@@ -873,52 +981,26 @@ class FtsIndex:
         docs = [Doc(*row[1:]) for row in rows]
         if not hmac.compare_digest(digest or "", rows_digest(docs)):
             return False
-        return _terms_of(self.db, [row[0] for row in rows]) == {
+        if _terms_of(self.db, [row[0] for row in rows]) != {
             row[0]: (d.title, d.text, owners(d)) for row, d in zip(rows, docs, strict=True)
-        }
+        }:
+            return False
+        # Passages are not in the digest (a read may derive them later): made again.
+        self.db.execute("UPDATE docs SET passages=NULL WHERE path=?", (rel,))
+        return True
 
     def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
         """The documents of a file, from the bytes read once (a second read could differ)."""
-        docs, self._last_conflicts = file_docs(path, rel, tier, data)
+        docs, self._last_conflicts = parsed_docs(path, rel, tier, data)
         return docs
 
-    def _replace_docs(self, rel: str, docs: Sequence[Doc], counts: Sequence[int] = ()) -> None:
+    def _drop_rows(self, rel: str) -> None:
+        """Drop a file's documents and their search terms."""
         old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
         if old:
             marks = ",".join("?" * len(old))
             self.db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", old)
             self.db.execute(f"DELETE FROM docs WHERE rowid IN ({marks})", old)
-        for order, (doc, tokens) in enumerate(zip(docs, counts, strict=True)):
-            cur = self.db.execute(
-                "INSERT INTO docs(id, path, tier, agent, cls, status, title, text, created, used,"
-                " session, trust, tags, sha, tokens, ord, parent, sources, passages)"
-                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    doc.id,
-                    rel,
-                    doc.tier,
-                    doc.agent,
-                    doc.cls,
-                    doc.status,
-                    doc.title,
-                    doc.text,
-                    doc.created,
-                    doc.used,
-                    doc.session,
-                    doc.trust,
-                    doc.tags,
-                    _sha(doc.text),
-                    tokens,
-                    order,
-                    doc.parent,
-                    doc.sources,
-                    doc.passages,
-                ),
-            )
-            self.db.execute(
-                "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text, owners(doc)),
-            )
 
     @_snapshot
     def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
@@ -929,27 +1011,59 @@ class FtsIndex:
             " WHEN parent != '' THEN parent ELSE id END),"
             " SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
             " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
-        )
-        return [(a, t, n, b or 0, k or 0) for a, t, n, b, k in rows]
+        ).fetchall()
+        added = self._count_rest()
+        return [(a, t, n, b or 0, (k or 0) + added.get((a, t), 0)) for a, t, n, b, k in rows]
+
+    def _count_rest(self) -> dict[tuple[str, str], int]:
+        """Count the documents indexed without their token counts, for figures over the
+        whole store: the tokens they add, by (agent, tier); kept after the read."""
+        added: dict[tuple[str, str], int] = {}
+        after = 0
+        while True:
+            rows = self.db.execute(
+                "SELECT rowid, sha, text, agent, tier FROM docs WHERE tokens IS NULL AND rowid > ?"
+                " ORDER BY rowid LIMIT 2000",
+                (after,),
+            ).fetchall()
+            if not rows:
+                return added
+            counts = self._counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
+            for (rowid, sha, _, agent, tier), n in zip(rows, counts, strict=True):
+                added[(agent, tier)] = added.get((agent, tier), 0) + n
+                self._made[rowid] = (sha, n, None)
+            after = rows[-1][0]
 
     @_one_line
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, cached by content hash across runs."""
-        shas = [_sha(t) for t in texts]
+        return self._counts([_sha(t) for t in texts], texts, keep=True)
+
+    def _counts(self, shas: Sequence[str], texts: Sequence[str], keep: bool = True) -> list[int]:
+        """Token counts of texts by their hashes: the cache's, else counted in one pass of
+        the counter (and cached, with `keep`; else kept by `_keep_derived`)."""
+        known = self._cached(shas)
+        missing = {s: t for s, t in zip(shas, texts, strict=True) if s not in known}
+        if missing:
+            made = self.counter.count_many(list(missing.values()))
+            counted = dict(zip(missing, made, strict=True))
+            known |= counted
+            if keep:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO token_cache VALUES(?, ?)", list(counted.items())
+                )
+        return [known[s] for s in shas]
+
+    def _cached(self, shas: Sequence[str]) -> dict[str, int]:
+        """The token counts the cache holds for these texts (by content hash)."""
         known: dict[str, int] = {}
         for start in range(0, len(shas), 500):
-            part = shas[start : start + 500]
+            part = list(shas[start : start + 500])
             marks = ",".join("?" * len(part))
             known.update(
                 self.db.execute(f"SELECT sha, n FROM token_cache WHERE sha IN ({marks})", part)
             )
-        missing = [(s, t) for s, t in zip(shas, texts, strict=True) if s not in known]
-        if missing:
-            counted = self.counter.count_many([t for _, t in missing])
-            for (sha, _), n in zip(missing, counted, strict=True):
-                known[sha] = n
-                self.db.execute("INSERT OR REPLACE INTO token_cache VALUES(?, ?)", (sha, n))
-        return [known[s] for s in shas]
+        return known
 
     def rebuild(self) -> SyncReport:
         """Drop what the index holds and build it again from the files.
@@ -1112,7 +1226,7 @@ class FtsIndex:
         rows = self.db.execute(
             f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
         ).fetchall()
-        sound = self._sound([row[1:] for row in rows])
+        sound = self._sound(rows)
         docs = {row[0]: doc for row, doc in zip(rows, sound, strict=True) if doc is not None}
         results = []
         for ranking in rankings:
@@ -1143,7 +1257,7 @@ class FtsIndex:
     ) -> list[Hit]:
         """The search with ties broken inside SQLite, for the rare cut through a tie."""
         rows = self.db.execute(
-            f"SELECT d.sha, {', '.join(f'd.{c}' for c in DOC_FIELDS)}, {_BM25} AS score"
+            f"SELECT d.rowid, d.sha, {', '.join(f'd.{c}' for c in DOC_FIELDS)}, {_BM25} AS score"
             f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?{scope}"
             " ORDER BY score, d.created DESC, d.id LIMIT ?",
             [match, *scope_args, limit],
@@ -1156,7 +1270,7 @@ class FtsIndex:
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
     ) -> list[Doc]:
         """All indexed documents, optionally of one tier, agent or class."""
-        sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE 1=1"
+        sql = f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
         if tier:
             sql += " AND tier=?"
@@ -1168,7 +1282,7 @@ class FtsIndex:
             sql += " AND cls=?"
             args.append(cls)
         sql += " ORDER BY path, ord"
-        return [Doc(*row) for row in self.db.execute(sql, args)]
+        return [d for d in self._sound(self.db.execute(sql, args).fetchall()) if d is not None]
 
     @_snapshot
     def by_ids(
@@ -1184,7 +1298,8 @@ class FtsIndex:
         where = "".join(f" AND {c}" for c in conditions)
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where} ORDER BY path, ord",
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where}"
+            " ORDER BY path, ord",
             [*ids, *args],
         )
         order = {doc_id: n for n, doc_id in enumerate(ids)}
@@ -1197,7 +1312,8 @@ class FtsIndex:
         conditions, args = _conditions([agent] if agent else [], tiers, True, [])
         where = " AND ".join(conditions) or "1"
         sql = (
-            f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE {where} ORDER BY created DESC, id LIMIT ?"
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE {where}"
+            " ORDER BY created DESC, id LIMIT ?"
         )
         rows = self.db.execute(sql, [*args, limit]).fetchall()
         return [d for d in self._sound(rows) if d is not None]
@@ -1207,24 +1323,73 @@ class FtsIndex:
         """The parts of one long entry, or the chunks of one section of an archived text, in
         file order (wiki pages first, for a promotion caught halfway)."""
         sql = (
-            f"SELECT sha, {_DOC_COLUMNS} FROM docs WHERE parent=?"
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE parent=?"
             " ORDER BY tier != 'wiki', tier, path, ord"
         )
         rows = self.db.execute(sql, (parent,)).fetchall()
         return [d for d in self._sound(rows) if d is not None]
 
     def _sound(self, rows: Sequence[Sequence[Any]]) -> list[Doc | None]:
-        """The documents of rows (sha, *fields) whose text still hashes to what was indexed
-        from its file; None for a damaged one, whose file the next sync reads again."""
+        """The documents of rows (rowid, sha, *fields) whose text still hashes to what was
+        indexed from its file, with what is derived from their text; None for a damaged one,
+        whose file the next sync reads again."""
         found: list[Doc | None] = []
-        for sha, *fields in rows:
+        for _, sha, *fields in rows:
             doc = Doc(*fields)
             if _sha(doc.text) == sha:
                 found.append(doc)
             else:
                 found.append(None)
                 self._suspect.add(doc.path)
-        return found
+        return self._derive(rows, found)
+
+    def _derive(self, rows: Sequence[Sequence[Any]], docs: list[Doc | None]) -> list[Doc | None]:
+        """Documents indexed without their token counts or passages (see `_EAGER_CHARS`),
+        completed: derived now, and kept in the index after the read (`_keep_derived`)."""
+        todo = [(n, d) for n, d in enumerate(docs) if d and None in (d.tokens, d.passages)]
+        if not todo:
+            return docs
+        uncounted = [(n, d) for n, d in todo if d.tokens is None]
+        shas = [rows[n][1] for n, _ in uncounted]
+        made = self._counts(shas, [d.text for _, d in uncounted], keep=False)
+        counts = {n: count for (n, _), count in zip(uncounted, made, strict=True)}
+        for n, doc in todo:
+            tokens = counts.get(n, doc.tokens)
+            cut = cut_passages(doc.text) if doc.passages is None else doc.passages
+            docs[n] = replace(doc, tokens=tokens, passages=cut)
+            self._made[rows[n][0]] = (rows[n][1], tokens, cut)
+        return docs
+
+    def _keep_derived(self) -> None:
+        """Write what reads derived into the index, when it is free within a moment (while
+        another process writes it, a later read derives them again)."""
+        if not self._made or self.db.in_transaction:
+            return  # nothing made, or kept when the outer read ends
+        made, self._made = self._made, {}
+        self.db.execute(f"PRAGMA busy_timeout = {_KEEP_WAIT_MS}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {int(SQLITE_TIMEOUT_SECONDS * 1000)}")
+        try:
+            self._write_derived(made)
+        except sqlite3.Error:
+            self.db.execute("ROLLBACK")
+            return
+        self.db.execute("COMMIT")
+
+    def _write_derived(self, made: dict[int, tuple[str, int | None, str | None]]) -> None:
+        self.db.executemany(
+            "UPDATE docs SET tokens=COALESCE(tokens, ?), passages=COALESCE(passages, ?)"
+            " WHERE rowid=? AND sha=?",
+            [(tokens, cut, rowid, sha) for rowid, (sha, tokens, cut) in made.items()],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO token_cache VALUES(?, ?)",
+            [(sha, tokens) for sha, tokens, _ in made.values() if tokens is not None],
+        )
 
     @_snapshot
     def totals(self) -> list[tuple[str, str, int, int, int]]:
@@ -1232,5 +1397,12 @@ class FtsIndex:
         rows = self.db.execute(
             "SELECT agent, tier, COUNT(*), SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
             " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
-        )
-        return [(a, t, n, b or 0, k or 0) for a, t, n, b, k in rows]
+        ).fetchall()
+        added = self._count_rest()
+        return [(a, t, n, b or 0, (k or 0) + added.get((a, t), 0)) for a, t, n, b, k in rows]
+
+    @_snapshot
+    def documents(self) -> int:
+        """How many documents the index holds."""
+        (count,) = self.db.execute("SELECT COUNT(*) FROM docs").fetchone()
+        return int(count)

@@ -135,6 +135,10 @@ class Index(Protocol):
         """(agent, tier, entries, bytes, tokens) for every agent and tier."""
         ...
 
+    def documents(self) -> int:
+        """How many documents the index holds."""
+        ...
+
     def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
         """(agent, tier, entries, bytes, tokens) for every agent and tier, counting whole
         entries (a long entry's parts once) and whole archive records (not their chunks)."""

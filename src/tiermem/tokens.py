@@ -1,8 +1,9 @@
 """Token counting, behind one method: `TokenCounter.count_many`.
 
 Budgets are in o200k_base tokens, counted offline by `O200kCounter`. Entries are counted
-once, when the index takes them in, and their counts are stored: a spawn adds up stored
-counts and only counts the text around them. `WordCounter` is the fake the tests use when
+once, by the index (when it takes them in, or for entries indexed in bulk when a read first
+returns them), and their counts are stored: a spawn adds up stored counts and only counts
+the text around them. `WordCounter` is the fake the tests use when
 a budget, not a tokenizer, is under test.
 """
 

@@ -183,7 +183,7 @@ def _build(root: Path) -> tuple[float, int]:
         start = time.perf_counter()
         mem.sync()
         seconds = time.perf_counter() - start
-        documents = sum(row[2] for row in mem.context.index.totals())
+        documents = mem.context.index.documents()
     finally:
         mem.close()
     return seconds, documents

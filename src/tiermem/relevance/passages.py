@@ -2,8 +2,9 @@
 
 Most of an entry's value sits in a few of its lines (the path, the decision, the command), so
 the assembler chooses passages, not whole entries, and shows each group of them under a
-short label of its entry. An entry is cut once, when the index takes it in: each passage is
-a span of the entry's text (so it is quoted exactly) with the key facts it holds.
+short label of its entry. An entry is cut once, by the index (when it takes the entry in, or
+for entries indexed in bulk when a read first returns it): each passage is a span of the
+entry's text (so it is quoted exactly) with the key facts it holds.
 """
 
 from __future__ import annotations
