@@ -234,6 +234,11 @@ def parse(data: bytes, path: Path) -> Record:
         text = decode(raw) if fields.get("decode") == "replace" else raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ParseError(path, 2, "archive record is not valid UTF-8") from None
+    return from_fields(fields, path, text)
+
+
+def from_fields(fields: dict[str, str], path: Path, text: str) -> Record:
+    """A record from its header fields and text; a field left out is taken from the path."""
     return Record(
         fields.get("id", path.stem),
         fields.get("agent", path.parent.name),

@@ -348,39 +348,44 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     archive (whose records are fully durable) before any tier drops it. A full disk leaves
     the old file as it was and no temp file behind.
     """
-    path = _before_write(path)
-    if safepath.kind(path) not in ("missing", "file"):
-        raise UnsafePathError(path, "is not a regular file; tiermem does not replace it")
+    path = _replaceable(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = _synced_temp(path.parent, raw)
-    try:
+    with _cleaned_up(tmp, path):
         os.replace(tmp, path)
-    except OSError as exc:
-        _remove_quietly(tmp)
-        raise _failed("write", path, exc) from None
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
 
 
 @contextlib.contextmanager
 def atomic_stream(path: Path) -> Iterator[BinaryIO]:
     """Write a file in pieces as `atomic_write` writes one whole: into a temp file beside
     it, synced, then renamed over it; a failure leaves the old file and no temp file."""
-    path = _before_write(path)
-    if safepath.kind(path) not in ("missing", "file"):
-        raise UnsafePathError(path, "is not a regular file; tiermem does not replace it")
+    path = _replaceable(path)
     ensure_folder(path.parent)
     try:
         fd, tmp = _temp_in(path.parent)
     except OSError as exc:
         raise _failed("write in", path.parent, exc) from None
-    try:
+    with _cleaned_up(tmp, path):
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+
+
+def _replaceable(path: Path) -> Path:
+    """The checked path of a file a write may replace: missing, or a regular file."""
+    path = _before_write(path)
+    if safepath.kind(path) not in ("missing", "file"):
+        raise UnsafePathError(path, "is not a regular file; tiermem does not replace it")
+    return path
+
+
+@contextlib.contextmanager
+def _cleaned_up(tmp: str, path: Path) -> Iterator[None]:
+    """Remove the temp file when writing or renaming it over `path` fails."""
+    try:
+        yield
     except OSError as exc:
         _remove_quietly(tmp)
         raise _failed("write", path, exc) from None

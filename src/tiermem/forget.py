@@ -377,15 +377,7 @@ def _damaged(data: bytes, path: Path) -> archive.Record:
     """A record whose size or hash no longer match: its header fields and text as they are."""
     fields = archive.header(path)
     text = data.split(b"\n", 1)[1].decode("utf-8", "replace") if b"\n" in data else ""
-    return archive.Record(
-        fields.get("id", path.stem),
-        fields.get("agent", path.parent.name),
-        fields.get("created", ""),
-        fields.get("kind", ""),
-        fields.get("source", ""),
-        fields.get("title", ""),
-        text,
-    )
+    return archive.from_fields(fields, path, text)
 
 
 def _without(text: str, wanted: list[str], marker: str) -> tuple[str, list[str]]:

@@ -24,23 +24,17 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _git(*args: str) -> str:
+    """What a git command prints, run in this package's checkout."""
+    here = Path(__file__).resolve().parent
+    done = subprocess.run(["git", *args], capture_output=True, text=True, check=True, cwd=here)
+    return done.stdout.strip()
+
+
 def _commit() -> str:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
-        )
-        return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        return _git("rev-parse", "--short=12", "HEAD") + ("+changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 

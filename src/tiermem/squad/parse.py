@@ -534,14 +534,6 @@ def _fields(lines: Sequence[str]) -> dict[str, str]:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<body>(?:.*\r?\n){0,60}?)---[ \t]*(?:\r?\n|\Z)")
 
 
-def _front_matter(text: str) -> dict[str, str]:
-    """Read 'key: value' pairs from a leading YAML-style front matter block."""
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        return {}
-    return _fields(match.group("body").splitlines())
-
-
 def front_matter(text: str) -> tuple[dict[str, str], str]:
     """The `key: value` pairs of a leading front matter block, and the text after it."""
     match = _FRONT_MATTER.match(text)
@@ -571,7 +563,7 @@ def parse_inbox(text: str, filename: str) -> list[Section]:
     sections = parse_decisions(text)
     if text.strip() and not any(section.kind == "decision" for section in sections):
         sections = [_whole_file_decision(text, filename, sections[-1].end)]
-    front = _front_matter(text)
+    front, _ = front_matter(text)
     hit = find_date(front.get("date", ""))
     fallback_date = hit.value if hit else _filename_date(filename)
     fallback_author = front.get("author") or front.get("by") or None
