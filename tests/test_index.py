@@ -18,7 +18,8 @@ from tiermem import files, fts
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
 from tiermem.memory import Memory
-from tiermem.tokens import O200K, WordCounter
+from tiermem.testing import WordCounter
+from tiermem.tokens import O200K
 
 
 def test_a_fresh_clone_opened_by_many_processes_at_once(tmp_path: Path) -> None:
@@ -125,7 +126,7 @@ def test_another_schema_waits_for_the_open_index_instead_of_deleting_it(tmp_path
         from tiermem import files
         from tiermem.memory import Memory
         from tiermem.errors import TiermemError
-        from tiermem.tokens import WordCounter
+        from tiermem.testing import WordCounter
         files.LOCK_TIMEOUT_SECONDS = 1.0
         try:
             Memory(sys.argv[1], tokens=WordCounter()).search("reader")

@@ -25,7 +25,7 @@ from tiermem import store
 from tiermem.bench.generated import NOW, generate
 from tiermem.entries import Entry, TierFile
 from tiermem.memory import Memory
-from tiermem.tokens import WordCounter
+from tiermem.testing import WordCounter
 
 T0 = "2026-03-02T10:00:00Z"
 HOSTILE = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'

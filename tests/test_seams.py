@@ -7,8 +7,9 @@ from pathlib import Path
 from tiermem.fts import FtsIndex
 from tiermem.index import Doc, Hit, Index
 from tiermem.memory import Memory
-from tiermem.ranking import ByScore, OwnFirst, Ranker
-from tiermem.tokens import O200K, TokenCounter, WordCounter
+from tiermem.ranking import OwnFirst, Ranker
+from tiermem.testing import ByScore, FirstWords, RecordingIndex, WordCounter
+from tiermem.tokens import O200K, TokenCounter
 
 NOW = "2026-03-02T10:00:00Z"
 
@@ -79,3 +80,34 @@ def test_search_ranks_with_the_ranker_it_is_handed(tmp_path: Path) -> None:
     }
     assert ranked["own"][0] == "ada"
     assert sorted(ranked["own"]) == sorted(ranked["plain"])
+
+
+def test_a_session_is_summarized_by_the_summarizer_it_is_handed(tmp_path: Path) -> None:
+    mem = Memory.init(tmp_path, now=NOW)[0]
+    mem.close()
+    mem = Memory(tmp_path, now=NOW, summarizer=FirstWords())
+    mem.hot_set("ada", "Tune the glyph atlas packing")
+    notes = " ".join(
+        f"Packing trial {n} kept the atlas under budget by skyline." for n in range(40)
+    )
+    mem.hot_add("ada", "note", notes)
+    report = mem.end_session("ada")
+    assert report.summarizer == "first-words"
+    cold = mem.context.layout.tier_file("cold", "ada").read_text(encoding="utf-8")
+    assert "Packing trial 0 kept the atlas" in cold
+    assert "Packing trial 39" not in cold  # cut at the budget, as the fake promises
+
+
+def test_a_search_asks_the_index_it_is_handed(tmp_path: Path) -> None:
+    _team(tmp_path).close()
+    mem = Memory(tmp_path, now=NOW, index=RecordingIndex)
+    found = mem.search("skyline packing", agent="ada")
+    index = mem.context.index
+    assert isinstance(index, RecordingIndex) and isinstance(index, Index)
+    assert found and any("skyline" in q for q in index.queries)
+
+
+def test_the_shipped_summarizer_is_the_one_config_names(tmp_path: Path) -> None:
+    mem = _team(tmp_path)
+    assert mem.context.summarizer().name == "extractive"
+    assert mem.end_session("ada").summarizer == "extractive"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiermem.facts import key_facts
+from tiermem.memory import Memory
 from tiermem.scribe.summarize import (
     FLOOR_RATIO,
     SMALL_BYTES,
@@ -14,7 +17,7 @@ from tiermem.scribe.summarize import (
     ExtractiveSummarizer,
     FallbackSummarizer,
     budget_for,
-    default,
+    configured,
 )
 
 # The summarizer promises "at most about budget_bytes": a line's "- " lead may go over by a
@@ -163,9 +166,10 @@ def test_budget_grows_with_the_identifiers_it_must_hold() -> None:
     assert budget_for(plain, 10) < budget_for(dense, 10) <= size(dense) // FLOOR_RATIO
 
 
-def test_default_is_extractive() -> None:
-    assert default().name == "extractive"
-    assert default().summarize(DENSE, title="t", budget_bytes=400) == summarize(DENSE, 400)
+def test_the_configured_summarizer_is_extractive_by_default(tmp_path: Path) -> None:
+    made = configured(Memory.init(tmp_path)[0].context)
+    assert made.name == "extractive"
+    assert made.summarize(DENSE, title="t", budget_bytes=400) == summarize(DENSE, 400)
 
 
 class _Broken:

@@ -1,7 +1,8 @@
 """tiermem: tiered memory for AI agent teams.
 
 `Memory(root)` is the whole API: the CLI and the MCP server are thin layers over it. The
-result types its methods return are exported here too.
+result types its methods return are exported here too, and the protocols of the parts it
+can be handed (`Index`, `Summarizer`, `Ranker`, `TokenCounter`; fakes in `tiermem.testing`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .archive import Record
+    from .index import Index, IndexFactory
     from .memory import Memory
+    from .ranking import Ranker
     from .results import (
         AgentInfo,
         DoctorReport,
@@ -40,7 +43,9 @@ if TYPE_CHECKING:
         WikiEntry,
         WriteReport,
     )
+    from .scribe.summarize import Summarizer
     from .spawn import SpawnRequest
+    from .tokens import TokenCounter
 
 __all__ = [
     "AgentInfo",
@@ -51,11 +56,14 @@ __all__ = [
     "HotEntry",
     "HotView",
     "ImportReport",
+    "Index",
+    "IndexFactory",
     "Loaded",
     "Memory",
     "NotFoundError",
     "Page",
     "ParseError",
+    "Ranker",
     "Record",
     "ReportResult",
     "RunReport",
@@ -69,8 +77,10 @@ __all__ = [
     "SquadLoad",
     "Stats",
     "StoreError",
+    "Summarizer",
     "TierRow",
     "TiermemError",
+    "TokenCounter",
     "Totals",
     "UsageError",
     "WikiEntry",
@@ -80,8 +90,13 @@ __all__ = [
 # Where each lazily exported name lives: `tiermem --help` starts without the store code.
 _LAZY = {
     "Memory": "memory",
+    "Index": "index",
+    "IndexFactory": "index",
+    "Ranker": "ranking",
     "Record": "archive",
     "SpawnRequest": "spawn",
+    "Summarizer": "scribe.summarize",
+    "TokenCounter": "tokens",
 }
 
 

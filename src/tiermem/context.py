@@ -18,8 +18,9 @@ from .layout import Layout
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
     from .config import Config
-    from .index import Index, SyncReport
+    from .index import Index, IndexFactory, SyncReport
     from .ranking import Ranker
+    from .scribe.summarize import Summarizer
     from .tokens import TokenCounter
 
 Redactor = Callable[[str], tuple[str, list[str]]]
@@ -36,7 +37,7 @@ def _stderr(line: str) -> None:
 
 
 class Context:
-    """Layout, clock, config, index, token counter, ranker, audit and redaction of a store."""
+    """Layout, clock, config, index, token counter, ranker, summarizer, audit and redaction."""
 
     def __init__(
         self,
@@ -45,6 +46,8 @@ class Context:
         *,
         tokens: TokenCounter | None = None,
         ranker: Ranker | None = None,
+        index: IndexFactory | None = None,
+        summarizer: Summarizer | None = None,
         redact: Redactor = _redact,
         warn: Callable[[str], None] = _stderr,
     ) -> None:
@@ -52,6 +55,8 @@ class Context:
         self.clock = clock
         self._tokens = tokens
         self._ranker = ranker
+        self._open_index = index
+        self._summarizer = summarizer
         self.redact = redact
         self.warn = warn
         self._config: Config | None = None
@@ -99,10 +104,24 @@ class Context:
         """The search index (opened on first use)."""
         if self._index is None:
             self.require_store()
-            from .fts import FtsIndex
-
-            self._index = FtsIndex(self.layout, self.tokens, note=self.note)
+            self._index = self._index_factory()(self.layout, self.tokens, note=self.note)
         return self._index
+
+    def _index_factory(self) -> IndexFactory:
+        if self._open_index is None:
+            from .fts import FtsIndex  # SQLite loads on first search, not at start-up
+
+            return FtsIndex
+        return self._open_index
+
+    def summarizer(self) -> Summarizer:
+        """What summarizes a session: the one handed in, else the configured one, made anew
+        for each session (a model that fell back is tried again next time)."""
+        if self._summarizer is not None:
+            return self._summarizer
+        from .scribe.summarize import configured
+
+        return configured(self)
 
     def require_store(self) -> None:
         """Refuse to go on where there is no store to work in (or one reached by a link)."""

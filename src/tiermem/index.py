@@ -8,13 +8,18 @@ implementation, kept at `.squad/memory/index.sqlite`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from . import archive
 from .entries import Entry
 from .errors import ParseError
+
+TYPE_CHECKING = False  # typing is not imported at start-up
+if TYPE_CHECKING:
+    from .layout import Layout
+    from .tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,17 @@ class Index(Protocol):
 
     def close(self) -> None:
         """Release what the index holds open."""
+        ...
+
+
+class IndexFactory(Protocol):
+    """Opens the index of a store: `FtsIndex` unless `Memory(index=...)` hands in another."""
+
+    def __call__(
+        self, layout: Layout, counter: TokenCounter, note: Callable[[str], None] | None = None
+    ) -> Index:
+        """The index of the store at `layout`, counting tokens with `counter`; `note` says
+        what the user should know (an index read as it stood)."""
         ...
 
 

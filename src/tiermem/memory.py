@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
     from .archive import Record
     from .config import Config
+    from .index import IndexFactory
     from .ranking import Ranker
+    from .scribe.summarize import Summarizer
     from .tokens import TokenCounter
 
     class _Carries(Protocol):
@@ -56,7 +58,13 @@ UNTRUSTED = frozenset({"tool", "web"})
 
 
 class Memory:
-    """A tiermem store rooted at a folder that holds (or will hold) `.squad/`."""
+    """A tiermem store rooted at a folder that holds (or will hold) `.squad/`.
+
+    Each swappable part is an argument, `None` meaning the shipped one: `index` opens the
+    search index (`FtsIndex`), `summarizer` writes session summaries (the one config.toml
+    names), `ranker` orders results (`OwnFirst`), `tokens` counts tokens (o200k_base).
+    `tiermem.testing` has a fake of each.
+    """
 
     def __init__(
         self,
@@ -64,11 +72,20 @@ class Memory:
         *,
         now: datetime | str | None = None,
         must_exist: bool = True,
-        tokens: TokenCounter | None = None,
+        index: IndexFactory | None = None,
+        summarizer: Summarizer | None = None,
         ranker: Ranker | None = None,
+        tokens: TokenCounter | None = None,
     ) -> None:
         self.root = discover_root(root) if must_exist or root is None else Path(root).resolve()
-        self.context = Context(Layout(self.root), Clock(now), tokens=tokens, ranker=ranker)
+        self.context = Context(
+            Layout(self.root),
+            Clock(now),
+            index=index,
+            summarizer=summarizer,
+            ranker=ranker,
+            tokens=tokens,
+        )
 
     @property
     def layout(self) -> Layout:

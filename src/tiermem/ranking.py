@@ -58,14 +58,6 @@ class OwnFirst:
         return sorted(boosted, key=_order)
 
 
-class ByScore:
-    """A fake ranker for tests: the index's scores as they are, best first."""
-
-    def rank(self, hits: Sequence[Hit], agent: str | None) -> list[Hit]:
-        """Hits sorted by score alone (stable: ties keep their order)."""
-        return sorted(hits, key=lambda h: -h.score)
-
-
 def _order(hit: Hit) -> tuple[float, float, int, str]:
     doc = hit.doc
     return (-hit.score, -recency(doc.created), CLASS_ORDER.get(doc.cls, 9), doc.id)

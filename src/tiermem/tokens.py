@@ -3,8 +3,8 @@
 Budgets are in o200k_base tokens, counted offline by `O200kCounter`. Entries are counted
 once, by the index (when it takes them in, or for entries indexed in bulk when a read first
 returns them), and their counts are stored: a spawn adds up stored counts and only counts
-the text around them. `WordCounter` is the fake the tests use when
-a budget, not a tokenizer, is under test.
+the text around them. `tiermem.testing.WordCounter` is the fake for tests where a budget,
+not a tokenizer, is under test.
 """
 
 from __future__ import annotations
@@ -30,14 +30,6 @@ class O200kCounter:
         from . import o200k  # its tables load on first use, not at start-up
 
         return o200k.count_many(texts)
-
-
-class WordCounter:
-    """A fake counter: one token per whitespace-separated word."""
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        """The number of words in each text."""
-        return [len(text.split()) for text in texts]
 
 
 def count(counter: TokenCounter, text: str) -> int:

@@ -19,7 +19,7 @@ from ..entries import Entry, TierFile, content_id, render_entry, split_entry
 from ..errors import TiermemError
 from ..layout import TEAM
 from ..results import SessionReport
-from .summarize import budget_for, summarizer_for
+from .summarize import budget_for
 
 KNOWLEDGE_MIN_BYTES = 80
 
@@ -327,7 +327,7 @@ def _summary_entry(
     title = f"{stamp[:10]} {kind}: {_title(items)}"
     name, summary = "extractive", ""  # the overview alone: no summarizer is called
     if notes.strip():
-        summarizer, _ = summarizer_for(ctx)
+        summarizer = ctx.summarizer()
         # The entry as a whole (title and overview included) holds the compression target.
         budget = budget_for(_raw_session(items), ctx.config.scribe.compression_target)
         room = max(200, budget - len(f"{title}\n{head}\n{tail}".encode()))

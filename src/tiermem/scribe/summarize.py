@@ -201,11 +201,6 @@ class ExtractiveSummarizer:
         return lines
 
 
-def default() -> Summarizer:
-    """The summarizer used when none is configured."""
-    return ExtractiveSummarizer()
-
-
 class FallbackSummarizer:
     """Tries a model-backed summarizer; on any failure uses the extractive one and says why."""
 
@@ -228,11 +223,19 @@ class FallbackSummarizer:
             return self._fallback.summarize(text, title=title, budget_bytes=budget_bytes)
 
 
-def summarizer_for(ctx: Context) -> tuple[Summarizer, str]:
-    """The configured summarizer (redacting its output), and its name."""
+def configured(ctx: Context) -> Summarizer:
+    """The summarizer `[summarizer] kind` names (a model's output redacted)."""
+    return _MAKERS[ctx.config.summarizer.kind](ctx)
+
+
+def _extractive(ctx: Context) -> Summarizer:
+    return ExtractiveSummarizer()
+
+
+def _openai(ctx: Context) -> Summarizer:
+    """The OpenAI-compatible summarizer, falling back to the extractive one (said and
+    audited) when it cannot be made or a call fails."""
     settings = ctx.config.summarizer
-    if settings.kind != "openai":
-        return ExtractiveSummarizer(), "extractive"
 
     def fell_back(reason: str) -> None:
         ctx.audit("summarizer-fallback", [], ["cold"], reason, model=settings.model)
@@ -247,8 +250,15 @@ def summarizer_for(ctx: Context) -> tuple[Summarizer, str]:
         reason = f"{type(exc).__name__}: {str(exc)[:200]}"
         ctx.audit("summarizer-fallback", [], ["cold"], reason)
         ctx.note(f"summarizer openai not used ({reason}); used extractive")
-        return ExtractiveSummarizer(), "extractive"
-    return _Redacting(FallbackSummarizer(primary, fell_back), ctx), primary.name
+        return ExtractiveSummarizer()
+    return _Redacting(FallbackSummarizer(primary, fell_back), ctx)
+
+
+# What each `[summarizer] kind` makes (config validation accepts exactly these kinds).
+_MAKERS: dict[str, Callable[[Context], Summarizer]] = {
+    "extractive": _extractive,
+    "openai": _openai,
+}
 
 
 class _Redacting:
