@@ -475,7 +475,7 @@ async def test_null_for_why_of_a_spawn_means_none_and_says_so(root: Path) -> Non
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await call(client, "spawn", agent="flight", task="ship", why=None)
     described = tools["spawn"].input_schema["properties"]["why"]["description"]
-    assert "null, the prompt has no WHY" in described
+    assert "null), the prompt has no WHY" in described
     assert "## WHY" not in result["prompt"]
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .archive import Record
     from .index import Index, IndexFactory
     from .memory import Memory
+    from .options import SpawnRequest
     from .ranking import Ranker
     from .results import (
         AgentInfo,
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
         WriteReport,
     )
     from .scribe.summarize import Summarizer
-    from .spawn import SpawnRequest
     from .tokens import TokenCounter
 
 __all__ = [
@@ -94,7 +94,7 @@ _LAZY = {
     "IndexFactory": "index",
     "Ranker": "ranking",
     "Record": "archive",
-    "SpawnRequest": "spawn",
+    "SpawnRequest": "options",
     "Summarizer": "scribe.summarize",
     "TokenCounter": "tokens",
 }

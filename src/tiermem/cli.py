@@ -485,20 +485,9 @@ def cmd_wiki(args: argparse.Namespace) -> int:
 
 
 def cmd_spawn(args: argparse.Namespace) -> int:
-    mem = _memory(args)
-    result = mem.spawn(
-        args.agent,
-        _read_text(args.task, "task"),
-        why=args.why or "",
-        criteria=tuple(args.criteria or ()),
-        include_cold=args.include_cold,
-        include_wiki=None if args.include_wiki is None else tuple(args.include_wiki),
-        include_archive=args.include_archive,
-        auto=args.auto,
-        budget=args.budget,
-        charter=args.charter,
-        refs=args.refs,
-    )
+    from .options import SpawnRequest
+
+    result = _memory(args).spawn(**_request_values(args, SpawnRequest))
     if args.format == "json":
         _print_json(result.to_json())
     else:
@@ -734,47 +723,67 @@ _SPAWN_EPILOG = """examples:
 
 def _spawn_parser(sub: Any) -> None:
     p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"], **_examples(_SPAWN_EPILOG))
-    p.add_argument("agent", metavar="AGENT")
-    p.add_argument("--task", required=True, help="the task ('-' reads stdin)")
-    p.add_argument("--why", help="why the task matters")
-    p.add_argument(
-        "--criteria", action="append", metavar="TEXT", help="a success criterion (repeatable)"
-    )
-    p.add_argument(
-        "--include-cold", action="store_true", help="add relevant past-session summaries"
-    )
-    p.add_argument(
-        "--include-wiki",
-        nargs="*",
-        metavar="TOPIC",
-        help="add relevant wiki entries (of the named topics, if any)",
-    )
-    p.add_argument(
-        "--include-archive",
-        action="store_true",
-        help="add relevant archived text (raw text kept when it was summarised or aged out)",
-    )
-    p.add_argument(
-        "--auto", action="store_true", help="choose tiers from the task and memory, and say why"
-    )
-    p.add_argument(
-        "--budget",
-        type=int,
-        metavar="TOKENS",
-        help="tokens of the whole prompt, frame and hot included (default from config: 2000)",
-    )
-    p.add_argument("--charter", action="store_true", help="include the agent's Squad charter")
+    if isinstance(p, _Skipped):
+        return  # the request's fields are not read for another command
+    from .options import SpawnRequest
+
     mode = p.add_mutually_exclusive_group()
+    add_flags(p, SpawnRequest, into={"refs": mode})
     mode.add_argument("--inline", action="store_true", help="inline cold and wiki text (default)")
-    mode.add_argument(
-        "--refs", action="store_true", help="name the tier files instead of inlining them"
-    )
     p.add_argument(
         "--format",
         choices=("markdown", "json"),
         default="markdown",
         help="output format (default: markdown)",
     )
+
+
+def add_flags(parser: Any, request: type, into: dict[str, Any] | None = None) -> None:
+    """The flags of a request's fields (`options`), each added to the parser or to the group
+    `into` names for it."""
+    import inspect
+
+    from .options import REQUIRED, options_of
+
+    hints = inspect.get_annotations(request)  # as written: "bool", "int | None"...
+    for name, item, default in options_of(request):
+        how: dict[str, Any] = {"help": _flag_help(item), "metavar": item.metavar}
+        target = (into or {}).get(name, parser)
+        if item.cli == "positional":
+            target.add_argument(name, **how)
+            continue
+        flag = "--" + name.replace("_", "-")
+        if hints[name] == "bool":
+            target.add_argument(flag, action="store_true", help=how["help"])
+        else:
+            how.update(_FLAG_KINDS[item.cli], required=default is REQUIRED)
+            how.update(type=int) if hints[name].startswith("int") else None
+            target.add_argument(flag, **how)
+
+
+# How argparse takes each kind of flag (`options.Option.cli`).
+_FLAG_KINDS: dict[str, dict[str, Any]] = {
+    "flag": {},
+    "repeat": {"action": "append"},
+    "words": {"nargs": "*"},
+}
+
+
+def _flag_help(item: Any) -> str:
+    from .options import described
+
+    return described(item) + (" ('-' reads stdin)" if item.stdin else "")
+
+
+def _request_values(args: argparse.Namespace, request: type) -> dict[str, Any]:
+    """The fields of a request from parsed flags (`-` reads stdin where a field says so)."""
+    from .options import options_of, values
+
+    found = values(request, vars(args))
+    for name, item, _ in options_of(request):
+        if item.stdin:
+            found[name] = _read_text(found[name], name)
+    return found
 
 
 def _bench_parsers(sub: Any) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
 import operator
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -49,8 +50,9 @@ from pydantic import (
     create_model,
 )
 
+from . import validate
 from .errors import NotFoundError, TiermemError, UsageError
-from .memory import MAX_SEARCH_LIMIT
+from .options import REQUIRED, SpawnRequest, described, options_of, values
 from .results import (
     DOC,
     AgentInfo,
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 SERVER_NAME = "tiermem"
 # Default bounds of an answer: about 2,000 tokens of text, 50 list items. A spawn prompt is
@@ -164,6 +167,41 @@ FileTier = Annotated[
     Literal["hot", "cold", "wiki"],
     Field(description="'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)."),
 ]
+
+def request_parameters(request: type) -> list[inspect.Parameter]:
+    """A request's fields as a tool's parameters (`options`): each described as declared;
+    an option given as null takes its default."""
+    hints = get_type_hints(request)
+    found = []
+    for name, item, default in options_of(request):
+        text = described(item)
+        about = Field(description=text[:1].upper() + text[1:] + ".")
+        hint = hints[name] if default is REQUIRED else hints[name] | None
+        found.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=inspect.Parameter.empty if default is REQUIRED else default,
+                annotation=Annotated[hint, about],
+            )
+        )
+    return found
+
+
+def _declared(request: type) -> Callable[[_F], _F]:
+    """A tool method whose `**request` becomes the request's fields, each a parameter of its
+    own: the schema MCP publishes is made from the signature."""
+
+    def declare(method: _F) -> _F:
+        signature = inspect.signature(method, eval_str=True)
+        head = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        self, rest = head[0], [p.replace(kind=p.KEYWORD_ONLY) for p in head[1:]]
+        params = [self, *request_parameters(request), *rest]
+        method.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        return method
+
+    return declare
+
 
 # --- results: the API's result types, as the models MCP publishes schemas from ------------
 
@@ -388,11 +426,10 @@ class MemoryTools:
         """Search every tier and the archive, best first; long texts are cut (read_entry)."""
 
         def run() -> dict[str, Any]:
-            if not 1 <= limit <= MAX_SEARCH_LIMIT:
-                raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+            validate.limit(limit)
             # As many results as the answer holds, each with at least MIN_SHARE of its text.
             count = min(limit, max(1, max_chars // MIN_SHARE))
-            wanted = min(offset + count + 1, MAX_SEARCH_LIMIT)
+            wanted = min(offset + count + 1, validate.MAX_SEARCH_LIMIT)
             hits = self._mem.search(query, agent=agent, tier=tier, limit=wanted)
             shown = hits[offset : offset + count]
             share = max(MIN_SHARE, max_chars // max(1, len(shown)))
@@ -488,38 +525,9 @@ class MemoryTools:
         """Ask Scribe for a wiki entry on a topic (the raw request is archived first)."""
         return await self._answer(lambda: self._mem.wiki_write(topic, text, by=by or "").to_json())
 
+    @_declared(SpawnRequest)
     async def spawn(
         self,
-        agent: Agent,
-        task: Annotated[str, Field(description="The task to start the agent on.")],
-        why: Annotated[
-            str | None,
-            Field(description="Why the task matters; omitted or null, the prompt has no WHY."),
-        ] = None,
-        criteria: Annotated[
-            list[str] | None, Field(description="Success criteria, one each.")
-        ] = None,
-        include_cold: Annotated[
-            bool, Field(description="Add the relevant past-session summaries.")
-        ] = False,
-        include_wiki: Annotated[
-            list[str] | None,
-            Field(
-                description="Add wiki entries: of these topics, or the relevant pages for an "
-                "empty list; omit for none."
-            ),
-        ] = None,
-        include_archive: Annotated[
-            bool,
-            Field(description="Add relevant archived text (raw text kept when it was summarised)."),
-        ] = False,
-        auto: Annotated[
-            bool, Field(description="Choose the tiers from the task and memory, and say why.")
-        ] = False,
-        budget: Annotated[
-            int | None,
-            Field(description="Tokens of the whole prompt (default from config: 2000)."),
-        ] = None,
         offset: Offset = 0,
         max_chars: Annotated[
             int,
@@ -530,21 +538,12 @@ class MemoryTools:
                 "it far shorter); a longer prompt is cut with a marker naming the offset.",
             ),
         ] = SPAWN_MAX_CHARS,
+        **request: Any,
     ) -> Annotated[CallToolResult, SpawnOut]:
         """Render the prompt that starts an agent on a task, with only the memory it needs."""
 
         def run() -> dict[str, Any]:
-            result = self._mem.spawn(
-                agent,
-                task,
-                why=why or "",
-                criteria=tuple(criteria or ()),
-                include_cold=include_cold,
-                include_wiki=None if include_wiki is None else tuple(include_wiki),
-                include_archive=include_archive,
-                auto=auto,
-                budget=budget,
-            )
+            result = self._mem.spawn(**values(SpawnRequest, request))
             result.prompt = page(result.prompt, offset, max_chars)[0]
             return result.to_json()
 
@@ -644,8 +643,7 @@ def _cut_hit(hit: SearchHit, share: int) -> dict[str, Any]:
 
 def _tier_resources(mem: Memory) -> list[MCPResource]:
     """Every hot, cold and wiki file, as the resource the templates name it by."""
-    from . import files, validate
-    from .errors import UsageError
+    from . import files
 
     found = []
     for tier, title in (("hot", "Hot memory"), ("cold", "Cold memory"), ("wiki", "Wiki page")):

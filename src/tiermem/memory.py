@@ -16,6 +16,7 @@ from .clock import Clock
 from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TIERS, Layout, discover_root
+from .options import SpawnRequest
 from .results import (
     AgentInfo,
     DoctorReport,
@@ -37,7 +38,7 @@ from .results import (
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
-    from typing import Any, Protocol, TypeVar
+    from typing import Protocol, TypeVar
 
     from .archive import Record
     from .config import Config
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 
 SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
-MAX_SEARCH_LIMIT = 10_000
+MAX_SEARCH_LIMIT = validate.MAX_SEARCH_LIMIT
 UNTRUSTED = frozenset({"tool", "web"})
 
 
@@ -229,8 +230,7 @@ class Memory:
             agent = validate.name(agent)
         if tier is not None and tier not in TIERS:
             raise UsageError(f"unknown tier {tier!r} (expected one of {', '.join(TIERS)})")
-        if not 1 <= limit <= MAX_SEARCH_LIMIT:
-            raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+        validate.limit(limit)
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
@@ -365,13 +365,42 @@ class Memory:
 
         return read(self.context, validate.name(topic, "topic"))
 
-    def spawn(self, agent: str, task: str, **options: Any) -> SpawnResult:
-        """Render the prompt for spawning an agent on a task (see `SpawnRequest`)."""
-        from . import spawn_log
-        from .spawn import SpawnRequest, assemble
+    def spawn(
+        self,
+        agent: str,
+        task: str,
+        *,
+        why: str = SpawnRequest.why,
+        criteria: tuple[str, ...] = SpawnRequest.criteria,
+        include_cold: bool = SpawnRequest.include_cold,
+        include_wiki: tuple[str, ...] | None = SpawnRequest.include_wiki,
+        include_archive: bool = SpawnRequest.include_archive,
+        auto: bool = SpawnRequest.auto,
+        budget: int | None = SpawnRequest.budget,
+        charter: bool = SpawnRequest.charter,
+        refs: bool = SpawnRequest.refs,
+    ) -> SpawnResult:
+        """Render the prompt for spawning an agent on a task: the options are the fields of
+        `SpawnRequest`, where each is described (a test holds the two the same)."""
+        request = SpawnRequest(
+            agent=validate.name(agent),
+            task=validate.text(task, "task"),
+            why=why,
+            criteria=tuple(criteria),
+            include_cold=include_cold,
+            include_wiki=None if include_wiki is None else tuple(include_wiki),
+            include_archive=include_archive,
+            auto=auto,
+            budget=budget,
+            charter=charter,
+            refs=refs,
+        )
+        return self._spawn(request)
 
-        request = SpawnRequest(agent=validate.name(agent), task=task, **options)
-        validate.text(request.task, "task")
+    def _spawn(self, request: SpawnRequest) -> SpawnResult:
+        from . import spawn_log
+        from .spawn import assemble
+
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
         ctx = self._ready()
@@ -389,8 +418,7 @@ class Memory:
             agent = validate.name(agent)
         if entry is not None and entry_ids(entry) != [entry]:
             raise UsageError(f"{entry!r} is not an entry id (as search and spawn list them)")
-        if not 1 <= limit <= MAX_SEARCH_LIMIT:
-            raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+        validate.limit(limit)
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)

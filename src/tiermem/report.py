@@ -50,9 +50,10 @@ from .entries import STRUCTURED, Entry, render_entry
 from .errors import ParseError, TiermemError, UsageError
 from .index import Doc
 from .layout import TEAM
+from .options import SpawnRequest
 from .relevance import candidates
 from .results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
-from .spawn import POLICY_SHARE, SpawnRequest, assemble
+from .spawn import POLICY_SHARE, assemble
 from .squad import baseline
 
 PAGE_NAME = "report.html"

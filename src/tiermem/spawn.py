@@ -18,6 +18,7 @@ from . import agents, citations, prompt, render, tokens, use
 from .context import Context
 from .index import Doc, Hit
 from .layout import TEAM
+from .options import SpawnRequest as SpawnRequest  # where callers of the assembler find it
 from .relevance import candidates, engine, packing, query, situation
 from .relevance.candidates import Candidate
 from .relevance.packing import Group
@@ -34,23 +35,6 @@ WHOLE_SHARE = 0.5
 # The agent's newest entries whose words say what it has been working on.
 RECENT_ENTRIES = 3
 MEMORY_TIERS = ("cold", "wiki", "archive")
-
-
-@dataclass(frozen=True)
-class SpawnRequest:
-    """What the coordinator asks for."""
-
-    agent: str
-    task: str
-    why: str = ""
-    criteria: tuple[str, ...] = ()
-    include_cold: bool = False
-    include_wiki: tuple[str, ...] | None = None  # None: no wiki; (): relevant pages; names
-    include_archive: bool = False
-    auto: bool = False
-    budget: int | None = None  # tokens of the whole prompt (default from config)
-    charter: bool = False
-    refs: bool = False
 
 
 def _weights(request: SpawnRequest, seen: situation.Situation) -> dict[str, float]:

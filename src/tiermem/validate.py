@@ -8,6 +8,7 @@ import unicodedata
 from .errors import UsageError
 
 MAX_INPUT_BYTES = 1024 * 1024
+MAX_SEARCH_LIMIT = 10_000  # results a search or the spawn log returns at the most
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 # Names Windows keeps for devices, with any extension (`con.md` opens the console there).
 _DEVICES = frozenset(
@@ -71,6 +72,13 @@ def text(value: str, what: str = "text", limit: int = MAX_INPUT_BYTES) -> str:
         raise UsageError(f"{what} is {size} bytes, over the {limit}-byte limit")
     if "\x00" in value:
         raise UsageError(f"{what} contains NUL bytes")
+    return value
+
+
+def limit(value: int) -> int:
+    """Return a count of results between 1 and `MAX_SEARCH_LIMIT`, or raise UsageError."""
+    if not 1 <= value <= MAX_SEARCH_LIMIT:
+        raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
     return value
 
 

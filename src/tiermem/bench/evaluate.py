@@ -214,8 +214,9 @@ def evaluate(
     progress: bool = False,
 ) -> Figures:
     """Run every probe: spawn --auto and search --limit 5 against the store; baselines beside."""
+    from ..options import SpawnRequest
     from ..search import search
-    from ..spawn import SpawnRequest, assemble
+    from ..spawn import assemble
     from ..tokens import O200K
 
     mem = Memory(store, now=now)
