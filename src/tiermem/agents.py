@@ -14,7 +14,6 @@ from .context import Context
 from .errors import NotFoundError, UsageError
 from .layout import TEAM
 from .results import AgentInfo
-from .squad import team
 
 _MEMORY_TIERS = ("hot", "cold", "queue")
 SHOWN = 8
@@ -22,7 +21,7 @@ SHOWN = 8
 
 def known(ctx: Context, agent: str) -> bool:
     """Whether the agent has memory in any tier, or a Squad agent folder."""
-    if team.has_folder(ctx, agent):
+    if ctx.host.has_folder(agent):
         return True
     for tier in _MEMORY_TIERS:
         if (ctx.layout.tier_dir(tier) / f"{agent}.md").exists():
@@ -37,7 +36,7 @@ def with_memory(ctx: Context) -> list[str]:
 
 def roster(ctx: Context) -> list[AgentInfo]:
     """Every agent of the team: Squad's agent folders and every agent with memory."""
-    squad = {n for n in team.names(ctx) if _valid_name(n) and n != TEAM}
+    squad = {n for n in ctx.host.agent_folders() if _valid_name(n) and n != TEAM}
     memory = _memory_of(ctx)
     return [
         AgentInfo(name, name in squad, sorted(memory.get(name, ())))

@@ -18,12 +18,16 @@ from .layout import Layout
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
     from .config import Config
+    from .host import Host, Keeper
     from .index import Index, IndexFactory, SyncReport
     from .ranking import Ranker
     from .scribe.summarize import Summarizer
     from .tokens import TokenCounter
 
 Redactor = Callable[[str], tuple[str, list[str]]]
+# The edges a step reaches through its context (see `host`), made for it by `Memory`.
+HostFactory = Callable[["Context"], "Host"]
+KeeperFactory = Callable[["Context"], "Keeper"]
 
 
 def _redact(text: str) -> tuple[str, list[str]]:
@@ -48,6 +52,8 @@ class Context:
         ranker: Ranker | None = None,
         index: IndexFactory | None = None,
         summarizer: Summarizer | None = None,
+        host: HostFactory | None = None,
+        keeper: KeeperFactory | None = None,
         redact: Redactor = _redact,
         warn: Callable[[str], None] = _stderr,
     ) -> None:
@@ -57,6 +63,9 @@ class Context:
         self._ranker = ranker
         self._open_index = index
         self._summarizer = summarizer
+        self._make_host, self._make_keeper = host, keeper
+        self._host: Host | None = None
+        self._keeper: Keeper | None = None
         self.redact = redact
         self.warn = warn
         self._config: Config | None = None
@@ -122,6 +131,39 @@ class Context:
         from .scribe.summarize import configured
 
         return configured(self)
+
+    @property
+    def host(self) -> Host:
+        """The team tool around the store (Squad's `.squad/`): agents, charters, its log."""
+        if self._host is None:
+            if self._make_host is None:
+                raise StoreError("this context has no host: Memory hands it one")
+            self._host = self._make_host(self)
+        return self._host
+
+    @property
+    def keeper(self) -> Keeper:
+        """Scribe, as a write to hot reaches it: queue or checkpoint what leaves hot."""
+        if self._keeper is None:
+            if self._make_keeper is None:
+                raise StoreError("this context has no keeper: Memory hands it one")
+            self._keeper = self._make_keeper(self)
+        return self._keeper
+
+    def moved(self, layout: Layout) -> Context:
+        """A context over another store (a scratch copy) with the same parts and edges."""
+        return Context(
+            layout,
+            self.clock,
+            tokens=self._tokens,
+            ranker=self._ranker,
+            index=self._open_index,
+            summarizer=self._summarizer,
+            host=self._make_host,
+            keeper=self._make_keeper,
+            redact=self.redact,
+            warn=self.warn,
+        )
 
     def require_store(self) -> None:
         """Refuse to go on where there is no store to work in (or one reached by a link)."""

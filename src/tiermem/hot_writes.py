@@ -82,7 +82,6 @@ def unblock(ctx: Context, agent: str, text: str) -> WriteReport:
 def clear(ctx: Context, agent: str) -> WriteReport:
     """Empty the hot tier; its content is archived and queued for Scribe first."""
     from . import archive
-    from .scribe import session
 
     path = ctx.layout.tier_file("hot", agent)
     report = WriteReport(agent)
@@ -94,7 +93,7 @@ def clear(ctx: Context, agent: str) -> WriteReport:
             raise NotFoundError(f"agent {agent!r} has no hot tier")
         if tier_file.entries:
             session_id = tier_file.meta.get("session", "")
-            record = session.queue_entries(ctx, agent, tier_file.entries, session_id)
+            record = ctx.keeper.queue(agent, tier_file.entries, session_id)
             report.archived.append(record.location)
         if tier_file.notes.strip():  # text written by hand outside any entry
             kept = archive.new_record(
@@ -142,16 +141,12 @@ def _move_out(
 ) -> TiermemError | None:
     """Archive what left hot: checkpointed into cold at once when hot overflowed, queued for
     the session summary otherwise. A checkpoint that failed is returned, its text queued."""
-    from .scribe import session
-
     agent, session_id = report.agent, tier_file.meta["session"]
     failed = None
     if overflow:
-        record, report.cold, failed = session.checkpoint_leaving(
-            ctx, agent, moved + overflow, session_id
-        )
+        record, report.cold, failed = ctx.keeper.checkpoint(agent, moved + overflow, session_id)
     else:
-        record = session.queue_entries(ctx, agent, moved, session_id)
+        record = ctx.keeper.queue(agent, moved, session_id)
     report.archived.append(record.location)
     return failed
 

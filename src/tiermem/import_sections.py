@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
-from . import archive, decisions
+from . import archive
 from .clock import format_time, parse_time
 from .context import Context
 from .entries import STANDING, Entry, content_id, render_entry, split_entry
@@ -32,6 +32,7 @@ from .results import SectionPlacement
 from .scribe.summarize import ExtractiveSummarizer, budget_for
 from .squad import parse as squad_parse
 from .squad.dates import find_dates
+from .squad.decision_entries import decision_entries
 from .squad.sources import Source
 
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
@@ -323,9 +324,7 @@ class Planner:
         self, state: _FileState, section: squad_parse.Section, record: archive.Record
     ) -> None:
         """A decision of the team: to its cold tier, which Scribe's pass files in the wiki."""
-        made = decisions.decision_entries(
-            section, section.author or "", _UNDATED, "", record.location
-        )
+        made = decision_entries(section, section.author or "", _UNDATED, "", record.location)
         for entry in made:
             if entry.created == _UNDATED:
                 state.undated.append(len(self.planned))

@@ -359,9 +359,7 @@ def rehearse(ctx: Context, progress: bool = False) -> Plan:
                 ignore=shutil.ignore_patterns("index.sqlite*", ".locks"),
             )
         bootstrap.init_store(scratch_root, squad_files=False)
-        scratch = Context(
-            Layout(scratch_root), ctx.clock, tokens=ctx.tokens, ranker=ctx.ranker, warn=ctx.warn
-        )
+        scratch = ctx.moved(Layout(scratch_root))
         try:
             planned = plan(scratch, progress=progress, squad=ctx.layout.squad)
             write(scratch, planned, progress=progress)

@@ -168,6 +168,7 @@ FileTier = Annotated[
     Field(description="'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)."),
 ]
 
+
 def request_parameters(request: type) -> list[inspect.Parameter]:
     """A request's fields as a tool's parameters (`options`): each described as declared;
     an option given as null takes its default."""

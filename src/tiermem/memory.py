@@ -35,6 +35,8 @@ from .results import (
     WikiEntry,
     WriteReport,
 )
+from .scribe.keeper import ScribeKeeper
+from .squad.host import SquadHost
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -86,6 +88,8 @@ class Memory:
             summarizer=summarizer,
             ranker=ranker,
             tokens=tokens,
+            host=SquadHost,
+            keeper=ScribeKeeper,
         )
 
     @property

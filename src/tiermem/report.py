@@ -54,7 +54,6 @@ from .options import SpawnRequest
 from .relevance import candidates
 from .results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
 from .spawn import POLICY_SHARE, assemble
-from .squad import baseline
 
 PAGE_NAME = "report.html"
 TEXT_SHOWN = 3000  # characters of an entry's text in the page (search reads it whole)
@@ -652,7 +651,7 @@ def _agent_rows(ctx: Context, rows: list[TierRow], logged: list[SpawnRecord]) ->
     its spawns: Squad's today, tiermem's at most and as logged."""
     config = ctx.config
     names = sorted(({r.agent for r in rows} | set(agents.with_memory(ctx))) - {""})
-    squad = {load.agent: load.tokens for load in baseline.loads(ctx, [n for n in names])}
+    squad = {load.agent: load.tokens for load in ctx.host.loads([n for n in names])}
     cells = {(r.agent, r.tier): Cell(r.entries, r.bytes, r.tokens) for r in rows}
     found = []
     for name in names:

@@ -23,7 +23,6 @@ from .relevance import candidates, engine, packing, query, situation
 from .relevance.candidates import Candidate
 from .relevance.packing import Group
 from .results import Loaded, SpawnResult
-from .squad import baseline, team
 
 # A <memory> fence, its section heading and the blank lines around them.
 FENCE_TOKENS = 20
@@ -243,7 +242,7 @@ def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
 
 
 def _frame(ctx: Context, request: SpawnRequest, chosen_for: str) -> prompt.Frame:
-    charter = team.charter(ctx, request.agent) if request.charter else ""
+    charter = ctx.host.charter(request.agent) if request.charter else ""
     return prompt.Frame(
         request.agent, request.task, request.why, request.criteria, charter, chosen_for
     )
@@ -338,7 +337,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
         tiers=_tiers(request, picked),
         prompt=out.text,
         tokens=out.tokens,
-        baseline_tokens=baseline.load_tokens(ctx, agent),
+        baseline_tokens=ctx.host.load_tokens(agent),
         sources=[Loaded(d.tier, d.id, d.path) for d in picked.used],
         left_out=picked.left_out,
         stale=picked.stale_used(),

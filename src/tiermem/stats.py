@@ -11,7 +11,6 @@ from __future__ import annotations
 from .context import Context
 from .layout import TEAM
 from .results import Stats, TierRow, Totals
-from .squad import baseline
 
 
 def collect(ctx: Context) -> Stats:
@@ -19,7 +18,7 @@ def collect(ctx: Context) -> Stats:
     ctx.sync()
     tiers = rows(ctx)
     agents = sorted({row.agent for row in tiers if row.agent != TEAM})
-    return Stats(tiers, totals_of(tiers), baseline.loads(ctx, agents))
+    return Stats(tiers, totals_of(tiers), ctx.host.loads(agents))
 
 
 def rows(ctx: Context) -> list[TierRow]:

@@ -13,7 +13,6 @@ from .context import Context
 from .entries import Entry, content_id, render, render_entry
 from .errors import NotFoundError, ParseError
 from .results import Page, WikiEntry
-from .squad import team
 
 # A page stays readable and cheap to rewrite: past this size new entries go on a next page of
 # the same topic (`release-2`, `release-3`...).
@@ -147,8 +146,9 @@ def vocabulary_for(ctx: Context, entries: list[Entry]) -> topics.Vocabulary:
     """The page names entries promoted together can take: the topics there are, the words
     they share; never the name of an agent or of a person on the team."""
     existing = {_base(p.stem) for p in files.memory_files(ctx.layout.tier_dir("wiki"))}
-    names = {*agents.with_memory(ctx), *team.folders(ctx), *team.people(ctx)}
-    names |= {w for e in entries for w in team.name_words(dict(e.extra).get("by", ""))}
+    host = ctx.host
+    names = {*agents.with_memory(ctx), *host.agent_folders(), *host.people()}
+    names |= {w for e in entries for w in host.name_words(dict(e.extra).get("by", ""))}
     return topics.Vocabulary(entries, existing, names)
 
 

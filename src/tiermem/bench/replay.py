@@ -62,7 +62,6 @@ def mem_agent(name: str) -> str:
 
 
 def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
-    from ..scribe import inbox as squad_inbox
 
     mem = Memory(out, now=format_time(session.date))
     inbox = out / ".squad" / "decisions" / "inbox"
@@ -74,7 +73,7 @@ def _session(out: Path, session: Session, summary: ReplaySummary) -> None:
     for agent in agents:
         mem.end_session(agent)
     if inbox.is_dir() and any(inbox.iterdir()):
-        squad_inbox.merge(mem.context)
+        mem.context.host.merge_inbox(dry_run=False)
     mem.close()
 
 

@@ -13,7 +13,7 @@ from ..context import Context
 from ..entries import Entry, TierFile, render_entry
 from ..errors import ParseError, TiermemError, UsageError
 from ..results import RunReport
-from . import inbox, supersede
+from . import supersede
 from .session import checkpoint
 
 
@@ -183,7 +183,7 @@ def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunRep
     report.checkpoints = list(queued)
     if merge_inbox:
         try:
-            merged = inbox.merge(ctx, dry_run=dry_run)
+            merged = ctx.host.merge_inbox(dry_run)
             report.inbox_merged, report.inbox_skipped = merged.merged, merged.skipped
         except TiermemError as exc:  # the team's file is damaged: the inbox waits for it
             report.skipped.append(f"inbox merge: {exc}")

@@ -1,26 +1,17 @@
-"""Scribe merges Squad's decision inbox: each file into decisions.md and the team's tier,
-then out of the inbox once it is in both. Credentials go on the way, as on every write
-path: decisions.md gets the text redacted, and the redaction is audited."""
+"""Squad's decision inbox, merged at Scribe's maintenance run (`Host.merge_inbox`): each
+file into decisions.md and the team's tier, then out of the inbox once it is in both.
+Credentials go on the way, as on every write path: decisions.md gets the text redacted,
+and the redaction is audited."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import decisions, files, store
 from ..context import Context
+from ..host import InboxReport
 from ..layout import TEAM
-from ..squad import decision_log, inbox, parse
+from . import decision_log, inbox, parse
 
 _LOG = ".squad/decisions.md"  # where the audit says a redaction went
-
-
-@dataclass
-class InboxReport:
-    """What merging the inbox did."""
-
-    merged: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    recorded: list[str] = field(default_factory=list)
 
 
 def merge(ctx: Context, dry_run: bool = False) -> InboxReport:

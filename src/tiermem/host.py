@@ -1,0 +1,96 @@
+"""What the core asks of the edges it is handed through the `Context`.
+
+`Host` is the team tool whose folder holds the store (Squad: `.squad/agents/`, charters,
+`decisions.md` and its inbox); `squad.host.SquadHost` is the one tiermem ships. `Keeper` is
+Scribe as a hot write needs it: what leaves a full hot tier is queued for the session's
+summary or checkpointed into cold at once (`scribe.keeper.ScribeKeeper`). The core imports
+neither package: `Memory`, the composition root, hands both to the `Context`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .archive import Record
+    from .entries import Entry
+    from .errors import TiermemError
+    from .results import SquadLoad
+
+
+@dataclass
+class InboxReport:
+    """What merging the host's decision inbox did."""
+
+    merged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    recorded: list[str] = field(default_factory=list)
+
+
+class Host(Protocol):
+    """The team tool around the store: its agents, their charters, its decision log."""
+
+    def agent_folders(self) -> list[str]:
+        """The agents the host has folders for, named as tiermem names agents."""
+        ...
+
+    def has_folder(self, agent: str) -> bool:
+        """Whether the host has a folder for the agent."""
+        ...
+
+    def people(self) -> set[str]:
+        """The words of every person's name the team's files give."""
+        ...
+
+    def name_words(self, text: str) -> set[str]:
+        """The lower-cased words of a name as a file writes it."""
+        ...
+
+    def charter(self, agent: str) -> str:
+        """The agent's charter, as the host wrote it (NotFoundError when there is none)."""
+        ...
+
+    def load_tokens(self, agent: str) -> int | None:
+        """Tokens the host's own spawn of the agent loads (None: it loads nothing)."""
+        ...
+
+    def loads(self, agents: list[str]) -> list[SquadLoad]:
+        """What the host's own spawn of each agent loads."""
+        ...
+
+    def decision_entries(
+        self, text: str, *, by: str, stamp: str, session: str, source: str, inbox_file: str
+    ) -> list[Entry]:
+        """The team entries of decision text, one a decision block (`inbox_file` names the
+        inbox file it came from, whose name and front matter give dates)."""
+        ...
+
+    def check_decision_log(self) -> None:
+        """Refuse to go on when the host's decision log cannot take a decision."""
+        ...
+
+    def append_decision(self, text: str, by: str) -> None:
+        """Add a decision to the host's decision log."""
+        ...
+
+    def merge_inbox(self, dry_run: bool) -> InboxReport:
+        """Merge the host's decision inbox into its log and the team's tier."""
+        ...
+
+
+class Keeper(Protocol):
+    """Scribe, as a write to hot needs it."""
+
+    def queue(self, agent: str, entries: Sequence[Entry], session: str) -> Record:
+        """Archive entries leaving hot, and queue them for the session's summary."""
+        ...
+
+    def checkpoint(
+        self, agent: str, leaving: Sequence[Entry], session: str
+    ) -> tuple[Record, list[str], TiermemError | None]:
+        """Entries a full hot tier pushes out, compressed into cold at once: (their archive
+        record, the cold entries written, a failure)."""
+        ...

@@ -1,0 +1,33 @@
+"""Scribe as the `Keeper` a hot write reaches through its `Context` (see `host.Keeper`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..archive import Record
+    from ..context import Context
+    from ..entries import Entry
+    from ..errors import TiermemError
+
+
+class ScribeKeeper:
+    """Queues what leaves hot for the session summary, or checkpoints it into cold."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def queue(self, agent: str, entries: Sequence[Entry], session: str) -> Record:
+        """Archive entries leaving hot, then queue them for Scribe's next summary."""
+        from .session import queue_entries
+
+        return queue_entries(self.ctx, agent, entries, session)
+
+    def checkpoint(
+        self, agent: str, leaving: Sequence[Entry], session: str
+    ) -> tuple[Record, list[str], TiermemError | None]:
+        """What a full hot tier pushes out, compressed into cold at once."""
+        from .session import checkpoint_leaving
+
+        return checkpoint_leaving(self.ctx, agent, leaving, session)

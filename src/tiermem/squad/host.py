@@ -1,0 +1,92 @@
+"""Squad as tiermem's `Host` (`host.Host`): the one object through which the core reads
+Squad's agent folders, charters and spawn load, and writes its decision log and inbox.
+
+`Memory` hands `SquadHost` to the `Context`; the core asks `ctx.host`, never this package.
+Each method imports what it uses when called: a command loads only the Squad code it runs.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..entries import Entry
+    from ..host import InboxReport
+    from ..results import SquadLoad
+
+
+class SquadHost:
+    """Squad's `.squad/` around a store."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def agent_folders(self) -> list[str]:
+        """The agents Squad has folders for (`.squad/agents/*/`), lower-cased."""
+        from .team import names
+
+        return names(self.ctx)
+
+    def has_folder(self, agent: str) -> bool:
+        """Whether Squad has a folder for the agent, in any case."""
+        from .team import has_folder
+
+        return has_folder(self.ctx, agent)
+
+    def people(self) -> set[str]:
+        """The words of every name team.md gives."""
+        from .team import people
+
+        return people(self.ctx)
+
+    def name_words(self, text: str) -> set[str]:
+        """The words of a name as Squad's files write it ("Brady (via Copilot)": brady)."""
+        from .team import name_words
+
+        return name_words(text)
+
+    def charter(self, agent: str) -> str:
+        """The agent's `charter.md`."""
+        from .team import charter
+
+        return charter(self.ctx, agent)
+
+    def load_tokens(self, agent: str) -> int | None:
+        """Tokens of a Squad spawn today: the whole history.md and decisions.md."""
+        from .baseline import load_tokens
+
+        return load_tokens(self.ctx, agent)
+
+    def loads(self, agents: list[str]) -> list[SquadLoad]:
+        """What a Squad spawn of each agent with a history.md loads today."""
+        from .baseline import loads
+
+        return loads(self.ctx, agents)
+
+    def decision_entries(
+        self, text: str, *, by: str, stamp: str, session: str, source: str, inbox_file: str
+    ) -> list[Entry]:
+        """The team entries of Squad-style decision blocks (`### date: title`)."""
+        from .decision_entries import entries_of
+
+        return entries_of(
+            text, by=by, stamp=stamp, session=session, source=source, inbox_file=inbox_file
+        )
+
+    def check_decision_log(self) -> None:
+        """Refuse a decisions.md that cannot take a decision (a link, a damaged file)."""
+        from .decision_log import check
+
+        check(self.ctx)
+
+    def append_decision(self, text: str, by: str) -> None:
+        """Add a decision to `.squad/decisions.md`."""
+        from .decision_log import append
+
+        append(self.ctx, text, by)
+
+    def merge_inbox(self, dry_run: bool) -> InboxReport:
+        """Merge `.squad/decisions/inbox/` into decisions.md and the team's tier."""
+        from .inbox_merge import merge
+
+        return merge(self.ctx, dry_run=dry_run)
