@@ -1,7 +1,8 @@
 """Write docs/benchmarks.md and its charts from the JSON that the benchmarks print.
 
     tiermem bench all --corpora ../shared/corpora --out bench-out
-    tiermem bench speed --format json > bench-out/speed.json
+    tiermem bench speed --locomo ../shared/benchmarks/locomo/locomo-dev.json --format json \
+        > bench-out/speed.json
     python scripts/report_benchmarks.py bench-out/results.json bench-out/speed.json
 
 Charts need the `plot` extra (`pip install -e '.[plot]'`); without it the tables are still

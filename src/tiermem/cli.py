@@ -787,108 +787,16 @@ def _request_values(args: argparse.Namespace, request: type) -> dict[str, Any]:
 
 
 def _bench_parsers(sub: Any) -> None:
-    """The bench commands (their code is only imported when one runs)."""
-    add, run = _add, cmd_bench  # short names keep the many calls below on one line each
-    bench = add(sub, "bench", run, _HELP["bench"])
-    verbs: Any = bench.add_subparsers(
+    """`bench` and the commands it registers (its code is only imported when one runs)."""
+    bench = _add(sub, "bench", cmd_bench, _HELP["bench"])
+    verbs = bench.add_subparsers(
         dest="bench_action", metavar="ACTION", required=True, parser_class=_Parser
     )
-    replay = add(verbs, "replay", run, "replay a corpus session by session into a store")
-    replay.add_argument(
-        "corpus", metavar="CORPUS", help="folder holding sessions.jsonl and .squad/"
-    )
-    replay.add_argument(
-        "--out", metavar="DIR", help="where to leave the store (default: a temp dir)"
-    )
-    replay.add_argument("--format", choices=("text", "json"), default="text")
-    probes = add(verbs, "probes", run, "spawn coverage, tokens and recall@5 against baselines")
-    probes.add_argument("corpus", metavar="CORPUS")
-    probes.add_argument(
-        "--store",
-        metavar="DIR",
-        help="a replayed store to evaluate (default: replay into a temp dir first)",
-    )
-    probes.add_argument(
-        "--import",
-        dest="imported",
-        action="store_true",
-        help="evaluate an import of the corpus's .squad/ snapshot instead of a replay",
-    )
-    probes.add_argument(
-        "--limit", type=int, metavar="N", help="only the first N probes (quick runs)"
-    )
-    probes.add_argument("--format", choices=("text", "json"), default="text")
-    forward = add(
-        verbs, "forward", run, "does a spawn carry what the team knew and then used (METRICS.md)"
-    )
-    forward.add_argument("corpus", nargs="+", metavar="CORPUS")
-    forward.add_argument(
-        "--out", metavar="DIR", help="where the replayed stores go (default: a temp dir)"
-    )
-    forward.add_argument(
-        "--limit", type=int, metavar="N", help="only the first N probes per corpus (quick runs)"
-    )
-    forward.add_argument("--format", choices=("text", "json"), default="text")
-    every = add(verbs, "all", run, "every corpus replayed and imported, probed and measured")
-    every.add_argument(
-        "--corpora",
-        default="../shared/corpora",
-        metavar="DIR",
-        help="folder of corpus folders (default: ../shared/corpora)",
-    )
-    every.add_argument(
-        "--out",
-        default="bench-out",
-        metavar="DIR",
-        help="where stores and results.json go (default: bench-out)",
-    )
-    every.add_argument("--limit", type=int, metavar="N", help="only the first N probes per corpus")
-    every.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="text: a table per mode against the ceilings; json: every figure (default: text)",
-    )
-    locomo = add(verbs, "locomo", run, "search recall and spawn coverage on LoCoMo conversations")
-    locomo.add_argument("file", metavar="FILE", help="a LoCoMo JSON file (e.g. locomo10.json)")
-    locomo.add_argument("--out", metavar="DIR", help="stores and results (default: a temp dir)")
-    locomo.add_argument("--format", choices=("text", "json"), default="text")
-    locomo.add_argument("--agents", choices=("conversation", "speaker"), default="conversation")
-    locomo.add_argument("--turns-per-note", type=int, default=5, metavar="N")
-    locomo.add_argument(
-        "--dated", action=argparse.BooleanOptionalAction, default=True, help="date in each note"
-    )
-    locomo.add_argument("--budget", type=int, metavar="TOKENS", help="spawn budget")
-    locomo.add_argument(
-        "--config", action="append", default=[], metavar="KEY=VALUE", help="store setting"
-    )
-    locomo.add_argument("--workers", type=int, metavar="N", help="processes (default: cpus)")
-    locomo.add_argument("--chart", metavar="PNG", help="draw the figures (plot extra)")
-    _bench_import_parsers(verbs)
-    speed = add(verbs, "speed", run, "latency and throughput on generated stores")
-    speed.add_argument("--sizes", default="1000,10000,100000", help="store sizes in entries")
-    speed.add_argument("--runs", type=int, default=15, help="repetitions per figure (default 15)")
-    speed.add_argument(
-        "--locomo",
-        default="../shared/benchmarks/locomo/locomo-dev.json",
-        metavar="FILE",
-        help="LoCoMo conversations to write note by note ('' leaves them out; default: "
-        "../shared/benchmarks/locomo/locomo-dev.json, left out when absent)",
-    )
-    speed.add_argument("--format", choices=("text", "json"), default="text")
+    if isinstance(verbs, _Skipped):
+        return
+    from .bench.cli import register
 
-
-def _bench_import_parsers(verbs: Any) -> None:
-    """The bench commands of the import: the shape of memory it makes, and its scale."""
-    shape = _add(verbs, "shape", cmd_bench, "what an import makes of each corpus's memory")
-    shape.add_argument("corpus", nargs="+", metavar="CORPUS")
-    shape.add_argument("--format", choices=("text", "json"), default="text")
-    scale = _add(verbs, "import-scale", cmd_bench, "import of one generated 50 MB history")
-    scale.add_argument(
-        "--learnings", type=int, default=98_640, help="sections of the history (default 98,640)"
-    )
-    scale.add_argument("--out", metavar="DIR", help="where the store goes (default: a temp dir)")
-    scale.add_argument("--format", choices=("text", "json"), default="text")
+    register(lambda name, help_text: _add(verbs, name, cmd_bench, help_text))
 
 
 def _decision_parsers(sub: Any) -> None:
