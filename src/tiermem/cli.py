@@ -1057,6 +1057,84 @@ _HELP = {
     "bench": "benchmarks: replay a team, evaluate probes, measure speed",
 }
 
+# What each command does, in the words of the README's command table (see `reference`).
+_ABOUT = {
+    "init": (
+        "create `.squad/memory/` with its tiers, a commented `config.toml`, and git settings "
+        "(index ignored, tier files merged with `merge=union`; `--merge-driver`: this clone "
+        "merges them entry by entry)"
+    ),
+    "demo": (
+        "a small team's week, in a scratch folder, through every tier, explained step by step"
+    ),
+    "hot": (
+        "the current session; `TEXT` of `-` reads stdin; `--source tool|web` marks text "
+        "untrusted; `--new-agent` for an agent the team does not know yet"
+    ),
+    "search": (
+        "BM25 over every tier and the archive; `--agent` searches that agent's memory, the "
+        "team's and the wiki; a QUERY of entry ids reads those entries whole (in text as in "
+        "JSON); each result says which session and source it came from"
+    ),
+    "reindex": (
+        "rebuild the index from the files, or report how it differs from them (row by row) "
+        "and an index not built on this clone"
+    ),
+    "merge-file": (
+        "the git merge driver `init --merge-driver` sets up: tier files merged entry by entry"
+    ),
+    "stats": (
+        "entries, bytes and tokens per agent and tier (a long entry's parts and an archive "
+        "record's chunks counted once; the report shows the same figures), against Squad's "
+        "spawn load"
+    ),
+    "report": (
+        "one self-contained HTML page of the store (by default in "
+        "`.squad/memory/local/report/`, git-ignored): agents against their budgets, Squad's "
+        "spawn load against tiermem's, Scribe's history, the wiki by topic, stale and "
+        "superseded entries, a spawn preview entry by entry, every entry with where it came "
+        "from ([docs/report.md](docs/report.md))"
+    ),
+    "doctor": (
+        "check a store after a merge or a crash (links, temp files, ids twice, damaged "
+        "records, an index that is damaged, differs from the files or was not built on this "
+        "clone, this clone's files tracked by git) and repair what is safe"
+    ),
+    "scribe": (
+        "`end-session`: compress hot into a dated cold entry; reset hot, carrying open "
+        "blockers; `run`: maintenance: checkpoints, inbox merge, supersede, promote, expire, "
+        "cold budget, and this clone's recorded use of entries folded into the tier files "
+        "(reads never change a tracked file)"
+    ),
+    "decision": ("record a team decision (also in `.squad/decisions.md`)"),
+    "wiki": (
+        "the team wiki: `write` asks Scribe for an entry on a topic, `list` and `show` read it"
+    ),
+    "spawn": ("the prompt for a spawn, within a token budget"),
+    "log": ("which spawns got an entry, and what each spawn got (this clone's spawn log)"),
+    "forget": (
+        "retire a wrong or stale entry from every tier (its text stays in the archive); "
+        "`--purge` deletes the text everywhere tiermem keeps it, for a leaked credential"
+    ),
+    "import": (
+        "an existing `.squad/` into tiers, archiving every byte first, as Squad's model has "
+        "it: each history stays its agent's (its Core Context one standing entry), the team's "
+        "decisions go to the wiki (`--dry-run` rehearses it on a scratch copy and says where "
+        "every section goes)"
+    ),
+    "squad": (
+        "adopt tiermem in a Squad team: the MCP server in `.mcp.json`, a memory section in "
+        "every charter, the `tiered-memory` skill, and with `--coordinator` every instruction "
+        "of Squad's that loads a whole history or decision log (the spawn template's, the "
+        "coordinator's, the templates', each charter's) replaced by the tiermem step, marked; "
+        "a committed install record is checked whole before anything is written "
+        "([docs/squad.md](docs/squad.md))"
+    ),
+    "serve": ("the MCP server over stdio ([docs/mcp.md](docs/mcp.md))"),
+    "bench": ("the benchmarks ([docs/benchmarks.md](docs/benchmarks.md))"),
+}
+
+
 _BUILDERS: dict[str, Callable[[Any], None]] = {
     "init": _init_parser,
     "demo": _demo_parser,
@@ -1124,6 +1202,39 @@ def _parser_for(wanted: Sequence[str]) -> _Parser:
     for build in _BUILDERS.values():
         build(sub)
     return parser
+
+
+def reference() -> list[str]:
+    """The README's command table, row by row: each command's synopsis as its parser takes
+    it, and what it does (`_ABOUT`). `scripts/readme_commands` writes it into the README."""
+    rows = ["| command | what it does |", "|---|---|"]
+    for name, command in _subcommands(build_parser()).items():
+        synopsis = _synopsis(command).replace("|", "\\|")
+        rows.append(f"| `{synopsis}` | {_ABOUT[name].replace('|', chr(92) + '|')} |")
+    return rows
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _synopsis(parser: argparse.ArgumentParser) -> str:
+    """A command's usage on one line, without the options every command takes; a command
+    with one action is shown as that action, one with several lists them."""
+    actions = _subcommands(parser)
+    if len(actions) == 1:
+        return _synopsis(next(iter(actions.values())))
+    if actions:
+        return f"{parser.prog} {'|'.join(actions)} ..."
+    wide = argparse.HelpFormatter(parser.prog, width=10_000)
+    wide.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups, prefix="")
+    usage = wide.format_help().strip()
+    for common in (" [-h]", " [--root DIR]", " [--now ISO-8601]"):
+        usage = usage.replace(common, "")
+    return usage
 
 
 class _VersionAction(argparse.Action):
