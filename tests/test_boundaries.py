@@ -50,3 +50,12 @@ def test_only_the_edge_imports_squad() -> None:
 def test_a_hot_write_reaches_scribe_through_its_context() -> None:
     assert "hot_writes" not in _importers_of("scribe")
     assert "hot" not in _importers_of("scribe")
+
+
+def test_the_architecture_page_places_every_module() -> None:
+    page = (SRC.parent.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    modules = {p.stem for p in SRC.glob("*.py")} | {
+        f"{p.name}/" for p in SRC.iterdir() if (p / "__init__.py").is_file()
+    }
+    missing = sorted(m for m in modules if f"`{m}`" not in page)
+    assert not missing, f"docs/ARCHITECTURE.md does not place: {missing}"
