@@ -828,18 +828,24 @@ examples:
 """
 
 
+def _one_action(
+    sub: Any, command: tuple[str, str, str], action: tuple[str, str], handler: Handler, epilog: str
+) -> Any:
+    """The parser of a command's one action (`import squad`, `squad install`): `command` is
+    its name, the attribute its action is parsed into and that attribute's metavar."""
+    name, dest, metavar = command
+    parent = _add(sub, name, handler, _HELP[name])
+    actions = parent.add_subparsers(dest=dest, metavar=metavar, required=True, parser_class=_Parser)
+    return _add(actions, action[0], handler, action[1], **_examples(epilog))
+
+
 def _import_parsers(sub: Any) -> None:
-    imp = _add(sub, "import", cmd_import, _HELP["import"])
-    sources = imp.add_subparsers(
-        dest="import_source", metavar="SOURCE", required=True, parser_class=_Parser
-    )
-    squad = _add(
-        sources,
-        "squad",
+    squad = _one_action(
+        sub,
+        ("import", "import_source", "SOURCE"),
+        ("squad", "import .squad/ histories and decisions into tiers"),
         cmd_import,
-        "import .squad/ histories and decisions into tiers",
-        epilog=_IMPORT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        _IMPORT_EPILOG,
     )
     squad.add_argument(
         "--dry-run",
@@ -870,17 +876,12 @@ record tiermem did not write as it writes them), and nothing was written.
 
 
 def _squad_parsers(sub: Any) -> None:
-    squad = _add(sub, "squad", cmd_squad, _HELP["squad"])
-    verbs = squad.add_subparsers(
-        dest="squad_action", metavar="ACTION", required=True, parser_class=_Parser
-    )
-    install = _add(
-        verbs,
-        "install",
+    install = _one_action(
+        sub,
+        ("squad", "squad_action", "ACTION"),
+        ("install", "wire tiermem into this Squad team: MCP server, charters, skill, spawn step"),
         cmd_squad,
-        "wire tiermem into this Squad team: MCP server, charters, skill, spawn step",
-        epilog=_SQUAD_INSTALL_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        _SQUAD_INSTALL_EPILOG,
     )
     install.add_argument(
         "--coordinator",

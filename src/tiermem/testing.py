@@ -19,6 +19,7 @@ can say exactly what it will do:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .index import Doc, Hit, Index, Scope, SyncReport
 from .layout import Layout
@@ -97,40 +98,23 @@ class RecordingIndex:
         """The inner index's differences from the files."""
         return self.inner.check()
 
-    def search(
-        self,
-        query: str,
-        agent: str | Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        limit: int = 10,
-        active_only: bool = False,
-        paths: Sequence[str] | None = None,
-        whole_wiki: bool = False,
-    ) -> list[Hit]:
+    def search(self, query: str, *args: Any, **kwargs: Any) -> list[Hit]:
         """The inner index's matches, the query kept."""
         self.queries.append(query)
-        return self.inner.search(query, agent, tiers, limit, active_only, paths, whole_wiki)
+        return self.inner.search(query, *args, **kwargs)
 
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
         """The inner index's matches per scope, the query kept."""
         self.queries.append(query)
         return self.inner.search_each(query, scopes, limit)
 
-    def docs(
-        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
-    ) -> list[Doc]:
+    def docs(self, *args: Any, **kwargs: Any) -> list[Doc]:
         """The inner index's documents."""
-        return self.inner.docs(tier, agent, cls)
+        return self.inner.docs(*args, **kwargs)
 
-    def by_ids(
-        self,
-        ids: Sequence[str],
-        agent: Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        whole_wiki: bool = False,
-    ) -> list[Doc]:
+    def by_ids(self, ids: Sequence[str], *args: Any, **kwargs: Any) -> list[Doc]:
         """The inner index's documents with these ids."""
-        return self.inner.by_ids(ids, agent, tiers, whole_wiki)
+        return self.inner.by_ids(ids, *args, **kwargs)
 
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
         """The inner index's newest documents."""
