@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .archive import Record
+    from .host import Summarizer
     from .index import Index, IndexFactory
     from .memory import Memory
     from .options import SpawnRequest
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
         WikiEntry,
         WriteReport,
     )
-    from .scribe.summarize import Summarizer
     from .tokens import TokenCounter
 
 __all__ = [
@@ -95,7 +95,7 @@ _LAZY = {
     "Ranker": "ranking",
     "Record": "archive",
     "SpawnRequest": "options",
-    "Summarizer": "scribe.summarize",
+    "Summarizer": "host",
     "TokenCounter": "tokens",
 }
 

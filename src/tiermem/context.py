@@ -18,16 +18,16 @@ from .layout import Layout
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
     from .config import Config
-    from .host import Host, Keeper
+    from .host import Host, Keeper, Summarizer
     from .index import Index, IndexFactory, SyncReport
     from .ranking import Ranker
-    from .scribe.summarize import Summarizer
     from .tokens import TokenCounter
 
 Redactor = Callable[[str], tuple[str, list[str]]]
 # The edges a step reaches through its context (see `host`), made for it by `Memory`.
 HostFactory = Callable[["Context"], "Host"]
 KeeperFactory = Callable[["Context"], "Keeper"]
+SummarizerFactory = Callable[["Context"], "Summarizer"]
 
 
 def _redact(text: str) -> tuple[str, list[str]]:
@@ -54,6 +54,7 @@ class Context:
         summarizer: Summarizer | None = None,
         host: HostFactory | None = None,
         keeper: KeeperFactory | None = None,
+        summarizers: SummarizerFactory | None = None,
         redact: Redactor = _redact,
         warn: Callable[[str], None] = _stderr,
     ) -> None:
@@ -64,6 +65,7 @@ class Context:
         self._open_index = index
         self._summarizer = summarizer
         self._make_host, self._make_keeper = host, keeper
+        self._make_summarizer = summarizers
         self._host: Host | None = None
         self._keeper: Keeper | None = None
         self.redact = redact
@@ -128,9 +130,9 @@ class Context:
         for each session (a model that fell back is tried again next time)."""
         if self._summarizer is not None:
             return self._summarizer
-        from .scribe.summarize import configured
-
-        return configured(self)
+        if self._make_summarizer is None:
+            raise StoreError("this context has no summarizer: Memory hands it one")
+        return self._make_summarizer(self)
 
     @property
     def host(self) -> Host:
@@ -161,6 +163,7 @@ class Context:
             summarizer=self._summarizer,
             host=self._make_host,
             keeper=self._make_keeper,
+            summarizers=self._make_summarizer,
             redact=self.redact,
             warn=self.warn,
         )

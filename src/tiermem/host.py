@@ -3,7 +3,8 @@
 `Host` is the team tool whose folder holds the store (Squad: `.squad/agents/`, charters,
 `decisions.md` and its inbox); `squad.host.SquadHost` is the one tiermem ships. `Keeper` is
 Scribe as a hot write needs it: what leaves a full hot tier is queued for the session's
-summary or checkpointed into cold at once (`scribe.keeper.ScribeKeeper`). The core imports
+summary or checkpointed into cold at once (`scribe.keeper.ScribeKeeper`). `Summarizer` writes
+a session's summary (`scribe.summarize`). The core imports
 neither package: `Memory`, the composition root, hands both to the `Context`.
 """
 
@@ -78,6 +79,19 @@ class Host(Protocol):
 
     def merge_inbox(self, dry_run: bool) -> InboxReport:
         """Merge the host's decision inbox into its log and the team's tier."""
+        ...
+
+
+class Summarizer(Protocol):
+    """Turns raw session text into a short summary."""
+
+    @property
+    def name(self) -> str:
+        """What made the summary (shown in audit lines)."""
+        ...
+
+    def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
+        """A summary of text in at most about budget_bytes UTF-8 bytes."""
         ...
 
 

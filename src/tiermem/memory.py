@@ -35,7 +35,7 @@ from .results import (
     WikiEntry,
     WriteReport,
 )
-from .scribe.keeper import ScribeKeeper
+from .scribe.keeper import ScribeKeeper, configured_summarizer
 from .squad.host import SquadHost
 
 TYPE_CHECKING = False  # typing is not imported at start-up
@@ -44,9 +44,9 @@ if TYPE_CHECKING:
 
     from .archive import Record
     from .config import Config
+    from .host import Summarizer
     from .index import IndexFactory
     from .ranking import Ranker
-    from .scribe.summarize import Summarizer
     from .tokens import TokenCounter
 
     class _Carries(Protocol):
@@ -90,6 +90,7 @@ class Memory:
             tokens=tokens,
             host=SquadHost,
             keeper=ScribeKeeper,
+            summarizers=configured_summarizer,
         )
 
     @property

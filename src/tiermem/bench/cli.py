@@ -11,14 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-def corpus_folder(value: str) -> Path:
-    from ..errors import UsageError
-
-    path = Path(value).expanduser().resolve()
-    if not (path / "sessions.jsonl").is_file():
-        raise UsageError(f"{value} is not a corpus folder (no sessions.jsonl)")
-    return path
+from .corpus import corpus_folder
 
 
 def _emit(data: dict[str, Any], fmt: str, text: Callable[[dict[str, Any]], None]) -> None:

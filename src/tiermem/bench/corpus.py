@@ -34,6 +34,16 @@ class Session:
     events: tuple[Event, ...]
 
 
+def corpus_folder(value: str) -> Path:
+    """A corpus folder named on the command line (one that holds sessions.jsonl)."""
+    from ..errors import UsageError
+
+    path = Path(value).expanduser().resolve()
+    if not (path / "sessions.jsonl").is_file():
+        raise UsageError(f"{value} is not a corpus folder (no sessions.jsonl)")
+    return path
+
+
 def load_events(corpus_dir: Path) -> list[Event]:
     """Read the replay stream of a corpus folder, in stream order."""
     lines = (corpus_dir / STREAM_FILE).read_text(encoding="utf-8").splitlines()

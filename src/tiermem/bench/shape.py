@@ -130,8 +130,7 @@ def shape_of(corpus: Path, now: str) -> dict[str, Any]:
 def command(args: argparse.Namespace) -> int:
     """`tiermem bench shape CORPUS...`: the figures of each corpus, as text or JSON."""
     from ..clock import format_time
-    from .cli import corpus_folder
-    from .corpus import last_date, load_events
+    from .corpus import corpus_folder, last_date, load_events
 
     results = []
     for name in args.corpus:

@@ -1,4 +1,5 @@
-"""Scribe as the `Keeper` a hot write reaches through its `Context` (see `host.Keeper`)."""
+"""Scribe as the `Context` reaches it (see `host`): the `Keeper` a hot write asks to queue or
+checkpoint what leaves hot, and the summarizer `config.toml` names."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ if TYPE_CHECKING:
     from ..context import Context
     from ..entries import Entry
     from ..errors import TiermemError
+    from ..host import Summarizer
 
 
 class ScribeKeeper:
@@ -31,3 +33,10 @@ class ScribeKeeper:
         from .session import checkpoint_leaving
 
         return checkpoint_leaving(self.ctx, agent, leaving, session)
+
+
+def configured_summarizer(ctx: Context) -> Summarizer:
+    """The summarizer `[summarizer] kind` names, made for one session."""
+    from .summarize import configured
+
+    return configured(ctx)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..facts import fact_surfaces, key_facts
+from ..host import Summarizer as Summarizer  # the protocol every summarizer here meets
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -31,19 +32,6 @@ _NOISE = re.compile(r"\*\*|__|<!--.*?-->|^>\s*")
 VERBATIM_BYTES = 600
 SMALL_BYTES = 2048
 FLOOR_RATIO = 5
-
-
-class Summarizer(Protocol):
-    """Turns raw session text into a short summary."""
-
-    @property
-    def name(self) -> str:
-        """What made the summary (shown in audit lines)."""
-        ...
-
-    def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
-        """A summary of text in at most about budget_bytes UTF-8 bytes."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..errors import UsageError
 from . import paths, texts
 
 if TYPE_CHECKING:
-    from .install import Repo
+    from .repo import Repo
 
 _KEYS = {"about", "coordinator", "store", "installed", "created_dirs", "originals"}
 _STORE_STATES = ("", "created", "found")
