@@ -79,3 +79,11 @@ def test_the_memory_method_takes_the_fields() -> None:
     for param, (name, _, default) in zip(params, options_of(SpawnRequest), strict=True):
         assert param.annotation == annotations[name], name
         assert param.default == (inspect.Parameter.empty if default is REQUIRED else default)
+
+
+def test_no_public_method_of_memory_takes_or_returns_any() -> None:
+    for name, method in inspect.getmembers(Memory, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        written = [str(v) for v in inspect.get_annotations(method).values()]
+        assert not [w for w in written if "Any" in w], name

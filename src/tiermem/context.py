@@ -17,11 +17,15 @@ from .layout import Layout
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from .config import Config
     from .host import Host, Keeper, Summarizer
     from .index import Index, IndexFactory, SyncReport
     from .ranking import Ranker
     from .tokens import TokenCounter
+
+    _Part = TypeVar("_Part")
 
 Redactor = Callable[[str], tuple[str, list[str]]]
 # The edges a step reaches through its context (see `host`), made for it by `Memory`.
@@ -34,6 +38,13 @@ def _redact(text: str) -> tuple[str, list[str]]:
     from .redact import redact  # its patterns compile on first use, not at start-up
 
     return redact(text)
+
+
+def _made(make: Callable[[Context], _Part] | None, ctx: Context, what: str) -> _Part:
+    """A part of the context made by the function `Memory` handed in for it."""
+    if make is None:
+        raise StoreError(f"this context has no {what}: Memory hands it one")
+    return make(ctx)
 
 
 def _stderr(line: str) -> None:
@@ -130,26 +141,20 @@ class Context:
         for each session (a model that fell back is tried again next time)."""
         if self._summarizer is not None:
             return self._summarizer
-        if self._make_summarizer is None:
-            raise StoreError("this context has no summarizer: Memory hands it one")
-        return self._make_summarizer(self)
+        return _made(self._make_summarizer, self, "summarizer")
 
     @property
     def host(self) -> Host:
         """The team tool around the store (Squad's `.squad/`): agents, charters, its log."""
         if self._host is None:
-            if self._make_host is None:
-                raise StoreError("this context has no host: Memory hands it one")
-            self._host = self._make_host(self)
+            self._host = _made(self._make_host, self, "host")
         return self._host
 
     @property
     def keeper(self) -> Keeper:
         """Scribe, as a write to hot reaches it: queue or checkpoint what leaves hot."""
         if self._keeper is None:
-            if self._make_keeper is None:
-                raise StoreError("this context has no keeper: Memory hands it one")
-            self._keeper = self._make_keeper(self)
+            self._keeper = _made(self._make_keeper, self, "keeper")
         return self._keeper
 
     def moved(self, layout: Layout) -> Context:
