@@ -93,7 +93,8 @@ def _excerpts(query: str, hits: list[Hit]) -> list[Found]:
     """Each result with what it shows: whole when the query names it by its title."""
     terms = words.terms(query)
     named = set(engine.named([Candidate(h.doc, 1.0) for h in hits], terms))
-    return [Found(h, excerpts.of(h.doc, terms, whole=h.doc.id in named)) for h in hits]
+    weights = excerpts.rarity([h.doc.text for h in hits], terms)
+    return [Found(h, excerpts.of(h.doc, terms, h.doc.id in named, weights)) for h in hits]
 
 
 def entry_ids(query: str) -> list[str]:

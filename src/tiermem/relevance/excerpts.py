@@ -9,15 +9,17 @@ id (`search ID`) always gives the whole entry.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..index import Doc
 from . import passages, words
 
 # An entry up to this many tokens shows whole; a longer one shows about this much of itself.
-EXCERPT_TOKENS = 160
-# Passages kept after each matching one.
+EXCERPT_TOKENS = 240
+# Passages kept before and after each matching one.
+PRECEDING = 0
 FOLLOWING = 1
 GAP = "…"
 
@@ -31,33 +33,54 @@ class Excerpt:
     tokens: int = 0
 
 
-def of(doc: Doc, terms: Sequence[str], whole: bool = False) -> Excerpt:
-    """What a result shows of a document for a query's terms."""
+def rarity(texts: Sequence[str], terms: Sequence[str]) -> dict[str, float]:
+    """Each term's weight for choosing passages: rarer among these texts' lines weighs more
+    (a name on every line of a conversation tells one line from another least)."""
+    lines = [line.lower() for text in texts for line in text.splitlines() if line.strip()]
+    found = {}
+    for term in terms:
+        key = words.stem(term)
+        df = sum(1 for line in lines if key in line)
+        found[term] = math.log(1.0 + (len(lines) + 1) / (df + 0.5))
+    return found
+
+
+def of(
+    doc: Doc, terms: Sequence[str], whole: bool = False, weights: Mapping[str, float] | None = None
+) -> Excerpt:
+    """What a result shows of a document for a query's terms (weighed by `weights`, see
+    `rarity`; names count double)."""
     if whole or doc.tokens <= EXCERPT_TOKENS:
         return Excerpt(doc.text, (), doc.tokens)
     found = passages.spans(doc.text)
     if not found:
         return Excerpt(doc.text, (), doc.tokens)
     per_char = doc.tokens / max(1, len(doc.text))
-    chosen = _chosen(doc.text, found, terms, per_char)
+    chosen = _chosen(doc.text, found, terms, per_char, weights or {})
     spans = tuple((found[i][0], found[i][1]) for i in chosen)
     text = _shown(doc.text, spans)
     return Excerpt(text, spans, max(1, round(len(text) * per_char)))
 
 
 def _chosen(
-    text: str, found: list[tuple[int, int, bool]], terms: Sequence[str], per_char: float
+    text: str,
+    found: list[tuple[int, int, bool]],
+    terms: Sequence[str],
+    per_char: float,
+    weights: Mapping[str, float],
 ) -> list[int]:
     """The indexes of the passages to show: the best matches, each with the one after it,
     while they fit EXCERPT_TOKENS (the best one always); the first ones when none matches."""
-    stems = [(words.stem(t), 2 if words.is_name(t) else 1) for t in terms]
+    stems = [
+        (words.stem(t), weights.get(t, 1.0) * (2 if words.is_name(t) else 1)) for t in terms
+    ]
     lows = [text[a:b].lower() for a, b, _ in found]
     score = [sum(w for s, w in stems if s in low) for low in lows]
     ranked = sorted((i for i in range(len(found)) if score[i]), key=lambda i: (-score[i], i))
     chosen: set[int] = set()
     spent = 0.0
     for i in ranked or [0]:
-        for j in range(i, min(len(found), i + 1 + FOLLOWING)):
+        for j in range(max(0, i - PRECEDING), min(len(found), i + 1 + FOLLOWING)):
             cost = (found[j][1] - found[j][0]) * per_char
             if j not in chosen and (not chosen or spent + cost <= EXCERPT_TOKENS):
                 chosen.add(j)

@@ -70,7 +70,7 @@ def terms(text: str, question: bool | None = None) -> list[str]:
 
 def stem(word: str) -> str:
     """A word without its common English endings, to match `rendering` with `renders`."""
-    for ending in ("ations", "ation", "ings", "ing", "ies", "ers", "ed", "es", "er", "s"):
+    for ending in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             return word[: -len(ending)]
     return word

@@ -1,0 +1,177 @@
+"""The relevance engine, part by part: words, passages, the query, packing, excerpts, labels."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tiermem.index import Doc
+from tiermem.relevance import engine, excerpts, packing, passages, query, words
+from tiermem.relevance.candidates import Candidate
+from tiermem.relevance.passages import Passage
+from tiermem.relevance.scoring import Piece
+
+# --- words ------------------------------------------------------------------------------------
+
+
+def test_a_joined_name_is_a_word_whole_and_in_parts() -> None:
+    found = words.words("Wired StorageProvider into src/cli/nap.ts for stage_2")
+    assert {"storageprovider", "storage", "provider"} <= set(found)
+    assert {"src/cli/nap.ts", "nap", "ts", "stage_2", "stage", "2"} <= set(found)
+
+
+def test_a_question_drops_its_question_words_and_filler() -> None:
+    assert words.terms("What did we decide about the retry policy?") == [
+        "decide",
+        "retry",
+        "policy",
+    ]
+    assert words.terms("Fix the parser") == ["parser"]
+    assert words.terms("the and of") == ["the", "and", "of"]  # all common: still means something
+
+
+def test_stems_match_endings() -> None:
+    assert words.stem("rendering") == words.stem("renders") == words.stem("render") == "render"
+    assert words.stem("ids") == "ids"  # too short to cut
+
+
+# --- passages ----------------------------------------------------------------------------------
+
+
+def body(text: str, spans: list[tuple[int, int, bool]]) -> list[str]:
+    return [text[a:b] for a, b, _ in spans]
+
+
+def test_a_short_entry_is_one_passage_under_its_title() -> None:
+    text = "Parser retries\nThe retry loop caps at 3 in `src/parse/retry.ts`."
+    assert body(text, passages.spans(text)) == ["The retry loop caps at 3 in `src/parse/retry.ts`."]
+
+
+def test_a_long_entry_is_cut_in_lines_and_long_lines_in_sentences() -> None:
+    long_line = " ".join(f"Sentence {n} says something about retries." for n in range(20))
+    text = "Title\n- first bullet with `a.ts`\n---\n\n" + long_line + "\n```\ncode line\n```\n"
+    cut = passages.spans(text)
+    shown = body(text, cut)
+    assert shown[0] == "- first bullet with `a.ts`"
+    assert "---" not in shown  # a rule says nothing alone
+    assert all(b - a <= passages.MAX_CHARS for a, b, _ in cut)
+    assert [c for _, _, c in cut][-1] is True and shown[-1] == "code line"
+
+
+@given(st.text(alphabet=st.sampled_from("ab .\n-`#"), max_size=800))
+def test_passages_are_ordered_spans_of_the_text_that_round_trip(text: str) -> None:
+    cut = passages.cut(text)
+    assert all(0 <= p.start < p.end <= len(text) for p in cut)
+    assert all(x.end <= y.start for x, y in itertools.pairwise(cut))
+    assert passages.decode(passages.encode(cut)) == cut
+
+
+def test_a_damaged_stored_value_decodes_to_nothing() -> None:
+    assert passages.decode("{not json") == [] and passages.decode('[["x"]]') == []
+
+
+# --- the query ---------------------------------------------------------------------------------
+
+
+def test_the_task_weighs_more_than_its_context() -> None:
+    asked = query.build("Resume the parser retries", hot="Task: tokenizer tokenizer cache")
+    assert asked.task_terms == ["resume", "parser", "retries"]
+    assert asked.weights["tokenizer"] == query.HOT_WEIGHT
+    assert "tokenizer" not in asked.task_text and "tokenizer" in asked.context_text
+
+
+# --- packing -----------------------------------------------------------------------------------
+
+
+def doc(doc_id: str, text: str, agent: str = "ada") -> Doc:
+    return Doc(doc_id, "cold", agent, f"cold/{agent}.md", text.partition("\n")[0], text)
+
+
+def piece(d: Doc, text: str, facts: set[str], score: float, tokens: int = 10) -> Piece:
+    start = d.text.index(text)
+    return Piece(d, Passage(start, start + len(text), frozenset(facts)), text, tokens, score)
+
+
+def test_packing_takes_new_facts_first_and_never_a_fact_twice() -> None:
+    a = doc("c-000000000a", "A\nline one names `x.ts`\nline two names `y.ts`")
+    b = doc("c-000000000b", "B\nagain `x.ts` only")
+    pieces = [
+        piece(a, "line one names `x.ts`", {"x.ts"}, 1.0),
+        piece(a, "line two names `y.ts`", {"y.ts"}, 0.9),
+        piece(b, "again `x.ts` only", {"x.ts"}, 0.2),
+    ]
+    worth = {"x.ts": 0.5, "y.ts": 0.5}
+    labels = {a.id: "A", b.id: "B"}
+    groups = packing.pack(pieces, packing.Room(1000, 1000, 0), labels, worth)
+    # b's line brings no new fact, and matches the task too little to be worth its tokens.
+    assert [g.doc.id for g in groups] == [a.id]
+    assert [p.text for p in groups[0].ordered] == ["line one names `x.ts`", "line two names `y.ts`"]
+
+
+def test_packing_stays_within_the_room_and_caps() -> None:
+    a = doc("c-000000000a", "A\n" + "\n".join(f"line {n} `f{n}.ts`" for n in range(20)))
+    pieces = [piece(a, f"line {n} `f{n}.ts`", {f"f{n}.ts"}, 1.0, tokens=10) for n in range(20)]
+    worth = {f"f{n}.ts": 0.5 for n in range(20)}
+    room = packing.Room(100, 100, 0)
+    [group] = packing.pack(pieces, room, {a.id: "A"}, worth)
+    assert group.tokens <= 100 and len(group.pieces) >= 5
+    [capped] = packing.pack(pieces, room, {a.id: "A"}, worth, caps={a.id: 30})
+    assert sum(p.tokens for p in capped.pieces) <= 30
+
+
+def test_a_passage_whose_sentences_are_all_shown_is_a_repeat() -> None:
+    a = doc(
+        "c-000000000a", "A\n- We pin the tokenizer. It drifts on code.\n- We pin the tokenizer."
+    )
+    pieces = [
+        piece(a, "- We pin the tokenizer. It drifts on code.", set(), 1.0),
+        piece(a, "- We pin the tokenizer.", set(), 1.0),
+    ]
+    [group] = packing.pack(pieces, packing.Room(1000, 1000, 0), {a.id: "A"}, {})
+    assert len(group.pieces) == 1
+
+
+def test_an_entry_the_task_names_is_taken_whole_first() -> None:
+    named = doc("c-000000000a", "Release checklist\n- tag `v1`\n- push `main`")
+    other = doc("c-000000000b", "Other\n- names `z.ts`")
+    found = [Candidate(named, 0.5), Candidate(other, 1.0)]
+    assert engine.named(found, ["release", "checklist"]) == [named.id]
+    assert engine.named(found, ["release", "plans", "dates", "owners"]) == []
+
+
+# --- labels and excerpts -----------------------------------------------------------------------
+
+
+def test_a_label_is_short_dated_and_names_the_id_and_author() -> None:
+    d = Doc(
+        "d-0123456789",
+        "wiki",
+        "bo",
+        "wiki/release.md",
+        "2026-03-02 session: Release tags are cut from main as vX.Y.Z by the release bot, always",
+        "x",
+        cls="decision",
+        created="2026-03-02T10:00:00Z",
+    )
+    label = engine.label(d, "ada")
+    assert label.startswith("Release tags are cut from main as vX.Y.Z…")
+    assert label.endswith("(decision, 2026-03-02, d-0123456789, by bo)")
+    assert "by bo" not in engine.label(d, "bo")
+
+
+def test_an_excerpt_shows_the_rare_matching_lines_with_gaps_marked() -> None:
+    lines = [f"Caroline: line {n} about the weather and nothing else." for n in range(60)]
+    lines[40] = "Caroline: I joined the LGBTQ support group on Tuesday."
+    text = "Session\n" + "\n".join(lines)
+    d = Doc("a-0123456789-0123456789", "archive", "ada", "a.md", "Session", text, tokens=900)
+    terms = words.terms("When did Caroline go to the LGBTQ support group?")
+    weights = excerpts.rarity([text], terms)
+    assert weights["lgbtq"] > weights["caroline"]
+    shown = excerpts.of(d, terms, weights=weights)
+    assert "LGBTQ support group" in shown.text and shown.spans
+    assert shown.text.startswith("Session\n") and "\n…\n" in shown.text
+    assert shown.tokens <= excerpts.EXCERPT_TOKENS + 30 < d.tokens
+    assert all(text[a:b] in shown.text for a, b in shown.spans)
+    assert excerpts.of(d, terms, whole=True).text == text
