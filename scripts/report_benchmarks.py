@@ -83,6 +83,40 @@ def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
     return _table(header, rows)
 
 
+def _forward_table(results: dict[str, Any]) -> list[str]:
+    header = [
+        "corpus",
+        "probes",
+        "tiermem",
+        "recent",
+        "bm25",
+        "oracle",
+        "all",
+        "ratio",
+        "tokens p50 / p90",
+        "all tokens p50",
+        "wins / losses",
+    ]
+    rows = []
+    for name, figures in results["corpora"].items():
+        f = figures.get("forward")
+        if not f:
+            continue
+        c = f["coverage"]
+        rows.append(
+            [
+                SHORT.get(name, name),
+                f["probes"],
+                *(_pct(c[k]) for k in ("tiermem", "recent", "bm25", "oracle", "everything")),
+                f"{f['ratio_to_best_baseline']:.2f}",
+                f"{f['tokens_median']:.0f} / {f['tokens_p90']:.0f}",
+                f"{f['everything_tokens_median']:,.0f}",
+                f"{f['wins']} / {f['losses']}",
+            ]
+        )
+    return _table(header, rows)
+
+
 def _ceiling_table(results: dict[str, Any]) -> list[str]:
     header = [
         "corpus",
@@ -330,6 +364,7 @@ def main(argv: list[str]) -> int:
         machine=results["machine"],
         python=results["python"],
         replay_table="\n".join(_probe_table(results, "replay")),
+        forward_table="\n".join(_forward_table(results)),
         import_table="\n".join(_probe_table(results, "import")),
         ceiling_table="\n".join(_ceiling_table(results)),
         adoption_table="\n".join(_adoption_table(results)),
