@@ -160,9 +160,7 @@ def _on_pages(ctx: Context, found: list[Candidate], pages: set[str]) -> list[Can
 
 def _recent(ctx: Context, agent: str) -> list[str]:
     """The texts of the agent's newest cold entries."""
-    docs = [d for d in ctx.index.docs(tier="cold", agent=agent) if not d.status]
-    docs.sort(key=lambda d: (d.created, d.id), reverse=True)
-    return [d.text for d in docs[:RECENT_ENTRIES]]
+    return [d.text for d in ctx.index.newest(["cold"], agent, RECENT_ENTRIES)]
 
 
 def _pick(

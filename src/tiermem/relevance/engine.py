@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -92,10 +93,15 @@ def named(found: Sequence[Candidate], terms: Sequence[str]) -> list[str]:
         return []
     hits = []
     for c in sorted(found, key=lambda c: -c.match):
-        title = {words.stem(t) for t in words.terms(c.doc.title)}
-        if len(task & title) >= NAMED_SHARE * len(task):
+        if len(task & _title_stems(c.doc.title)) >= NAMED_SHARE * len(task):
             hits.append(c.doc.id)
     return hits[:NAMED_MOST]
+
+
+@functools.lru_cache(maxsize=65536)
+def _title_stems(title: str) -> frozenset[str]:
+    """A title's terms, stemmed: the same titles come back spawn after spawn."""
+    return frozenset(words.stem(t) for t in words.terms(title))
 
 
 # The likeliest facts of the first candidates that look for more.
