@@ -84,6 +84,13 @@ def test_where_start_up_goes_is_said_per_command(speed_report: dict[str, Any]) -
         assert own and own == sorted(own, reverse=True)
 
 
+def test_a_large_decisions_file_is_timed_as_it_is_parsed(speed_report: dict[str, Any]) -> None:
+    decisions = speed_report["decisions"]
+    assert decisions["decisions"] == 3_700 and decisions["mb"] > 1.6
+    assert decisions["median_ms"] > 0
+    assert decisions["lines"][0].startswith("decisions.md of 1.")
+
+
 def test_import_times_are_read_as_python_prints_them() -> None:
     printed = (
         "import time: self [us] | cumulative | imported package\n"

@@ -349,6 +349,11 @@ def test_a_force_added_index_pulled_into_a_clone_is_never_served(tmp_path: Path)
     assert "not built on this clone" in out
     assert ".squad/memory/index.sqlite: is tracked by git" in out
     assert ".squad/memory/local/clone-key: is tracked by git" in out
+    code, out, _ = cli(["--root", str(victim), "reindex", "--check"])
+    assert code == 1
+    assert "untrusted index: was not built on this clone" in out
+    assert "git: .squad/memory/index.sqlite is tracked by git" in out
+    assert "`git rm --cached .squad/memory/local/clone-key`" in out
     assert POISON_MARK not in "".join(served(victim))
 
 

@@ -109,6 +109,14 @@ def lacking_ignores(layout: Layout) -> list[str]:
     ]
 
 
+def tracked_local(rel: str) -> str:
+    """What is wrong with one of this clone's own files that git tracks."""
+    return (
+        "is tracked by git, but it is this clone's own (every clone would get it): "
+        f"`git rm --cached {rel}` and commit"
+    )
+
+
 def tracked_locals(layout: Layout) -> list[str]:
     """This clone's own files that git tracks all the same (force-added, or committed before
     the store ignored them); none when git or a repository is not there."""

@@ -1078,8 +1078,8 @@ _ABOUT = {
         "JSON); each result says which session and source it came from"
     ),
     "reindex": (
-        "rebuild the index from the files, or report how it differs from them (row by row) "
-        "and an index not built on this clone"
+        "rebuild the index from the files, or report how it differs from them (row by row), "
+        "an index not built on this clone, and this clone's own files that git tracks"
     ),
     "merge-file": (
         "the git merge driver `init --merge-driver` sets up: tier files merged entry by entry"

@@ -358,12 +358,7 @@ class _Doctor:
         from . import bootstrap
 
         for rel in bootstrap.tracked_locals(self.layout):
-            self.found(
-                "git",
-                rel,
-                "is tracked by git, but it is this clone's own (every clone would get it): "
-                f"`git rm --cached {rel}` and commit",
-            )
+            self.found("git", rel, bootstrap.tracked_local(rel))
         lacking = bootstrap.lacking_ignores(self.layout)
         if lacking:
             path = self.layout.memory / ".gitignore"

@@ -407,6 +407,15 @@ def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[
     return found
 
 
+def _tracked(layout: Layout) -> list[str]:
+    """The index and the rest of this clone's own files, where git tracks them: a committed
+    index is how a poisoned one reaches a clone."""
+    from . import bootstrap
+
+    tracked = bootstrap.tracked_locals(layout)
+    return [f"git: {rel} {bootstrap.tracked_local(rel)}" for rel in tracked]
+
+
 def _readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
     """The names of a folder's memory files; a link or a folder in place of one is said."""
     for item in items:
@@ -1110,9 +1119,13 @@ class FtsIndex:
 
         untrusted = index_check.inspect(self.layout, self._wanted)
         if untrusted:
-            return [f"untrusted index: {p}" for p in untrusted] + index_check.read_only(
-                self.layout, lambda db: index_check.differences(db, self.layout)
-            )
+            return [
+                *(f"untrusted index: {p}" for p in untrusted),
+                *index_check.read_only(
+                    self.layout, lambda db: index_check.differences(db, self.layout)
+                ),
+                *_tracked(self.layout),
+            ]
         self._racy_after = time.time_ns() - _RACY_NS
         with files.locked(self.layout, self.layout.index):
             self.db.execute("BEGIN IMMEDIATE")
@@ -1128,7 +1141,7 @@ class FtsIndex:
         drift += [f"unreadable: {e}" for e in report.errors]
         drift += rows
         drift += [f"merge conflict: {c}" for c in sorted(set(report.conflicts) | self._conflicts())]
-        return drift
+        return drift + _tracked(self.layout)
 
     def _conflicts(self) -> set[str]:
         """Entries that exist in two versions in a tier file (after a merge), until rewritten."""

@@ -125,6 +125,8 @@ GROWTH_FIGURES = tuple(
 )
 COMMANDS = ("hot_show", "hot_note", "search", "spawn")
 FRESH_RUNS = 3  # first searches of a fresh clone per store (each builds the whole index)
+# A decisions.md of 1.6 MB, as Squad's grows when nothing archives it: parsed once a run.
+DECISIONS = 3_700
 IMPORT_RUNS = 5  # runs under `-X importtime` per command
 
 STEADY_NOTE = (
@@ -487,7 +489,7 @@ def print_text(data: dict[str, Any], reports: Sequence[StoreReport]) -> None:
         labels = {key: label for key, label, _ in ROWS}
         for key, ratio in step["ratios"].items():
             print(f"  {labels[key]:<38}x{ratio:.2f}")
-    for part in (data.get("start_up"), data.get("locomo")):
+    for part in (data.get("start_up"), data.get("locomo"), data.get("decisions")):
         if part:
             print()
             for line in part["lines"]:
@@ -537,6 +539,31 @@ def _locomo(path: str) -> dict[str, Any] | None:
     return {"file": str(file), **figures, "lines": lines}
 
 
+def decisions_text(count: int) -> str:
+    """A decisions.md of `count` decisions as Squad writes them (a heading, By, What and Why,
+    a details section with code, a rule)."""
+    entry = (
+        "### 2026-03-{day:02d}: Decision number {n}\n**By:** Agent {n}\n**What:** {what}\n"
+        "**Why:** because.\n\n#### Details\n\n```\n# code\n```\n\n---\n\n"
+    )
+    what = "a fairly long explanation of the change " * 8
+    parts = [entry.format(day=n % 28 + 1, n=n, what=what) for n in range(count)]
+    return "# Decisions\n\n" + "".join(parts)
+
+
+def decisions_parse(runs: int) -> dict[str, Any]:
+    """Milliseconds to parse a large decisions.md (the median of `runs`), as an import or a
+    Scribe inbox merge reads it."""
+    from ..squad.parse import parse_decisions
+
+    text = decisions_text(DECISIONS)
+    times = [_ms(lambda: parse_decisions(text)) for _ in range(runs)]
+    figures = {"decisions": DECISIONS, "mb": len(text.encode()) / 1e6}
+    figures["median_ms"] = statistics.median(times)
+    line = f"decisions.md of {figures['mb']:.1f} MB ({DECISIONS:,} decisions) parsed"
+    return figures | {"lines": [f"{line}: median {figures['median_ms']:.0f} ms"]}
+
+
 def run_speed(args: argparse.Namespace) -> int:
     """Measure every size and print the figures (text or JSON)."""
     sizes = _sizes(args.sizes)
@@ -546,6 +573,7 @@ def run_speed(args: argparse.Namespace) -> int:
     imports = TARGET_SIZE if TARGET_SIZE in sizes else sizes[0]
     reports = [measure_store(n, args.runs, _say, imports=n == imports) for n in sizes]
     locomo = _locomo(args.locomo)
+    decisions = decisions_parse(args.runs)
     costs = next(r.start_up for r in reports if r.start_up is not None)
     data: dict[str, Any] = {
         "runs": args.runs,
@@ -565,6 +593,7 @@ def run_speed(args: argparse.Namespace) -> int:
         "checks": checks(reports),
         "start_up": costs | {"entries": imports},
         "locomo": locomo,
+        "decisions": decisions,
     }
     if args.format == "json":
         print(json.dumps(data, indent=2))
