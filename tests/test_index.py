@@ -259,3 +259,16 @@ def test_passages_of_a_file_whose_stamp_moved_are_derived_again(tmp_path: Path) 
     [again] = [d for d in mem.context.index.docs() if d.id == doc.doc.id]
     assert again.passages == fts.cut_passages(again.text) == doc.doc.passages
     mem.close()
+
+
+def test_reads_of_a_bulk_index_keep_what_they_derive_while_others_build_and_read(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    _bulk_store(root).close()
+    for path in (root / ".squad" / "memory").glob("index.sqlite*"):
+        path.unlink()  # as a clone brings it
+    kinds = ["stats", "search", "stats", "reindex", "stats", "search"]
+    assert races.failures(races.open_at_once(root, kinds)) == []
+    code, out, err = cli(["--root", str(root), "reindex", "--check"])
+    assert (code, out) == (0, "index matches the files\n"), err
