@@ -105,7 +105,7 @@ def _title_stems(title: str) -> frozenset[str]:
 
 
 # The likeliest facts of the first candidates that look for more.
-EXPAND_FACTS = 8
+EXPAND_FACTS = 16
 
 
 # How likely a fact of the candidates is to be used by the next piece of work, as a logistic
