@@ -175,3 +175,8 @@ def test_an_excerpt_shows_the_rare_matching_lines_with_gaps_marked() -> None:
     assert shown.tokens <= excerpts.EXCERPT_TOKENS + 30 < d.tokens
     assert all(text[a:b] in shown.text for a, b in shown.spans)
     assert excerpts.of(d, terms, whole=True).text == text
+
+
+def test_a_title_of_marks_alone_is_labelled_untitled() -> None:
+    assert engine.short_title("---") == engine.short_title("## ***") == "untitled"
+    assert engine.short_title("2026-03-02 session: Retry cap") == "Retry cap"

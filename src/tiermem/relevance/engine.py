@@ -191,9 +191,15 @@ _TITLE_LEAD = re.compile(
 )
 
 
+UNTITLED = "untitled"
+
+
 def short_title(title: str) -> str:
-    """The first words of a title (less a leading date), cut with `…`."""
+    """The first words of a title (less a leading date), cut with `…`; a title of marks
+    alone (a rule, `---`) says nothing and is named as such."""
     clean = " ".join(_TITLE_LEAD.sub("", title.lstrip("#").strip()).split()) or title.strip()
+    if not any(ch.isalnum() for ch in clean):
+        return UNTITLED
     words = clean.split(" ")
     short = " ".join(words[:LABEL_WORDS])
     if len(short) > LABEL_CHARS:

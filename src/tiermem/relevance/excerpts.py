@@ -71,9 +71,7 @@ def _chosen(
 ) -> list[int]:
     """The indexes of the passages to show: the best matches, each with the one after it,
     while they fit EXCERPT_TOKENS (the best one always); the first ones when none matches."""
-    stems = [
-        (words.stem(t), weights.get(t, 1.0) * (2 if words.is_name(t) else 1)) for t in terms
-    ]
+    stems = [(words.stem(t), weights.get(t, 1.0) * (2 if words.is_name(t) else 1)) for t in terms]
     lows = [text[a:b].lower() for a, b, _ in found]
     score = [sum(w for s, w in stems if s in low) for low in lows]
     ranked = sorted((i for i in range(len(found)) if score[i]), key=lambda i: (-score[i], i))
