@@ -111,8 +111,10 @@ def test_the_readme_commands_work_in_either_order_in_fresh_shells(tmp_path: Path
             seconds, done = _fresh_shell(command, checkout)
             name = "demo" if command == demo else "check"
             timings.append(f"{order}/{name} {seconds:.0f} s")
+            # The failures first: a run's long list of skip reasons would push them out.
+            failed = "\n".join(re.findall(r"^(?:FAILED|ERROR) .*$", done.stdout, re.MULTILINE))
             assert done.returncode == 0, (
-                f"{order}: {command}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+                f"{order}: {command}\n{failed}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
             )
             if command == demo:
                 assert "What to try next" in done.stdout
