@@ -36,6 +36,14 @@ def about(text: str, json: str = "") -> dict[str, str]:
     return {DOC: text, **({JSON_NAME: json} if json else {})}
 
 
+def notes_field() -> Any:
+    """The `notes` of a write's result: what the user should know (a fallback)."""
+    return field(
+        default_factory=list,
+        metadata=about("What the user should know: a summarizer that fell back, and why."),
+    )
+
+
 def json_name(item: Field[Any]) -> str:
     """The name a field is written under in JSON."""
     return _json_name(item.name, item.metadata)
@@ -113,10 +121,7 @@ class WriteReport(Result):
     redactions: list[str] = field(
         default_factory=list, metadata=about("Kinds of credential-shaped text replaced.")
     )
-    notes: list[str] = field(
-        default_factory=list,
-        metadata=about("What the user should know: a summarizer that fell back, and why."),
-    )
+    notes: list[str] = notes_field()
 
 
 @record
@@ -278,10 +283,7 @@ class SessionReport(Result):
     summarizer: str = field(
         default="extractive", metadata=about("What wrote the summary (a model only if called).")
     )
-    notes: list[str] = field(
-        default_factory=list,
-        metadata=about("What the user should know: a summarizer that fell back, and why."),
-    )
+    notes: list[str] = notes_field()
 
 
 @record
@@ -300,10 +302,7 @@ class RunReport(Result):
         default_factory=list,
         metadata=about("Entries whose last use, recorded in this clone, was folded into them."),
     )
-    notes: list[str] = field(
-        default_factory=list,
-        metadata=about("What the user should know: a summarizer that fell back, and why."),
-    )
+    notes: list[str] = notes_field()
     skipped: list[str] = field(
         default_factory=list,
         metadata=about("What was left alone because a file it needs cannot be read, and why."),
