@@ -8,6 +8,7 @@ import argparse
 import pytest
 
 from tiermem.bench import cli as bench_cli
+from tiermem.bench import commands as bench_commands
 from tiermem.cli import build_parser
 
 
@@ -26,8 +27,8 @@ def test_every_registered_command_has_its_runner_and_help() -> None:
 
 
 def test_no_default_reaches_outside_the_project(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(bench_cli.CORPORA_VARIABLE, raising=False)
-    monkeypatch.delenv(bench_cli.LOCOMO_VARIABLE, raising=False)
+    monkeypatch.delenv(bench_commands.CORPORA_VARIABLE, raising=False)
+    monkeypatch.delenv(bench_commands.LOCOMO_VARIABLE, raising=False)
     commands = _bench_commands()
     for parser in commands.values():
         for action in parser._actions:
@@ -37,8 +38,8 @@ def test_no_default_reaches_outside_the_project(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_the_variables_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(bench_cli.CORPORA_VARIABLE, "/data/corpora")
-    monkeypatch.setenv(bench_cli.LOCOMO_VARIABLE, "/data/locomo-dev.json")
+    monkeypatch.setenv(bench_commands.CORPORA_VARIABLE, "/data/corpora")
+    monkeypatch.setenv(bench_commands.LOCOMO_VARIABLE, "/data/locomo-dev.json")
     commands = _bench_commands()
     assert commands["all"].parse_args([]).corpora == "/data/corpora"
     assert commands["speed"].parse_args([]).locomo == "/data/locomo-dev.json"
@@ -49,7 +50,7 @@ def test_all_without_corpora_is_bad_input(
 ) -> None:
     from tiermem.cli import main
 
-    monkeypatch.delenv(bench_cli.CORPORA_VARIABLE, raising=False)
+    monkeypatch.delenv(bench_commands.CORPORA_VARIABLE, raising=False)
     assert main(["bench", "all"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--corpora DIR (or TIERMEM_CORPORA)" in err

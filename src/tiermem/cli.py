@@ -794,7 +794,7 @@ def _bench_parsers(sub: Any) -> None:
     )
     if isinstance(verbs, _Skipped):
         return
-    from .bench.cli import register
+    from .bench.commands import register
 
     register(lambda name, help_text: _add(verbs, name, cmd_bench, help_text))
 
