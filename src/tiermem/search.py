@@ -18,12 +18,12 @@ from .layout import TEAM
 from .relevance import engine, excerpts, words
 from .relevance.candidates import Candidate
 from .relevance.excerpts import Excerpt
+from .relevance.words import gist
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
 # (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
 _ENTRY_ID = re.compile(r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?")
 _FINISHED = ("wiki", "cold", "hot", "archive")
-_MARKS = str.maketrans("", "", "#>*-")
 # Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this
 # ("Done.") is too common to say that two texts are one.
@@ -190,11 +190,6 @@ def _repeat_key(text: str) -> str:
     """What two copies of one text share: the gist of the body under the heading line."""
     body = gist(text.partition("\n")[2])
     return body if len(body) >= _REPEAT_BODY_CHARS else gist(text)
-
-
-def gist(text: str) -> str:
-    """A text without markdown marks and spacing, to recognise repeats."""
-    return " ".join(text.translate(_MARKS).split()).lower()
 
 
 def _joined(parts: list[Doc]) -> Doc:

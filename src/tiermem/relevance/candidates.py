@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from ..index import Doc, Hit, Index, Scope
 from ..layout import TEAM
+from .words import gist
 
 # How many of the index's best matches each scope offers: enough to hold what a 2,000-token
 # prompt can use several times over, few enough to score line by line in a few milliseconds.
@@ -106,8 +107,6 @@ def _merged(hits: list[Hit], retired: list[str]) -> list[Candidate]:
 
 
 def _retired(superseded: list[Hit]) -> list[str]:
-    from ..search import gist
-
     bodies = (gist(h.doc.text.partition("\n")[2]) for h in superseded)
     return [b for b in bodies if len(b) > RETIRED_CHARS]
 
@@ -115,8 +114,6 @@ def _retired(superseded: list[Hit]) -> list[str]:
 def _holds(doc: Doc, retired: list[str]) -> bool:
     if not retired or doc.tier != "archive":
         return False
-    from ..search import gist
-
     text = gist(doc.text)
     return any(body in text for body in retired)
 

@@ -74,3 +74,12 @@ def stem(word: str) -> str:
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             return word[: -len(ending)]
     return word
+
+
+_MARKS = str.maketrans("", "", "#>*-")
+
+
+def gist(text: str) -> str:
+    """A text without markdown marks and spacing, to recognise repeats (a summary's line in
+    the archived note it came from, a decision in its raw text)."""
+    return " ".join(text.translate(_MARKS).split()).lower()
