@@ -28,6 +28,7 @@ from .results import Loaded, SpawnResult
 FENCE_TOKENS = 20
 # Room kept for the escalation's list of ids left out, known only after packing.
 LEFT_OUT_TOKENS = 60
+# Pinned policies take at most this share of the room: rules, not the whole of memory.
 POLICY_SHARE = 0.15
 # Entries the task names (shown whole) may take this share of the room.
 WHOLE_SHARE = 0.5
