@@ -25,7 +25,7 @@ from ..facts import key_facts, present_facts
 from ..memory import Memory
 from ..progress import track
 from .corpus import Event, Session
-from .probes import MIN_PROBE_FACTS, SECTION_HEADING, clean_heading, first_section
+from .probes import MIN_PROBE_FACTS, SECTION_HEADING, WORDS, clean_heading, first_section
 from .replay import ReplaySummary, mem_agent, replay
 
 # A known fact: one the team had already written down before the probe's session.
@@ -33,7 +33,6 @@ MIN_KNOWN_FACTS = 2
 BM25_K1 = 1.2
 BM25_B = 0.75
 _SECTION_START = re.compile(r"^#{2,3} ", re.MULTILINE)
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ class EarlierText:
     def _made(self, texts: list[str]) -> list[Section]:
         counts = self.count(texts) if texts else []
         return [
-            Section(t, n, frozenset(key_facts(t)), Counter(_WORD.findall(t.lower())))
+            Section(t, n, frozenset(key_facts(t)), Counter(WORDS.findall(t.lower())))
             for t, n in zip(texts, counts, strict=True)
         ]
 
@@ -145,7 +144,7 @@ def take_while_fits(ordered: Iterable[Section], room: int) -> list[Section]:
 
 def bm25_order(pool: Sequence[Section], query: str) -> list[Section]:
     """The pool ranked by plain BM25 on the query (ties keep the pool's order)."""
-    words = list(dict.fromkeys(_WORD.findall(query.lower())))
+    words = list(dict.fromkeys(WORDS.findall(query.lower())))
     if not pool or not words:
         return list(pool)
     lengths = [sum(s.words.values()) for s in pool]
