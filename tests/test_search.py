@@ -330,22 +330,27 @@ def test_one_query_over_several_scopes_ranks_each_as_its_own_search_would(mem: M
     scopes = [
         Scope(tiers=("cold",), agents=("ada", files.TEAM), active_only=True),
         Scope(tiers=("wiki",), active_only=True),
+        Scope(agents=("bo",)),
     ]
+    retired = Scope(tiers=("cold", "wiki"), status="superseded")
     for limit in (1, 3, 5, 60):
-        together = mem.context.index.search_each("parser retry cap", scopes, limit)
+        index = mem.context.index
+        *together, gone = index.search_each("parser retry cap", [*scopes, retired], limit)
         apart = [
             mem.context.index.search(
                 "parser retry cap",
                 agent=list(s.agents),
                 tiers=list(s.tiers),
                 limit=limit,
-                active_only=True,
+                active_only=s.active_only,
             )
             for s in scopes
         ]
         assert together == apart
+        assert [h.doc.id for h in gone] == ["d-00000000ff"]
     assert [h.doc.id for h in together[1]] == ["d-00000000fe"]
     assert {h.doc.agent for h in together[0]} == {"ada", files.TEAM}
+    assert {h.doc.agent for h in together[2]} == {"bo"}
 
 
 # --- looking entries up by id -------------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import heapq
 import hmac
 import operator
 import os
@@ -298,6 +297,23 @@ def _mtime(folder: Path) -> int:
         return os.lstat(folder).st_mtime_ns
     except (FileNotFoundError, NotADirectoryError):
         return 0
+
+
+def _best_within(
+    scored: Sequence[tuple[int, float, str, str, str]], scopes: Sequence[Scope], limit: int
+) -> list[list[tuple[int, float]]]:
+    """The first `limit` of the ranked (rowid, bm25, tier, status, agent) rows in each scope:
+    the rows are read once, and a scope is asked of each tier, status and agent once."""
+    best: list[list[tuple[int, float]]] = [[] for _ in scopes]
+    within: dict[tuple[str, str, str], list[list[tuple[int, float]]]] = {}
+    for rowid, score, *kind in scored:
+        key = (kind[0], kind[1], kind[2])
+        if key not in within:
+            within[key] = [b for s, b in zip(scopes, best, strict=True) if s.holds(*key)]
+        for ranking in within[key]:
+            if len(ranking) < limit:
+                ranking.append((rowid, score))
+    return best
 
 
 def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
@@ -1206,11 +1222,12 @@ class FtsIndex:
         match = _match(words, [])
         conditions = [_scope_condition(scope) for scope in scopes]
         scored = self.db.execute(
-            f"SELECT rowid, {_BM25} FROM docs_fts WHERE docs_fts MATCH ? AND +docs_fts.rowid IN"
-            f" (SELECT rowid FROM docs WHERE {' OR '.join(f'({w})' for w, _ in conditions)})",
+            f"SELECT docs_fts.rowid, {_BM25} AS score, d.tier, d.status, d.agent FROM docs_fts"
+            f" JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ? AND"
+            f" ({' OR '.join(f'({w})' for w, _ in conditions)}) ORDER BY score, docs_fts.rowid",
             [match, *(arg for _, args in conditions for arg in args)],
         ).fetchall()
-        rankings = [self._best_within(scored, *condition, limit) for condition in conditions]
+        rankings = [_cut(best, limit) for best in _best_within(scored, scopes, limit + 1)]
         found = iter(self._hits([r for r in rankings if r is not None]))
         return [
             next(found)
@@ -1218,18 +1235,6 @@ class FtsIndex:
             else self._ranked_in_full(match, *_scope_filter(scope), limit)
             for scope, ranking in zip(scopes, rankings, strict=True)
         ]
-
-    def _best_within(
-        self, scored: list[tuple[int, float]], condition: str, args: list[object], limit: int
-    ) -> list[tuple[int, float]] | None:
-        """The best `limit` of the scored rows that meet the condition (see `_cut`)."""
-        members = {
-            rowid for (rowid,) in self.db.execute(f"SELECT rowid FROM docs WHERE {condition}", args)
-        }
-        best = heapq.nsmallest(
-            limit + 1, (row for row in scored if row[0] in members), key=lambda row: row[1]
-        )
-        return _cut(best, limit)
 
     def _hits(self, rankings: Sequence[Sequence[tuple[int, float]]]) -> list[list[Hit]]:
         """The documents of each ranking of (rowid, bm25), read in one query, best first;

@@ -62,6 +62,15 @@ class Scope:
     active_only: bool = False
     status: str = ""  # only documents of this status (e.g. "superseded"), when given
 
+    def holds(self, tier: str, status: str, agent: str) -> bool:
+        """Whether a document of this tier, status and agent is in the scope."""
+        return (
+            (not self.tiers or tier in self.tiers)
+            and (not self.agents or agent in self.agents)
+            and (not self.active_only or not status)
+            and (not self.status or status == self.status)
+        )
+
 
 @dataclass
 class SyncReport:

@@ -50,7 +50,8 @@ def choose(
     `held` is the text the prompt holds already (hot, pinned policies).
     """
     found = [c for c in found if c.doc.tier in weights and c.doc.cls != "policy"]
-    pieces = scoring.pieces(found, query, agent, weights)
+    scorer = scoring.Scorer(query, agent, weights)
+    pieces = scorer.pieces(found)
     newest = {c.doc.id for c in found if c.newest}
     if related is not None and EXPAND_FACTS:
         worth = _worth(pieces, agent, newest)
@@ -58,7 +59,7 @@ def choose(
         have = {c.doc.id for c in found}
         more = [c for c in related(top) if c.doc.id not in have and c.doc.tier in weights]
         found = found + [c for c in more if c.doc.cls != "policy"]
-        pieces = scoring.pieces(found, query, agent, weights)
+        pieces = scorer.pieces(found)
     pieces = _unrepeated(pieces, held)
     labels = {c.doc.id: label(c.doc, agent) for c in found}
     caps = {

@@ -9,6 +9,7 @@ than another agent's notes, and the situation read from the task weighs the tier
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,53 @@ class Piece:
     score: float
 
 
+class Scorer:
+    """Scores the passages of candidates for one query. A spawn scores its first candidates,
+    then those their facts brought in: each candidate is cut and matched once."""
+
+    def __init__(
+        self, query: Query, agent: str, tier_weights: Mapping[str, float] = TIER_WEIGHTS
+    ) -> None:
+        self.agent = agent
+        self.tier_weights = tier_weights
+        self.stems = [(words.stem(t), w) for t, w in query.weights.items()]
+        self._matched: dict[tuple[str, str], _Matched] = {}
+
+    def pieces(self, candidates: Sequence[Candidate]) -> list[Piece]:
+        """Every passage of every candidate, scored."""
+        cut = [(c, self._match(c.doc)) for c in candidates]
+        weights = _term_weights([w for _, w in self.stems], [m for _, t in cut for m in t.terms])
+        total = sum(weights) or 1.0
+        found = []
+        for cand, texts in cut:
+            standing = _standing(cand.doc, self.agent) * self.tier_weights.get(cand.doc.tier, 1.0)
+            entry = ENTRY_SHARE * cand.match
+            per_char = cand.doc.tokens / max(1, len(cand.doc.text))
+            for (passage, text), terms in zip(texts.passages, texts.terms, strict=True):
+                line = sum(weights[i] for i in terms) / total
+                tokens = 1 + math.ceil(len(text) * per_char)
+                score = (LINE_SHARE * line + entry) * standing
+                found.append(Piece(cand.doc, passage, text, tokens, score))
+        return found
+
+    def _match(self, doc: Doc) -> _Matched:
+        """A document's passages and the query terms each holds (a term its whole text lacks
+        is looked for in none of them)."""
+        key = (doc.path, doc.id)
+        if key not in self._matched:
+            low, texts = _texts(doc.text, doc.passages)
+            present = [i for i, (stem, _) in enumerate(self.stems) if stem in low]
+            terms = [[i for i in present if self.stems[i][0] in t_low] for _, _, t_low in texts]
+            self._matched[key] = _Matched([(p, t) for p, t, _ in texts], terms)
+        return self._matched[key]
+
+
+@dataclass(frozen=True)
+class _Matched:
+    passages: list[tuple[Passage, str]]
+    terms: list[list[int]]  # the query terms (by position) each passage holds
+
+
 def pieces(
     candidates: Sequence[Candidate],
     query: Query,
@@ -50,24 +98,7 @@ def pieces(
     tier_weights: Mapping[str, float] = TIER_WEIGHTS,
 ) -> list[Piece]:
     """Every passage of every candidate, scored."""
-    cut = [(c, _texts(c.doc)) for c in candidates]
-    stems = [(words.stem(t), w) for t, w in query.weights.items()]
-    matched = [[i for i, (s, _) in enumerate(stems) if s in low] for _, t in cut for _, _, low in t]
-    weights = _term_weights([w for _, w in stems], matched)
-    total = sum(weights) or 1.0
-    found = []
-    lines = iter(matched)
-    for cand, texts in cut:
-        standing = _standing(cand.doc, agent) * tier_weights.get(cand.doc.tier, 1.0)
-        entry = ENTRY_SHARE * cand.match
-        per_char = cand.doc.tokens / max(1, len(cand.doc.text))
-        for passage, text, _ in texts:
-            line = sum(weights[i] for i in next(lines)) / total
-            tokens = 1 + math.ceil(len(text) * per_char)
-            found.append(
-                Piece(cand.doc, passage, text, tokens, (LINE_SHARE * line + entry) * standing)
-            )
-    return found
+    return Scorer(query, agent, tier_weights).pieces(candidates)
 
 
 # A passage of fewer words that names no fact is a sub-heading or a stub ("- **Learnings**"):
@@ -75,15 +106,17 @@ def pieces(
 MIN_WORDS = 4
 
 
-def _texts(doc: Doc) -> list[tuple[Passage, str, str]]:
-    """(passage, its text, lower-cased) of a document, less those that say nothing alone."""
+@functools.lru_cache(maxsize=8192)
+def _texts(text: str, stored: str) -> tuple[str, list[tuple[Passage, str, str]]]:
+    """A document's text lower-cased, and (passage, its text, lower-cased) of each passage
+    but those that say nothing alone. Cached: the same entries come back spawn after spawn."""
     found = []
-    cut = passages.decode(doc.passages)
+    cut = passages.decode(stored)
     for p in cut:
-        text = doc.text[p.start : p.end]
-        if p.facts or len(text.split()) >= MIN_WORDS or len(cut) == 1:
-            found.append((p, text, text.lower()))
-    return found
+        part = text[p.start : p.end]
+        if p.facts or len(part.split()) >= MIN_WORDS or len(cut) == 1:
+            found.append((p, part, part.lower()))
+    return text.lower(), found
 
 
 def _term_weights(weights: Sequence[float], matched: Sequence[Sequence[int]]) -> list[float]:
