@@ -88,6 +88,13 @@ _DOC_COLUMNS = ", ".join(DOC_FIELDS)
 _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
+# A word held by more than this share of the documents is left out of a query that has rarer
+# words (a stop word of this store): it is the costliest to score, since every document
+# holding it is scored, and it weighs least (BM25 weighs a word by how few documents hold it).
+COMMON_SHARE = 1.0
+# A query keeps at least this many of its words, the rarest.
+KEPT_WORDS = 3
+
 # Changed files are written together, up to this much text: a folder of 50 MB of archive
 # records is indexed in bounded memory.
 _PENDING_CHARS = 4_000_000
@@ -1197,7 +1204,7 @@ class FtsIndex:
 
         Ties in score go to the newer document, then to the smaller id.
         """
-        words = fts_query(query)
+        words = self._selective(fts_query(query))
         if not words or limit <= 0:
             return []
         agents = [agent] if isinstance(agent, str) else list(agent or [])
@@ -1216,7 +1223,7 @@ class FtsIndex:
         row list of that word once per query, which for a few scopes costs more than scoring
         their rows does.
         """
-        words = fts_query(query)
+        words = self._selective(fts_query(query))
         if not words or limit <= 0 or not scopes:
             return [[] for _ in scopes]
         match = _match(words, [])
@@ -1235,6 +1242,27 @@ class FtsIndex:
             else self._ranked_in_full(match, *_scope_filter(scope), limit)
             for scope, ranking in zip(scopes, rankings, strict=True)
         ]
+
+    def _selective(self, words: str) -> str:
+        """A query's words less the common ones (see COMMON_SHARE), the rarest few kept."""
+        terms = words.split(" OR ") if words else []
+        if len(terms) <= KEPT_WORDS or COMMON_SHARE >= 1.0:
+            return words
+        most = COMMON_SHARE * self._documents()
+        counted = [(self._holding(term), term) for term in terms]
+        rarest = {term for _, term in sorted(counted)[:KEPT_WORDS]}
+        return " OR ".join(t for n, t in counted if n <= most or t in rarest)
+
+    def _holding(self, term: str) -> int:
+        """How many documents hold a word of the query (in their title or text)."""
+        row = self.db.execute(
+            "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", [f"{{title text}}: {term}"]
+        ).fetchone()
+        return int(row[0])
+
+    def _documents(self) -> int:
+        row = self.db.execute("SELECT count(*) FROM docs").fetchone()
+        return int(row[0])
 
     def _hits(self, rankings: Sequence[Sequence[tuple[int, float]]]) -> list[list[Hit]]:
         """The documents of each ranking of (rowid, bm25), read in one query, best first;
