@@ -166,15 +166,21 @@ _QUESTION_WORDS = frozenset(
 
 
 def fts_query(query: str) -> str:
-    """Turn any user text into a safe FTS5 query: each word quoted, any word may match."""
+    """Turn any user text into a safe FTS5 query: each word quoted, any word may match; a
+    quoted run of words ("retry budget", a path) matches as a phrase."""
     stop = _STOP_WORDS | _QUESTION_WORDS if query.rstrip().endswith("?") else _STOP_WORDS
-    words: list[str] = []
-    for word in _WORD.findall(query.lower()):
+    phrases = [" ".join(_WORD.findall(p.lower())) for p in _PHRASE.findall(query)]
+    loose = _PHRASE.sub(" ", query).lower()
+    words: list[str] = [p for p in dict.fromkeys(phrases) if p]
+    for word in _WORD.findall(loose):
         if word not in words and word not in stop:
             words.append(word)
     if not words:  # a query of stop words only still means something
-        words = list(dict.fromkeys(_WORD.findall(query.lower())))
+        words = list(dict.fromkeys(_WORD.findall(loose)))
     return " OR ".join(f'"{w}"' for w in words)
+
+
+_PHRASE = re.compile(r'"([^"]*)"')
 
 
 def _owner_term(agent: str) -> str:
@@ -1356,6 +1362,8 @@ class FtsIndex:
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
         """The newest active documents of some tiers (of one agent, if named), newest first."""
         conditions, args = _conditions([agent] if agent else [], tiers, True, [])
+        if not agent:  # most documents qualify: walk the dates back rather than sort them all
+            conditions = [f"+{c}" for c in conditions]
         where = " AND ".join(conditions) or "1"
         sql = (
             f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE {where}"

@@ -128,7 +128,14 @@ def related(
     """Candidates that name some of these facts, their match scaled down."""
     if not facts:
         return []
-    return [
-        Candidate(c.doc, c.match * RELATED_SHARE)
-        for c in matches(index, agent, " ".join(facts), tiers)
-    ]
+    text = " ".join(f'"{fact}"' if RELATED_PHRASES else fact for fact in _unquoted(facts))
+    return [Candidate(c.doc, c.match * RELATED_SHARE) for c in matches(index, agent, text, tiers)]
+
+
+# Each fact is asked as a phrase: an entry naming `src/cli/retry.py` is related, one that
+# says "src" and "cli" apart is not.
+RELATED_PHRASES = True
+
+
+def _unquoted(facts: Sequence[str]) -> list[str]:
+    return [fact.replace('"', " ") for fact in facts]

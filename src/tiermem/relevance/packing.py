@@ -97,11 +97,13 @@ def pack(
     taken = _take_whole(pieces, whole, siblings, state, costs, labels, room.whole)
     limit = min(room.total, room.fill + state.spent)
     floor = MIN_SCORE_SHARE * max((p.score for p in pieces), default=0.0)
-    heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in taken]
+    # Taken, or never to be: a passage is looked at while it may still be taken.
+    closed = taken | {n for n, p in enumerate(pieces) if _hopeless(p, worth, floor)}
+    heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in closed]
     heapq.heapify(heap)
     while heap:
         negative, n = heapq.heappop(heap)
-        if n in taken:
+        if n in closed:
             continue
         piece = pieces[n]
         value = _value(piece, state, costs)
@@ -112,9 +114,10 @@ def pack(
             continue
         if not _fits(piece, state, costs, limit):
             continue
-        taken.add(n)
+        closed.add(n)
         if _take(piece, state, costs, labels):  # opening its group made its siblings cheaper
-            heap.extend((-_value(pieces[m], state, costs), m) for m in siblings[piece.doc.id])
+            cheaper = (m for m in siblings[piece.doc.id] if m not in closed)
+            heap.extend((-_value(pieces[m], state, costs), m) for m in cheaper)
             heapq.heapify(heap)
     return list(state.groups.values())
 
@@ -139,6 +142,15 @@ def _take_whole(
             _take(pieces[n], state, costs, labels)
             taken.add(n)
     return taken
+
+
+def _hopeless(piece: Piece, worth: Mapping[str, float], floor: float) -> bool:
+    """Whether a passage can never be taken: even with all its facts new and its group open,
+    it is worth too little for how little it matches (see MIN_VALUE)."""
+    if piece.score >= floor:
+        return False
+    best = piece.score * BASE_VALUE + sum(worth.get(f, 0.0) for f in piece.passage.facts)
+    return best / piece.tokens * (1 + 1e-9) < MIN_VALUE
 
 
 def _cost(piece: Piece, state: _State, costs: Mapping[str, int]) -> int:
