@@ -171,6 +171,16 @@ def test_a_question_is_searched_by_what_it_asks_about() -> None:
     assert fts_query("What was done") == '"what" OR "done"'
 
 
+
+def test_a_quoted_run_of_words_is_searched_as_a_phrase(mem: Memory) -> None:
+    assert fts_query('the "src/cli/retry.py" path') == '"src cli retry py" OR "path"'
+    assert fts_query('"the end"') == '"the end"'  # a phrase keeps its stop words
+    put(mem, "cold", "ada", entry("c-000000000a", "Retry budget", "Retries cap at 3.", "ada"))
+    put(mem, "cold", "bo", entry("c-000000000b", "Budget review", "No retry for now.", "bo"))
+    mem.sync()
+    assert [h.id for h in mem.search('"retry budget"')] == ["c-000000000a"]
+    assert {h.id for h in mem.search("retry budget")} == {"c-000000000a", "c-000000000b"}
+
 # --- entries whole --------------------------------------------------------------------------
 
 

@@ -944,6 +944,7 @@ _SEARCH_EPILOG = """examples:
   tiermem search "npm publish file: refs"
   tiermem search "token refresh" --agent flight --limit 5
   tiermem search "release tag" --tier wiki --format json
+  tiermem search '"retry budget" parser'                   # a quoted run of words as a phrase
   tiermem search c-6f342dcc23 a-c832f390f7-5e01d2b9aa#2      # read entries by the ids search gives
 """
 
@@ -951,7 +952,10 @@ _SEARCH_EPILOG = """examples:
 def _search_parser(sub: Any) -> None:
     search = _add(sub, "search", cmd_search, _HELP["search"], **_examples(_SEARCH_EPILOG))
     search.add_argument(
-        "query", metavar="QUERY", help="words to look for, or entry ids to read those entries"
+        "query",
+        metavar="QUERY",
+        help='words to look for (any may match; a "quoted run" matches as a phrase), or entry '
+        "ids to read those entries",
     )
     search.add_argument(
         "--agent", metavar="AGENT", help="this agent's memory, the team's and the wiki"
