@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tiermem import citations
 from tiermem.bench.generated import QUERIES, generate
-from tiermem.index import Doc, Hit, Scope
-from tiermem.layout import TEAM
+from tiermem.index.protocol import Doc, Hit, Scope
 from tiermem.memory import Memory
+from tiermem.storage.layout import TEAM
+from tiermem.team import citations
 
 SPAWNS = 20
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"

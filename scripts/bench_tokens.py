@@ -1,4 +1,4 @@
-"""Benchmark tiermem.o200k: fresh-process cost of short counts, and bulk throughput.
+"""Benchmark tiermem.index.o200k: fresh-process cost of short counts, and bulk throughput.
 
 Fresh-process figures are medians over `python -c` runs, interleaved with the baselines so
 that background load shifts all of them alike; CPU time (user + sys) is reported beside wall
@@ -41,12 +41,12 @@ def budget(tokens: int, reserve: float = 0.15) -> int:
 """
 
 COUNT_SNIPPET = (
-    "import sys\nfrom tiermem.o200k import count\n"
+    "import sys\nfrom tiermem.index.o200k import count\n"
     "count(open(sys.argv[1], encoding='utf-8').read())\n"
 )
 CLI_IMPORTS = "import argparse, json, pathlib"
 BULK_SNIPPET = (
-    "import sys\nfrom tiermem import o200k\n"
+    "import sys\nfrom tiermem.index import o200k\n"
     "o200k._Counter().bulk_counts([open(sys.argv[1], encoding='utf-8').read()])\n"
 )
 
@@ -105,7 +105,7 @@ def fresh_process_report(files: dict[int, Path], env: dict[str, str], runs: int)
     python = sys.executable
     commands = {
         "python -c pass": [python, "-c", "pass"],
-        "import tiermem.o200k": [python, "-c", "import tiermem.o200k"],
+        "import tiermem.index.o200k": [python, "-c", "import tiermem.index.o200k"],
     }
     for kb, path in files.items():
         commands[f"count {kb} KB"] = [python, "-c", COUNT_SNIPPET, str(path)]
@@ -114,7 +114,7 @@ def fresh_process_report(files: dict[int, Path], env: dict[str, str], runs: int)
     cli_count = f"{CLI_IMPORTS}\n{COUNT_SNIPPET}"
     commands["  + count 8 KB"] = [python, "-c", cli_count, str(files[8])]
     medians = interleaved_medians(commands, env, runs)
-    bare, baseline = medians["python -c pass"], medians["import tiermem.o200k"]
+    bare, baseline = medians["python -c pass"], medians["import tiermem.index.o200k"]
     print(f"\nFresh process, warm cache: medians of {runs} runs (ms)")
     print(f"  {'':<32}{'------- wall -------':>28}{'------- cpu --------':>28}")
     print(f"  {'command':<32}" + f"{'median':>10}{'- import':>9}{'- bare':>9}" * 2)
@@ -148,7 +148,7 @@ def cold_cache_report(path: Path, env: dict[str, str]) -> None:
 def throughput_report(cache: str) -> None:
     """Print in-process throughput of both paths on a few MB of markdown."""
     os.environ["TIERMEM_CACHE_DIR"] = cache
-    from tiermem import o200k
+    from tiermem.index import o200k
 
     text = sample_text(4 << 20)
     megabytes = len(text.encode()) / 1e6

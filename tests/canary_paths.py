@@ -17,9 +17,9 @@ from typing import Any
 from canaries import CANARIES
 from loopback import chat_completion, send, serving
 from reliability import cli
-from tiermem import decisions, wiki
 from tiermem.memory import Memory
 from tiermem.results import SessionReport
+from tiermem.team import decisions, wiki
 
 T0 = "2026-03-02T10:00:00Z"
 T_END = "2026-03-02T11:00:00Z"
@@ -144,7 +144,7 @@ def write_by_mcp(root: Path) -> list[dict[str, Any]]:
 async def _mcp_writes(root: Path) -> list[dict[str, Any]]:
     from mcp import Client
 
-    from tiermem.mcp_server import build_server
+    from tiermem.server.mcp_server import build_server
 
     results = []
     async with Client(build_server(Memory(root, now=T0)), mode="legacy") as client:

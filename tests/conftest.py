@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tiermem.cli import main
+from tiermem.cli.main import main
 from tiermem.memory import Memory
 
 RunCli = Callable[..., tuple[int, str, str]]
@@ -109,7 +109,7 @@ PIN_SUMMARY = (
 
 def archive_note_and_summary(mem: Memory, when: str, summary_title: str) -> None:
     """Archive `PINNED_NOTE` for ada, and its summary under `summary_title`."""
-    from tiermem import archive
+    from tiermem.storage import archive
 
     summary = f"## {summary_title}\n{PIN_SUMMARY}"
     for kind, text in (("hot", PINNED_NOTE), ("expire", summary)):

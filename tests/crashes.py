@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from reliability import ROOT, child_env, cli, files_text, is_index
-from tiermem import files, store
-from tiermem.importer import plan, write
-from tiermem.layout import Layout
 from tiermem.memory import Memory
+from tiermem.squad.importer import plan, write
+from tiermem.storage import files, store
+from tiermem.storage.layout import Layout
 
 NOW0 = "2026-03-01T10:00:00Z"
 NOW1 = "2026-03-20T11:00:00Z"  # the interrupted operation runs here: promotions are due
@@ -160,9 +160,13 @@ OPERATIONS: dict[str, tuple[Callable[[Path], set[str]], list[str]]] = {
 WRAPPER = textwrap.dedent(
     """
     import sys
-    from tiermem import cli, decisions, fts, memory, search, spawn, wiki
+    from tiermem import memory
+    from tiermem.cli import main as cli
+    from tiermem.index import fts
     from tiermem.scribe import maintenance, session, summarize
-    from tiermem import importer
+    from tiermem.spawn import assemble, search
+    from tiermem.squad import importer
+    from tiermem.team import decisions, wiki
     print("ready", flush=True)
     sys.exit(cli.main(sys.argv[1:]))
     """
@@ -325,7 +329,7 @@ CRASHER = textwrap.dedent(
 
     sys.path.insert(0, sys.argv[6])
     from crashes import tier_state
-    from tiermem.cli import main
+    from tiermem.cli.main import main
 
     template, work, now = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     argv, stride = json.loads(sys.argv[4]), int(sys.argv[5])

@@ -1,14 +1,14 @@
-"""Key facts found the way tiermem.facts found them as of commit d87628f: each pattern tried at
-every position of the whole text. tiermem.facts.key_facts now looks only at marked words; the
+"""Key facts found the way tiermem.text.facts found them as of commit d87628f: each pattern tried at
+every position of the whole text. tiermem.text.facts.key_facts now looks only at marked words; the
 tests hold it to this output, byte for byte, and tests/facts_timing.py times the two.
 
-The patterns and trim_word are tiermem.facts' own (the rules did not change); the helpers
+The patterns and trim_word are tiermem.text.facts' own (the rules did not change); the helpers
 that changed are here as they were.
 """
 
 import re
 
-from tiermem.facts import (
+from tiermem.text.facts import (
     _ABBREVIATION,
     _FILE_SUFFIX,
     _SNAKE_JOINT,
@@ -20,7 +20,7 @@ from tiermem.facts import (
     trim_word,
 )
 
-# The one pattern that changed: tiermem.facts now finds the capital of a joint first.
+# The one pattern that changed: tiermem.text.facts now finds the capital of a joint first.
 _CAMEL_JOINT = re.compile(r"[a-z][A-Z]")
 
 

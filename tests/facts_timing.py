@@ -3,7 +3,7 @@
     python tests/facts_timing.py                     # the four corpora in ../shared/corpora
     python tests/facts_timing.py --corpus Thraka__SadConsole --runs 9
     python tests/facts_timing.py --before d87628f    # fact_surfaces and present_facts too,
-                                                     # against tiermem.facts at that commit
+                                                     # against tiermem.text.facts at that commit
 
 The texts are a corpus's memory files (every .md under .squad/), its replayed writes (every
 text of sessions.jsonl), those files of 8 to 12 KB, and every line of the files. The old and
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 import facts_reference
-from tiermem import facts
+from tiermem.text import facts
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -70,14 +70,17 @@ def _medians(old: Timed, new: Timed, texts: list[str], runs: int) -> tuple[float
 
 
 def _module_at(revision: str) -> ModuleType:
-    """Load tiermem.facts as it was at a git revision of this checkout."""
-    shown = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{revision}:src/tiermem/facts.py"],
-        capture_output=True,
-        text=True,
-    )
-    if shown.returncode != 0:
-        raise ValueError(f"no src/tiermem/facts.py at {revision!r}: {shown.stderr.strip()}")
+    """Load tiermem.text.facts as it was at a git revision of this checkout."""
+    for where in ("src/tiermem/text/facts.py", "src/tiermem/facts.py"):  # before text/ was
+        shown = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{revision}:{where}"],
+            capture_output=True,
+            text=True,
+        )
+        if shown.returncode == 0:
+            break
+    else:
+        raise ValueError(f"no facts.py at {revision!r}: {shown.stderr.strip()}")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "facts_before.py"
         path.write_text(shown.stdout, encoding="utf-8")
@@ -130,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", action="append", help="a folder of ../shared/corpora")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--before", help="a git revision whose tiermem.facts to time too")
+    parser.add_argument("--before", help="a git revision whose tiermem.text.facts to time too")
     args = parser.parse_args(argv)
     folders = sorted(path.parent for path in CORPORA.glob("*/sessions.jsonl"))
     if args.corpus:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from merges import git
 from reliability import cli
-from tiermem import archive
 from tiermem.errors import ParseError
+from tiermem.storage import archive
 
 MARK = re.compile(r"mark-[0-9a-z-]+")
 

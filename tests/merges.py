@@ -11,8 +11,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from tiermem import store
-from tiermem.layout import Layout
+from tiermem.storage import store
+from tiermem.storage.layout import Layout
 
 # Squad's own root .gitattributes (tiermem init writes the one for .squad/memory).
 SQUAD_ATTRIBUTES = (

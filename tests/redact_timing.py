@@ -1,6 +1,6 @@
 """Time `redact` on a typical note and a long history file, and the cost of importing it.
 
-    python tests/redact_timing.py                     # this checkout's tiermem.redact
+    python tests/redact_timing.py                     # this checkout's tiermem.text.redact
     python tests/redact_timing.py --module pkg.redact --path /some/dir   # another copy
     python tests/redact_timing.py --against pkg.redact --path /some/dir  # both, interleaved
 
@@ -183,7 +183,7 @@ def compare(module: str, other: str, path: str | None, runs: int) -> dict[str, o
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--module", default="tiermem.redact")
+    parser.add_argument("--module", default="tiermem.text.redact")
     parser.add_argument("--against", help="another redact module to measure in turns with it")
     parser.add_argument("--path", help="a folder to put first on sys.path")
     parser.add_argument("--runs", type=int, default=60)

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from tiermem.cli import main
+from tiermem.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

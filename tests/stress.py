@@ -211,8 +211,8 @@ def concurrency_worker(
 
 
 def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    from tiermem import entries, store
     from tiermem.memory import Memory
+    from tiermem.storage import entries, store
 
     root = work / "concurrency"
     root.mkdir(parents=True)

@@ -9,7 +9,7 @@ import pytest
 
 from tiermem.bench import cli as bench_cli
 from tiermem.bench import commands as bench_commands
-from tiermem.cli import build_parser
+from tiermem.cli.main import build_parser
 
 
 def _bench_commands() -> dict[str, argparse.ArgumentParser]:
@@ -48,7 +48,7 @@ def test_the_variables_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_all_without_corpora_is_bad_input(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tiermem.cli import main
+    from tiermem.cli.main import main
 
     monkeypatch.delenv(bench_commands.CORPORA_VARIABLE, raising=False)
     assert main(["bench", "all"]) == 2

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import facts_reference as reference
-from tiermem import facts
 from tiermem.bench.facts import coverage, coverages, key_facts, present_facts, retention
+from tiermem.text import facts
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 

@@ -19,8 +19,8 @@ from tiermem.bench.forward import (
     run_forward,
     take_while_fits,
 )
-from tiermem.cli import main
-from tiermem.tokens import O200K
+from tiermem.cli.main import main
+from tiermem.index.tokens import O200K
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -406,7 +406,7 @@ def _as_is_coverage(probes: list[Probe], texts: dict[str, str]) -> list[float]:
 
 
 def test_corpus_squad_as_is_tokens(real_corpus: Path) -> None:
-    o200k = pytest.importorskip("tiermem.o200k")
+    o200k = pytest.importorskip("tiermem.index.o200k")
     count_many: Callable[[Sequence[str]], list[int]] = o200k.count_many
     texts = _squad_as_is_by_agent(real_corpus)
     per_agent = dict(zip(texts, count_many(list(texts.values())), strict=True))

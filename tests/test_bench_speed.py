@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from test_bench_locomo import write_fixture
-from tiermem import archive, store
 from tiermem.bench.generated import Prose, generate, plan
 from tiermem.bench.speed import GROWTH_FIGURES, ROWS, TARGETS, StoreReport, growth, percentile
 from tiermem.bench.startup import own_times
 from tiermem.bench.writes import locomo_ingest
-from tiermem.cli import main
+from tiermem.cli.main import main
 from tiermem.errors import UsageError
-from tiermem.layout import Layout
 from tiermem.memory import Memory
+from tiermem.storage import archive, store
+from tiermem.storage.layout import Layout
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +95,10 @@ def test_import_times_are_read_as_python_prints_them() -> None:
     printed = (
         "import time: self [us] | cumulative | imported package\n"
         "import time:       120 |        120 |     errno\n"
-        "import time:      2500 |       2620 |   tiermem.files\n"
+        "import time:      2500 |       2620 |   tiermem.storage.files\n"
         "some other line\n"
     )
-    assert own_times(printed) == {"errno": 0.12, "tiermem.files": 2.5}
+    assert own_times(printed) == {"errno": 0.12, "tiermem.storage.files": 2.5}
 
 
 def test_locomo_conversations_are_timed_at_each_number_of_turns_per_note(

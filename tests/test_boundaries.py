@@ -1,43 +1,129 @@
-"""The import graph keeps Squad at the edge: the core reaches Squad and Scribe's checkpoint
-through the `Context` (`ctx.host`, `ctx.keeper`), never by importing them."""
+"""The import graph, built from the source: the parts stand on floors and import only
+downward, the top of `src/tiermem/` holds the API and little else, and the core reaches Squad
+and Scribe's checkpoint through the `Context` (`ctx.host`, `ctx.keeper`), never by
+importing them."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import tiermem
 
 SRC = Path(tiermem.__file__).parent
-# Who may import the Squad package: itself, the importer, the composition root (`Memory`),
-# the command line (`squad install`) and the benchmarks, which measure Squad's own load.
-SQUAD_EDGE = ("squad.", "importer", "import_sections", "memory", "cli", "bench.")
+PAGE = SRC.parent.parent / "docs" / "ARCHITECTURE.md"
+# The parts, bottom floor first: a module imports only from its own part or from a part
+# listed before it. A part is a package or a module at the top of src/tiermem/.
+FLOORS = (
+    "errors",
+    "record",
+    "results",
+    "text",
+    "render",
+    "storage",
+    "index",
+    "relevance",
+    "host",
+    "context",
+    "options",
+    "hot",
+    "team",
+    "spawn",
+    "scribe",
+    "maintenance",
+    "squad",
+    "memory",
+    "testing",
+    "__init__",
+    "server",
+    "bench",
+    "cli",
+    "__main__",
+)
+MOST_AT_THE_TOP = 12
+# Who may import the Squad package: itself, the composition root (`Memory`), the command
+# line (`squad install`) and the benchmarks, which measure Squad's own load.
+SQUAD_EDGE = ("squad.", "memory", "cli.", "bench.")
 
 
 def _module(path: Path) -> str:
-    return ".".join(path.relative_to(SRC).with_suffix("").parts)
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
+MODULES = {_module(path): path for path in SRC.rglob("*.py")}
+
+
+def _known(name: str) -> str:
+    """The module a dotted name lies in (`storage.files.locked` lies in `storage.files`)."""
+    while name not in MODULES and "." in name:
+        name = name.rpartition(".")[0]
+    return name
 
 
 def _imports(path: Path) -> set[str]:
-    """The tiermem modules a file imports (relative imports resolved), type-only ones too."""
-    package = _module(path).split(".")[:-1]  # a package's __init__ counts as inside it
+    """The tiermem modules a file imports, anywhere in it (relative imports resolved; imports
+    inside functions and type-only ones count: the design is the same at every import)."""
+    module = _module(path)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    if module == "__init__":
+        package = []
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level:
             base = package[: len(package) - node.level + 1]
             stem = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            found |= {f"{stem}.{a.name}".strip(".") for a in node.names} | {stem}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tiermem."):
-            found.add(node.module.removeprefix("tiermem.") if node.module else "")
-    return found
+            stem = (node.module or "").removeprefix("tiermem.")
+        else:
+            continue
+        found |= {_known(f"{stem}.{a.name}".strip(".")) for a in node.names}
+    return {m for m in found if m in MODULES and m != module}
+
+
+GRAPH = {module: _imports(path) for module, path in MODULES.items()}
+
+
+def _part(module: str) -> str:
+    return module.split(".")[0]
 
 
 def _importers_of(prefix: str) -> set[str]:
-    return {
-        _module(path)
-        for path in SRC.rglob("*.py")
-        if any(m == prefix or m.startswith(prefix + ".") for m in _imports(path))
-    }
+    return {m for m, found in GRAPH.items() if any(f.startswith(prefix) for f in found)}
+
+
+def test_every_part_stands_on_a_floor() -> None:
+    unplaced = sorted({_part(m) for m in MODULES} - set(FLOORS))
+    assert not unplaced, f"parts not in FLOORS: {unplaced}"
+
+
+def test_no_import_runs_up_a_floor() -> None:
+    floor = {part: n for n, part in enumerate(FLOORS)}
+    assert GRAPH["memory"], "the walk sees imports"
+    upward = sorted(
+        f"{module} -> {found}"
+        for module, imported in GRAPH.items()
+        for found in imported
+        if floor[_part(found)] > floor[_part(module)]
+    )
+    assert not upward, f"imports that run up a floor: {upward}"
+
+
+def test_the_top_holds_the_api() -> None:
+    top = sorted(p.stem for p in SRC.glob("*.py"))
+    assert len(top) <= MOST_AT_THE_TOP, f"{len(top)} modules at the top: {top}"
+
+
+def test_each_package_says_what_it_owns() -> None:
+    for init in SRC.glob("*/__init__.py"):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        assert ast.get_docstring(tree), f"{init.parent.name}/ has no docstring"
+        assert "import" in (ast.get_docstring(tree) or ""), f"{init.parent.name}/: may import?"
+        eager = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+        assert all(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in eager), (
+            f"{init.parent.name}/__init__.py imports at start-up"
+        )
 
 
 def test_only_the_edge_imports_squad() -> None:
@@ -48,14 +134,25 @@ def test_only_the_edge_imports_squad() -> None:
 
 
 def test_a_hot_write_reaches_scribe_through_its_context() -> None:
-    assert "hot_writes" not in _importers_of("scribe")
-    assert "hot" not in _importers_of("scribe")
+    assert "memory" in _importers_of("scribe")  # the walk sees imports
+    assert not {m for m in _importers_of("scribe") if _part(m) == "hot"}
 
 
-def test_the_architecture_page_places_every_module() -> None:
-    page = (SRC.parent.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    modules = {p.stem for p in SRC.glob("*.py")} | {
+def test_the_architecture_page_places_every_part_in_floor_order() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    parts = {p.stem for p in SRC.glob("*.py")} | {
         f"{p.name}/" for p in SRC.iterdir() if (p / "__init__.py").is_file()
     }
-    missing = sorted(m for m in modules if f"`{m}`" not in page)
+    missing = sorted(m for m in parts if f"`{m}`" not in page)
     assert not missing, f"docs/ARCHITECTURE.md does not place: {missing}"
+    table = page[page.index("## The parts") :]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    named = [next((r for r, row in enumerate(rows) if _names(row, p)), -1) for p in FLOORS]
+    assert named == sorted(named, reverse=True), "the parts table runs top floor first"
+
+
+def _names(row: str, part: str) -> bool:
+    """Whether a row of the parts table names the part (outside its parentheses, which list
+    a package's modules)."""
+    cell = re.sub(r"\([^)]*\)", "", row.split("|")[2])
+    return f"`{part}`" in cell or f"`{part}/`" in cell

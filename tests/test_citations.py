@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import citations
-from tiermem.citations import Tracked, cited_paths, fresh_first, stale_paths, tracked
-from tiermem.index import Doc, Hit
-from tiermem.layout import Layout
+from tiermem.index.protocol import Doc, Hit
 from tiermem.memory import Memory
+from tiermem.storage.layout import Layout
+from tiermem.team import citations
+from tiermem.team.citations import Tracked, cited_paths, fresh_first, stale_paths, tracked
 
 
 @pytest.mark.parametrize(

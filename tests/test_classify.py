@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiermem.classify import classify, is_structured
-from tiermem.entries import CLASSES
 from tiermem.squad.dates import parse_date
+from tiermem.storage.entries import CLASSES
+from tiermem.team.classify import classify, is_structured
 
 # (title, body, class). Titles are given the way the Squad parsers hand them over (date
 # removed) unless the case is about the raw heading.

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import store as tiermem_store
-from tiermem.cli import build_parser
-from tiermem.entries import Entry, TierFile, parse
+from tiermem.cli.main import build_parser
 from tiermem.memory import Memory
+from tiermem.storage import store as tiermem_store
+from tiermem.storage.entries import Entry, TierFile, parse
 
 RunCli = Callable[..., tuple[int, str, str]]
 NOW = "2026-03-02T10:00:00Z"

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import archive
-from tiermem import files as store_module
-from tiermem.entries import parse
 from tiermem.errors import StoreError
-from tiermem.files import is_temp, locked
 from tiermem.memory import Memory
+from tiermem.storage import archive
+from tiermem.storage import files as store_module
+from tiermem.storage.entries import parse
+from tiermem.storage.files import is_temp, locked
 
 RunCli = Callable[..., tuple[int, str, str]]
 PROCESSES = 8
@@ -34,7 +34,7 @@ BUDGET = 4096
 WORKER = textwrap.dedent(
     """
     import os, sys, time
-    from tiermem.cli import main
+    from tiermem.cli.main import main
 
     root, worker, count, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     while not os.path.exists(start):

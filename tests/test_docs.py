@@ -39,8 +39,8 @@ def served_tools(root: Path) -> set[str]:
     import anyio
     from mcp import Client
 
-    from tiermem.mcp_server import build_server
     from tiermem.memory import Memory
+    from tiermem.server.mcp_server import build_server
 
     async def names() -> set[str]:
         async with Client(build_server(Memory(root))) as client:

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiermem.entries import (
+from tiermem.errors import ParseError
+from tiermem.memory import Memory
+from tiermem.storage.entries import (
     CLASSES,
     STATUSES,
     Entry,
@@ -23,8 +25,6 @@ from tiermem.entries import (
     render_entry,
     render_meta,
 )
-from tiermem.errors import ParseError
-from tiermem.memory import Memory
 
 PROPERTY = settings(max_examples=200, deadline=None)
 

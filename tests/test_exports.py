@@ -7,10 +7,10 @@ import typing
 from dataclasses import is_dataclass
 
 import tiermem
-from tiermem.archive import Record
-from tiermem.config import Config
 from tiermem.memory import Memory
-from tiermem.ranking import Ranker
+from tiermem.relevance.ranking import Ranker
+from tiermem.storage.archive import Record
+from tiermem.storage.config import Config
 
 # Names memory.py imports for type checkers only.
 _ONLY_TYPED = {"Any": typing.Any, "Config": Config, "Ranker": Ranker, "Record": Record}

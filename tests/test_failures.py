@@ -115,8 +115,8 @@ def test_fuzzed_command_lines_never_raise(root: Path) -> None:
 
 
 def _refuse_audit_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tiermem import audit
     from tiermem.errors import StoreError
+    from tiermem.storage import audit
 
     def full(*args: object, **kwargs: object) -> None:
         raise StoreError("cannot write tiermem-audit.jsonl: No space left on device")

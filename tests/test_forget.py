@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliability import is_index
-from tiermem import archive, audit, entries, store
-from tiermem.entries import Entry, TierFile, split_entry
 from tiermem.errors import NotFoundError, UsageError
 from tiermem.memory import Memory
+from tiermem.storage import archive, audit, entries, store
+from tiermem.storage.entries import Entry, TierFile, split_entry
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"

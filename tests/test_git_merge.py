@@ -24,8 +24,8 @@ import pytest
 
 from merges import conflict_markers, entries_by_file, git, merge_both_ways, new_repository
 from reliability import files_text
-from tiermem import entries, store
-from tiermem.layout import Layout
+from tiermem.storage import entries, store
+from tiermem.storage.layout import Layout
 
 RunCli = Callable[..., tuple[int, str, str]]
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiermem.errors import NotFoundError, UsageError
-from tiermem.hot import slot_text
+from tiermem.hot.tier import slot_text
 from tiermem.memory import Memory
 
 RunCli = Callable[..., tuple[int, str, str]]

@@ -13,16 +13,16 @@ import pytest
 
 from page_names import assert_named_by_the_team
 from reliability import is_index
-from tiermem import archive
-from tiermem import store as files
 from tiermem.bench.imported import rebuild_check
 from tiermem.bench.shape import sections_with_text, wiki_shape
-from tiermem.cli import main
-from tiermem.clock import format_time, parse_time
-from tiermem.entries import Entry
+from tiermem.cli.main import main
 from tiermem.memory import Memory
 from tiermem.squad.sources import sources
-from tiermem.wiki import PAGE_MAX_BYTES
+from tiermem.storage import archive
+from tiermem.storage import store as files
+from tiermem.storage.clock import format_time, parse_time
+from tiermem.storage.entries import Entry
+from tiermem.team.wiki import PAGE_MAX_BYTES
 
 RunCli = Callable[..., tuple[int, str, str]]
 NOW = "2026-04-15T00:00:00Z"
@@ -784,7 +784,7 @@ def pages_after_import(tmp_path: Path, decisions: str) -> list[Path]:
 
 
 def test_a_topic_that_outgrows_its_page_goes_on_to_a_next_one(tmp_path: Path) -> None:
-    from tiermem import wiki
+    from tiermem.team import wiki
 
     decisions = "".join(
         f"### 2026-02-{1 + n % 27:02d}: Publish gate g{n}x on step s{n}y\n**By:** Ada\n"
@@ -799,7 +799,7 @@ def test_a_topic_that_outgrows_its_page_goes_on_to_a_next_one(tmp_path: Path) ->
 
 def test_the_page_bound_holds_for_one_huge_decision(tmp_path: Path) -> None:
     # 77 KB in one decision, most of it one code block and one line without an end.
-    from tiermem import wiki
+    from tiermem.team import wiki
 
     code = "".join(f"    frame_{n} = parse(buffer[{n}:{n + 8}])  # at {n}\n" for n in range(1200))
     huge = (

@@ -14,12 +14,13 @@ import pytest
 
 import races
 from reliability import child_env, cli
-from tiermem import files, fts
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
+from tiermem.index import fts
+from tiermem.index.tokens import O200K
 from tiermem.memory import Memory
+from tiermem.storage import files
 from tiermem.testing import WordCounter
-from tiermem.tokens import O200K
 
 
 def test_a_fresh_clone_opened_by_many_processes_at_once(tmp_path: Path) -> None:
@@ -123,7 +124,7 @@ def test_another_schema_waits_for_the_open_index_instead_of_deleting_it(tmp_path
     script = textwrap.dedent(
         """
         import sys
-        from tiermem import files
+        from tiermem.storage import files
         from tiermem.memory import Memory
         from tiermem.errors import TiermemError
         from tiermem.testing import WordCounter

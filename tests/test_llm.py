@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from loopback import chat_completion, send, serving
-from tiermem.config import SummarizerConfig
 from tiermem.errors import UsageError
 from tiermem.scribe.llm import OpenAICompatibleSummarizer, SummaryUnavailable, max_tokens_for
 from tiermem.scribe.summarize import ExtractiveSummarizer, FallbackSummarizer
+from tiermem.storage.config import SummarizerConfig
 
 KEY_ENV = "TIERMEM_TEST_LLM_KEY"
 API_KEY = "sk-local-" + "k3y" * 8
@@ -285,7 +285,7 @@ def test_credential_in_reply_is_returned_raw(endpoint: Endpoint) -> None:
 
 
 def test_credential_in_reply_is_removed_by_redact(endpoint: Endpoint) -> None:
-    redact_module = pytest.importorskip("tiermem.redact")
+    redact_module = pytest.importorskip("tiermem.text.redact")
     summary = _summarizer(endpoint, "credential").summarize(SESSION, title="t", budget_bytes=400)
     cleaned, kinds = redact_module.redact(summary)
     assert FAKE_TOKEN not in cleaned

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from merges import git, merge_both_ways, new_repository
-from tiermem import store, use
-from tiermem.index import Doc
+from tiermem.index.protocol import Doc
 from tiermem.memory import Memory
+from tiermem.storage import store
+from tiermem.team import use
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"
@@ -199,8 +200,8 @@ def test_the_record_is_compacted_and_keeps_the_latest_day(store: Memory) -> None
 WORKER = textwrap.dedent(
     """
     import sys
-    from tiermem import use
-    from tiermem.index import Doc
+    from tiermem.team import use
+    from tiermem.index.protocol import Doc
     from tiermem.memory import Memory
 
     root, worker, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

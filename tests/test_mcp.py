@@ -20,8 +20,8 @@ from mcp.types import CallToolResult, TextContent
 
 from reliability import is_index
 from tiermem.errors import StoreError
-from tiermem.mcp_server import build_server, serve
 from tiermem.memory import Memory
+from tiermem.server.mcp_server import build_server, serve
 
 NOW = "2026-03-02T10:00:00Z"
 

@@ -20,11 +20,11 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from tiermem import archive, store
-from tiermem.cli import main
-from tiermem.entries import Entry, split_entry
-from tiermem.mcp_server import build_server
+from tiermem.cli.main import main
 from tiermem.memory import Memory
+from tiermem.server.mcp_server import build_server
+from tiermem.storage import archive, store
+from tiermem.storage.entries import Entry, split_entry
 
 NOW = "2026-04-01T00:00:00Z"
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"

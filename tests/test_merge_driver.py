@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli
-from tiermem import entries
-from tiermem.entries import Entry, TierFile
-from tiermem.merge import merge_file, merge_tier_files
+from tiermem.storage import entries
+from tiermem.storage.entries import Entry, TierFile
+from tiermem.storage.merge import merge_file, merge_tier_files
 
 T0 = "2026-03-01T09:00:00Z"
 

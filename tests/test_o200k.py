@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken import Encoding
 
-from tiermem import o200k
+from tiermem.index import o200k
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
@@ -473,7 +473,7 @@ def test_concurrent_cold_builds_agree(tmp_path: Path, reference: Encoding) -> No
     cache = tmp_path / "shared-cache"
     # Each worker builds the table and materialises tiktoken's cache file at the same time.
     script = (
-        "import os, sys; from tiermem import o200k\n"
+        "import os, sys; from tiermem.index import o200k\n"
         "folder = o200k._tiktoken_cache()\n"
         "cached = os.path.join(folder, o200k._tiktoken_cache_name())\n"
         "print(o200k.count(sys.stdin.read()), o200k._holds_vocabulary(cached))\n"

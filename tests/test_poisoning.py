@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import entries, store
-from tiermem.layout import Layout
+from tiermem.storage import entries, store
+from tiermem.storage.layout import Layout
 
 RunCli = Callable[..., tuple[int, str, str]]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiermem.progress import track, working
+from tiermem.render.progress import track, working
 
 
 def test_track_yields_every_item_in_order(capsys: pytest.CaptureFixture[str]) -> None:

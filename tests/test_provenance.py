@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import store
-from tiermem.entries import Entry, TierFile
 from tiermem.memory import Memory
+from tiermem.storage import store
+from tiermem.storage.entries import Entry, TierFile
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"

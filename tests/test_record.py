@@ -109,7 +109,7 @@ def test_threads_making_the_first_records_of_a_class_at_once_all_get_whole_ones(
 def test_making_and_comparing_records_never_imports_dataclasses() -> None:
     code = (
         "import sys\n"
-        "from tiermem.entries import Entry, TierFile, parse, render\n"
+        "from tiermem.storage.entries import Entry, TierFile, parse, render\n"
         "t = TierFile('h', {'tier': 'cold'}, '', [Entry(id='c-1', cls='learning', title='t')])\n"
         "assert parse(render(t)) == t\n"
         "print('dataclasses' in sys.modules, 'inspect' in sys.modules)\n"

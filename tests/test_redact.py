@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from canaries import CANARIES
 from redact_samples import Sample, credential_samples, ordinary_texts
-from tiermem import redact as redaction
-from tiermem.redact import KINDS, redact
+from tiermem.text import redact as redaction
+from tiermem.text.redact import KINDS, redact
 
 MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
@@ -27,7 +27,7 @@ CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 LOOK_ALIKES = [
     "Merged in 3f786850e387550fdab836ed7e6dc881de23001b after review.",
     "entry id 123e4567-e89b-12d3-a456-426614174000 was folded twice",
-    "see src/tiermem/redact.py and /usr/local/lib/python3.11/site-packages/x.py",
+    "see src/tiermem/text/redact.py and /usr/local/lib/python3.11/site-packages/x.py",
     "bumped to version 1.2.3-beta.4 (was v2026.11.19)",
     "npm install @azure/storage-blob eslint-plugin-react-hooks @types/node",
     "The password reset flow sends a one-time link.",

@@ -7,10 +7,11 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiermem.index import Doc
-from tiermem.relevance import engine, excerpts, packing, passages, query, words
+from tiermem.index import passages
+from tiermem.index.passages import Passage
+from tiermem.index.protocol import Doc
+from tiermem.relevance import engine, excerpts, packing, query, words
 from tiermem.relevance.candidates import Candidate
-from tiermem.relevance.passages import Passage
 from tiermem.relevance.scoring import Piece
 
 # --- words ------------------------------------------------------------------------------------

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from reliability import is_index
-from tiermem import charts, store
-from tiermem.entries import Entry, TierFile
 from tiermem.errors import UsageError
+from tiermem.maintenance.report import collect
 from tiermem.memory import Memory
-from tiermem.report import collect
+from tiermem.render import charts
+from tiermem.storage import store
+from tiermem.storage.entries import Entry, TierFile
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 import cdp
-from tiermem import store
 from tiermem.bench.generated import NOW, generate
-from tiermem.entries import Entry, TierFile
 from tiermem.memory import Memory
+from tiermem.storage import store
+from tiermem.storage.entries import Entry, TierFile
 from tiermem.testing import WordCounter
 
 T0 = "2026-03-02T10:00:00Z"

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiermem.entries import parse, render
 from tiermem.errors import ParseError
+from tiermem.storage.entries import parse, render
 
 _lines = st.one_of(
     st.sampled_from(

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import archive
-from tiermem import files as tiermem_files
-from tiermem import store as files
-from tiermem.clock import format_time, parse_time
-from tiermem.entries import Entry, TierFile
 from tiermem.memory import Memory
+from tiermem.storage import archive
+from tiermem.storage import files as tiermem_files
+from tiermem.storage import store as files
+from tiermem.storage.clock import format_time, parse_time
+from tiermem.storage.entries import Entry, TierFile
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiermem.fts import FtsIndex
-from tiermem.index import Doc, Hit, Index
+from tiermem.index.fts import FtsIndex
+from tiermem.index.protocol import Doc, Hit, Index
+from tiermem.index.tokens import O200K, TokenCounter
 from tiermem.memory import Memory
-from tiermem.ranking import OwnFirst, Ranker
+from tiermem.relevance.ranking import OwnFirst, Ranker
 from tiermem.testing import ByScore, FirstWords, RecordingIndex, WordCounter
-from tiermem.tokens import O200K, TokenCounter
 
 NOW = "2026-03-02T10:00:00Z"
 

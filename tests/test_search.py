@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from conftest import archive_note_and_summary
-from tiermem import archive, use
-from tiermem import store as files
-from tiermem.entries import Entry, TierFile, split_entry
-from tiermem.fts import fts_query
-from tiermem.index import Scope
+from tiermem.index.fts import fts_query
+from tiermem.index.protocol import Scope
 from tiermem.memory import Memory
+from tiermem.storage import archive
+from tiermem.storage import store as files
+from tiermem.storage.entries import Entry, TierFile, split_entry
+from tiermem.team import use
 
 T0 = "2026-03-01T09:00:00Z"
 
@@ -228,7 +229,7 @@ def test_using_a_whole_entry_refreshes_every_part(mem: Memory) -> None:
 
 
 def test_parts_of_one_entry_are_promoted_to_one_page(mem: Memory) -> None:
-    from tiermem import topics, wiki
+    from tiermem.team import topics, wiki
 
     body = (
         "## Build\n" + "The ci workflow builds the release on every push. " * 20 + "\n\n"

@@ -13,9 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiermem import store
-from tiermem.entries import Entry
 from tiermem.memory import Memory
+from tiermem.storage import store
+from tiermem.storage.entries import Entry
 
 NOW = "2026-03-02T10:00:00Z"
 _WORDS = st.sampled_from(

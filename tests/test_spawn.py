@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from conftest import archive_note_and_summary
-from tiermem import o200k
-from tiermem import store as files
-from tiermem.clock import format_time, parse_time
+from tiermem.index import o200k
 from tiermem.memory import Memory
-from tiermem.prompt import LEFT_OUT_SHOWN
+from tiermem.spawn.prompt import LEFT_OUT_SHOWN
+from tiermem.storage import store as files
+from tiermem.storage.clock import format_time, parse_time
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"
@@ -526,7 +526,7 @@ def test_archived_text_the_prompt_already_holds_is_not_loaded_again(tmp_path: Pa
 
 
 def test_a_block_titled_by_its_first_line_says_it_once() -> None:
-    from tiermem.prompt import heading_title
+    from tiermem.spawn.prompt import heading_title
 
     body = "Bumped the tag to v1.2 and retagged main after the registry delay."
     assert heading_title("Note: Bumped the tag to v1.2 and…", body) == "Note: "

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import spawn_log, store
-from tiermem.entries import Entry, TierFile, split_entry
 from tiermem.errors import UsageError
 from tiermem.memory import Memory
+from tiermem.spawn import log as spawn_log
+from tiermem.storage import store
+from tiermem.storage.entries import Entry, TierFile, split_entry
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"

@@ -22,9 +22,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
-from tiermem import store
 from tiermem.memory import Memory
 from tiermem.squad import install, texts
+from tiermem.storage import store
 
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = Path(os.environ.get("TIERMEM_SQUAD_PREFIX") or REPO / ".ci-node")

@@ -24,9 +24,9 @@ NEVER = {
     "shutil",
     "importlib.metadata",
     "tiermem.scribe.maintenance",
-    "tiermem.importer",
-    "tiermem.report",
-    "tiermem.mcp_server",
+    "tiermem.squad.importer",
+    "tiermem.maintenance.report",
+    "tiermem.server.mcp_server",
     "tiermem.bench",
 }
 # Per command, beside NEVER: what it does not need either.
@@ -39,25 +39,29 @@ NOT_FOR = {
         "json",
         "hashlib",
         "threading",
-        "tiermem.redact",
+        "tiermem.text.redact",
         "tiermem.scribe.session",
-        "tiermem.archive",
-        "tiermem.fts",
-        "tiermem.config",
+        "tiermem.storage.archive",
+        "tiermem.index.fts",
+        "tiermem.storage.config",
     },
     ("hot", "note", "ada", "a plain note"): {
         "sqlite3",
-        "tiermem.fts",
+        "tiermem.index.fts",
         "tiermem.scribe.session",  # nothing leaves hot: no checkpoint, no queue
-        "tiermem.archive",
-        "tiermem.decisions",
+        "tiermem.storage.archive",
+        "tiermem.team.decisions",
     },
-    ("search", "release"): {"tiermem.redact", "tiermem.scribe.session", "tiermem.config"},
+    ("search", "release"): {
+        "tiermem.text.redact",
+        "tiermem.scribe.session",
+        "tiermem.storage.config",
+    },
 }
 
 LISTER = (  # prints with repr: importing json itself would hide whether a command does
     "import sys\n"
-    "from tiermem.cli import main\n"
+    "from tiermem.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
     "print(repr({'code': code, 'modules': sorted(sys.modules)}))\n"
 )

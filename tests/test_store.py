@@ -9,13 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import config
-from tiermem.entries import Entry, TierFile, render
 from tiermem.errors import ParseError, StoreError, UsageError
-from tiermem.files import TEMP_PREFIX, append_synced, atomic_write, create_exclusive, read_text
-from tiermem.layout import Layout
 from tiermem.memory import Memory
-from tiermem.store import TAIL_BYTES, append, load, recent, save
+from tiermem.storage import config
+from tiermem.storage.entries import Entry, TierFile, render
+from tiermem.storage.files import (
+    TEMP_PREFIX,
+    append_synced,
+    atomic_write,
+    create_exclusive,
+    read_text,
+)
+from tiermem.storage.layout import Layout
+from tiermem.storage.store import TAIL_BYTES, append, load, recent, save
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -373,7 +379,7 @@ def test_an_older_store_learns_to_merge_its_own_audit_file(store: Memory) -> Non
 def test_squads_audit_log_is_never_written_and_earlier_lines_are_still_read(
     store: Memory,
 ) -> None:
-    from tiermem import audit
+    from tiermem.storage import audit
 
     squads = store.layout.memory / "audit.jsonl"
     squad_line = '{"timestamp":"2026-11-02T10:00:00Z","action":"write","class":"DECISION"}\n'

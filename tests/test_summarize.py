@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiermem.facts import key_facts
 from tiermem.memory import Memory
 from tiermem.scribe.summarize import (
     FLOOR_RATIO,
@@ -19,6 +18,7 @@ from tiermem.scribe.summarize import (
     budget_for,
     configured,
 )
+from tiermem.text.facts import key_facts
 
 # The summarizer promises "at most about budget_bytes": a line's "- " lead may go over by a
 # couple of bytes when a heading was left out.

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from page_names import assert_named_by_the_team
 from tiermem.bench.shape import wiki_shape
-from tiermem.cli import main
-from tiermem.clock import format_time, parse_time
-from tiermem.entries import Entry
+from tiermem.cli.main import main
 from tiermem.memory import Memory
-from tiermem.topics import Vocabulary
+from tiermem.storage.clock import format_time, parse_time
+from tiermem.storage.entries import Entry
+from tiermem.team.topics import Vocabulary
 
 NOW = "2026-04-15T00:00:00Z"
 TEAM_MD = """\

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tiermem import config, validate
 from tiermem.errors import ParseError, UsageError
-from tiermem.layout import Layout
+from tiermem.storage import config, validate
+from tiermem.storage.layout import Layout
 
 
 @pytest.mark.parametrize(

@@ -13,12 +13,12 @@ TYPE_CHECKING = False  # typing is not imported at start-up: `tiermem hot show` 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .archive import Record
     from .host import Summarizer
-    from .index import Index, IndexFactory
+    from .index.protocol import Index, IndexFactory
+    from .index.tokens import TokenCounter
     from .memory import Memory
     from .options import SpawnRequest
-    from .ranking import Ranker
+    from .relevance.ranking import Ranker
     from .results import (
         AgentInfo,
         DoctorReport,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         WikiEntry,
         WriteReport,
     )
-    from .tokens import TokenCounter
+    from .storage.archive import Record
 
 __all__ = [
     "AgentInfo",
@@ -90,13 +90,13 @@ __all__ = [
 # Where each lazily exported name lives: `tiermem --help` starts without the store code.
 _LAZY = {
     "Memory": "memory",
-    "Index": "index",
-    "IndexFactory": "index",
-    "Ranker": "ranking",
-    "Record": "archive",
+    "Index": "index.protocol",
+    "IndexFactory": "index.protocol",
+    "Ranker": "relevance.ranking",
+    "Record": "storage.archive",
     "SpawnRequest": "options",
     "Summarizer": "host",
-    "TokenCounter": "tokens",
+    "TokenCounter": "index.tokens",
 }
 
 

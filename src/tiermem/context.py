@@ -10,20 +10,20 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from . import validate
-from .clock import Clock
 from .errors import StoreError
-from .layout import Layout
+from .storage import validate
+from .storage.clock import Clock
+from .storage.layout import Layout
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
     from typing import TypeVar
 
-    from .config import Config
     from .host import Host, Keeper, Summarizer
-    from .index import Index, IndexFactory, SyncReport
-    from .ranking import Ranker
-    from .tokens import TokenCounter
+    from .index.protocol import Index, IndexFactory, SyncReport
+    from .index.tokens import TokenCounter
+    from .relevance.ranking import Ranker
+    from .storage.config import Config
 
     _Part = TypeVar("_Part")
 
@@ -35,7 +35,7 @@ SummarizerFactory = Callable[["Context"], "Summarizer"]
 
 
 def _redact(text: str) -> tuple[str, list[str]]:
-    from .redact import redact  # its patterns compile on first use, not at start-up
+    from .text.redact import redact  # its patterns compile on first use, not at start-up
 
     return redact(text)
 
@@ -97,7 +97,7 @@ class Context:
         `search`) start faster without it.
         """
         if self._config is None:
-            from . import config
+            from .storage import config
 
             self._config = config.load(self.layout.config)
         return self._config
@@ -107,7 +107,7 @@ class Context:
         """How tokens are counted: o200k_base, unless another counter was handed in (its
         module is loaded when first needed: writes to hot count bytes, not tokens)."""
         if self._tokens is None:
-            from .tokens import O200K
+            from .index.tokens import O200K
 
             self._tokens = O200K
         return self._tokens
@@ -116,7 +116,7 @@ class Context:
     def ranker(self) -> Ranker:
         """The order results are offered in (the default is loaded when first needed)."""
         if self._ranker is None:
-            from .ranking import DEFAULT
+            from .relevance.ranking import DEFAULT
 
             self._ranker = DEFAULT
         return self._ranker
@@ -131,7 +131,7 @@ class Context:
 
     def _index_factory(self) -> IndexFactory:
         if self._open_index is None:
-            from .fts import FtsIndex  # SQLite loads on first search, not at start-up
+            from .index.fts import FtsIndex  # SQLite loads on first search, not at start-up
 
             return FtsIndex
         return self._open_index
@@ -175,7 +175,7 @@ class Context:
 
     def require_store(self) -> None:
         """Refuse to go on where there is no store to work in (or one reached by a link)."""
-        from . import files
+        from .storage import files
 
         files.check_store(self.layout)  # a link in place of a folder or file of the store
         if not files.is_folder(self.layout.memory):
@@ -215,8 +215,8 @@ class Context:
         self, action: str, ids: list[str], tiers: list[str], reason: str = "", **details: object
     ) -> None:
         """One line in the audit trail: what was done to which entries, never the content."""
-        from . import audit  # writes only: reads start without the JSON encoder
         from .errors import UnsafePathError
+        from .storage import audit  # writes only: reads start without the JSON encoder
 
         try:
             audit.append(self.layout, self.stamp(), action, ids, tiers, reason, **details)

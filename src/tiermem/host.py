@@ -16,10 +16,10 @@ from typing import Protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .archive import Record
-    from .entries import Entry
     from .errors import TiermemError
     from .results import SquadLoad
+    from .storage.archive import Record
+    from .storage.entries import Entry
 
 
 @dataclass

@@ -11,11 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from . import agents, files, render, validate
-from .clock import Clock
 from .context import Context
 from .errors import NotFoundError, UsageError
-from .layout import TIERS, Layout, discover_root
+from .hot import view as render
 from .options import SpawnRequest
 from .results import (
     AgentInfo,
@@ -37,17 +35,21 @@ from .results import (
 )
 from .scribe.keeper import ScribeKeeper, configured_summarizer
 from .squad.host import SquadHost
+from .storage import files, validate
+from .storage.clock import Clock
+from .storage.layout import TIERS, Layout, discover_root
+from .team import agents
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
     from typing import Protocol, TypeVar
 
-    from .archive import Record
-    from .config import Config
     from .host import Summarizer
-    from .index import IndexFactory
-    from .ranking import Ranker
-    from .tokens import TokenCounter
+    from .index.protocol import IndexFactory
+    from .index.tokens import TokenCounter
+    from .relevance.ranking import Ranker
+    from .storage.archive import Record
+    from .storage.config import Config
 
     class _Carries(Protocol):
         notes: list[str]
@@ -112,7 +114,7 @@ class Memory:
         `squad_files=False` touches nothing outside `.squad/memory/` (as an import promises).
         """
         folder = Path(root).expanduser().resolve()
-        from .bootstrap import init_store
+        from .storage.bootstrap import init_store
 
         created = init_store(folder, squad_files=squad_files)
         return cls(folder, now=now), created
@@ -152,7 +154,7 @@ class Memory:
         agent = validate.name(agent)
         values = {"task": task, "why": why, "talking-to": talking_to}
         given = {slot: validate.text(v, slot) for slot, v in values.items() if v is not None}
-        from .hot_writes import set_task
+        from .hot.writes import set_task
 
         ctx = self._ready()
         if known_only:
@@ -174,7 +176,7 @@ class Memory:
         if source not in SOURCES:
             raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
         trust = "untrusted" if source in UNTRUSTED else ""
-        from .hot_writes import add
+        from .hot.writes import add
 
         ctx = self._ready()
         if known_only:
@@ -184,7 +186,7 @@ class Memory:
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
         agent = validate.name(agent)
-        from .hot_writes import unblock
+        from .hot.writes import unblock
 
         text = validate.text(text, "blocker")
         agents.require(self._ready(), agent, even_alone=True)
@@ -192,7 +194,7 @@ class Memory:
 
     def hot_clear(self, agent: str) -> WriteReport:
         """Empty the hot tier; its content is archived and queued for Scribe first."""
-        from .hot_writes import clear
+        from .hot.writes import clear
 
         agent = validate.name(agent)
         agents.require(self._ready(), agent, even_alone=True)
@@ -227,8 +229,8 @@ class Memory:
         the agent's own entries ranking first on a par. A query of entry ids reads those
         entries.
         """
-        from .provenance import origin, sources_of
-        from .search import search
+        from .spawn.search import search
+        from .team.provenance import origin, sources_of
 
         validate.text(query, "query")
         if agent is not None:
@@ -261,7 +263,7 @@ class Memory:
 
     def read_archive(self, agent: str, record_id: str) -> Record:
         """One archive record."""
-        from . import archive
+        from .storage import archive
 
         agent = validate.owner(agent)
         base = record_id.split("#")[0]
@@ -273,7 +275,7 @@ class Memory:
         """Any id a search or spawn gives, read whole: a tier entry, an archived record
         (`a-0123456789-abcdef0123`, byte for byte) or one section of it
         (`a-0123456789-abcdef0123#4`)."""
-        from .lookup import read_entry
+        from .spawn.lookup import read_entry
 
         if agent is not None:
             agent = validate.name(agent)
@@ -281,7 +283,7 @@ class Memory:
 
     def tier_text(self, tier: str, name: str) -> str:
         """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""
-        from . import files
+        from .storage import files
 
         if tier not in ("hot", "cold", "wiki"):
             raise UsageError(f"tier must be hot, cold or wiki, not {tier!r}")
@@ -294,8 +296,8 @@ class Memory:
     def forget(self, entry_id: str, reason: str = "", purge: bool = False) -> ForgetReport:
         """Retire an entry (a long entry's parts go together) from every tier; its text stays
         in the archive. `purge` deletes the text from the archive and the index too."""
-        from .forget import forget
-        from .search import entry_ids
+        from .maintenance.forget import forget
+        from .spawn.search import entry_ids
 
         if entry_ids(entry_id) != [entry_id]:
             raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
@@ -336,7 +338,7 @@ class Memory:
         """Record a team decision (also appended to Squad's decisions.md); return its ids.
 
         `known_only` refuses a `by` the team does not know, as a likely typo."""
-        from .decisions import decide
+        from .team.decisions import decide
 
         text, by = validate.text(text, "decision"), validate.name(by)
         ctx = self._ready()
@@ -348,7 +350,7 @@ class Memory:
         self, topic: str, text: str, by: str = "", known_only: bool = False
     ) -> WikiEntry:
         """Ask Scribe for a wiki entry on a topic (`known_only`: refuse an unknown `by`)."""
-        from .wiki import write
+        from .team.wiki import write
 
         topic = validate.name(topic, "topic")
         author = validate.name(by, "agent") if by else "team"
@@ -360,13 +362,13 @@ class Memory:
 
     def wiki_pages(self) -> list[Page]:
         """Every wiki topic page with its size."""
-        from .wiki import pages
+        from .team.wiki import pages
 
         return pages(self._ready())
 
     def wiki_read(self, topic: str) -> str:
         """A wiki topic page's markdown."""
-        from .wiki import read
+        from .team.wiki import read
 
         return read(self.context, validate.name(topic, "topic"))
 
@@ -403,8 +405,8 @@ class Memory:
         return self._spawn(request)
 
     def _spawn(self, request: SpawnRequest) -> SpawnResult:
-        from . import spawn_log
-        from .spawn import assemble
+        from .spawn import log as spawn_log
+        from .spawn.assemble import assemble
 
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
@@ -416,8 +418,8 @@ class Memory:
 
     def log(self, agent: str | None = None, entry: str | None = None, limit: int = 50) -> SpawnLog:
         """Logged spawns, newest first: what each got, or (entry) which spawns got an entry."""
-        from . import spawn_log
-        from .search import entry_ids
+        from .spawn import log as spawn_log
+        from .spawn.search import entry_ids
 
         if agent is not None:
             agent = validate.name(agent)
@@ -436,7 +438,7 @@ class Memory:
         A dry run performs the whole import on a scratch copy and writes nothing here: the
         report says where each entry would land after Scribe's pass.
         """
-        from . import importer
+        from .squad import importer
 
         ctx = self.context if dry_run else self._ready()
         ctx.take_notes()
@@ -448,7 +450,7 @@ class Memory:
         """Write the report page (one self-contained HTML file) into `out` (default:
         `.squad/memory/local/report/`, git-ignored); with a task and an agent, it previews that
         spawn entry by entry."""
-        from .report import build, output_folder
+        from .maintenance.report import build, output_folder
 
         if (task is None) != (agent is None):
             raise UsageError("a spawn preview needs both a task and an agent")
@@ -467,12 +469,12 @@ class Memory:
 
         Runs on a store that other commands refuse (a link in its folders): it says why.
         """
-        from .doctor import run
+        from .maintenance.doctor import run
 
         return run(self.context, repair=repair)
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""
-        from .stats import collect
+        from .maintenance.stats import collect
 
         return collect(self._ready())

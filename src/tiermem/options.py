@@ -103,7 +103,7 @@ def options_of(request: type) -> list[tuple[str, Option, object]]:
 def described(item: Option) -> str:
     """An option's help text, with the settings' defaults it names filled in (config.py
     states each default once)."""
-    from . import config
+    from .storage import config
 
     return item.help.format(spawn=config.SpawnConfig)
 

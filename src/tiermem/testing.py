@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .index import Doc, Hit, Index, Scope, SyncReport
-from .layout import Layout
-from .tokens import TokenCounter
+from .index.protocol import Doc, Hit, Index, Scope, SyncReport
+from .index.tokens import TokenCounter
+from .storage.layout import Layout
 
 __all__ = ["ByScore", "FirstWords", "RecordingIndex", "WordCounter"]
 
@@ -76,7 +76,7 @@ class RecordingIndex:
         inner: Callable[..., Index] | None = None,
     ) -> None:
         if inner is None:
-            from .fts import FtsIndex
+            from .index.fts import FtsIndex
 
             inner = FtsIndex
         self.inner = inner(layout, counter, note=note)

@@ -155,7 +155,7 @@ def _print_replay(data: dict[str, Any]) -> None:
 
 
 def _probes(args: argparse.Namespace) -> int:
-    from ..clock import format_time
+    from ..storage.clock import format_time
     from .corpus import last_date, load_events
     from .evaluate import evaluate
     from .probes import build_probes

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
-from ..progress import track
+from ..render.progress import track
 from .corpus import Event
 from .facts import coverage
 from .oracle import Oracle
@@ -214,10 +214,10 @@ def evaluate(
     progress: bool = False,
 ) -> Figures:
     """Run every probe: spawn --auto and search --limit 5 against the store; baselines beside."""
+    from ..index.tokens import O200K
     from ..options import SpawnRequest
-    from ..search import search
-    from ..spawn import assemble
-    from ..tokens import O200K
+    from ..spawn.assemble import assemble
+    from ..spawn.search import search
 
     mem = Memory(store, now=now)
     baselines = _Baselines(corpus, events, O200K.count_many)

@@ -1,5 +1,5 @@
-"""Key facts for the benchmarks: the same rules the summarizer keeps (see tiermem.facts)."""
+"""Key facts for the benchmarks: the same rules the summarizer keeps (see tiermem.text.facts)."""
 
-from ..facts import coverage, coverages, key_facts, present_facts, retention
+from ..text.facts import coverage, coverages, key_facts, present_facts, retention
 
 __all__ = ["coverage", "coverages", "key_facts", "present_facts", "retention"]

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..clock import format_time
-from ..facts import key_facts, present_facts
 from ..memory import Memory
-from ..progress import track
+from ..render.progress import track
+from ..storage.clock import format_time
+from ..text.facts import key_facts, present_facts
 from .corpus import Event, Session
 from .probes import MIN_PROBE_FACTS, SECTION_HEADING, WORDS, clean_heading, first_section
 from .replay import ReplaySummary, mem_agent, replay
@@ -262,7 +262,7 @@ def run_forward(
     corpus: Path, out: Path, limit: int | None = None, progress: bool = False
 ) -> ForwardRun:
     """Replay a corpus into `out`, asking every forward probe just before its session."""
-    from ..tokens import O200K
+    from ..index.tokens import O200K
 
     earlier = EarlierText(O200K.count_many)
     run = ForwardRun(corpus.name)
@@ -283,7 +283,7 @@ def _ask(
     out: Path, session: Session, probes: list[ForwardProbe], earlier: EarlierText
 ) -> list[ProbeFigures]:
     """Each probe's spawn, as `spawn AGENT --task QUERY --auto` at the session's date."""
-    from ..spawn import SpawnRequest, assemble
+    from ..spawn.assemble import SpawnRequest, assemble
 
     mem = Memory(out, now=format_time(session.date))
     found = []

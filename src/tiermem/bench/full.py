@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..clock import format_time
 from ..memory import Memory
+from ..storage.clock import format_time
 from . import quality
 from .corpus import corpus_dirs, last_date, load_events
 from .evaluate import evaluate

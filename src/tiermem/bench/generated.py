@@ -20,12 +20,13 @@ from itertools import accumulate, islice
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .. import archive, files, hot
-from ..clock import format_time, parse_time
-from ..entries import Entry, TierFile, content_id, render
 from ..errors import StoreError, UsageError
-from ..layout import Layout
+from ..hot import tier as hot
 from ..memory import Memory
+from ..storage import archive, files
+from ..storage.clock import format_time, parse_time
+from ..storage.entries import Entry, TierFile, content_id, render
+from ..storage.layout import Layout
 
 NOW = "2026-06-30T18:00:00Z"
 HISTORY_DAYS = 240

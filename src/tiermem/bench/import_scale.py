@@ -23,7 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ..clock import format_time, parse_time
+from ..storage.clock import format_time, parse_time
 from .generated import SESSION_TITLES, TASKS, prose_for
 
 NOW = "2026-04-01T00:00:00Z"

@@ -7,14 +7,14 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..clock import format_time
 from ..memory import Memory
+from ..storage.clock import format_time
 from .corpus import last_date, load_events
 
 
 def import_snapshot(corpus: Path, out: Path) -> Path:
     """Copy the corpus's `.squad/` to `out` and import it with now = the last commit date."""
-    from ..importer import plan, write
+    from ..squad.importer import plan, write
 
     target = out / ".squad"
     if target.exists():
@@ -37,10 +37,10 @@ def rebuild_check(root: Path) -> dict[str, Any]:
     UTF-8. Redaction of credentials is the one deliberate change; a file that differs only
     by `[REDACTED:...]` markers counts as rebuilt with redactions.
     """
-    from .. import archive
-    from ..layout import Layout
-    from ..redact import redact
     from ..squad.sources import sources
+    from ..storage import archive
+    from ..storage.layout import Layout
+    from ..text.redact import redact
 
     layout = Layout(root)
     # The latest import of each file (a large one archived in parts, N/M, at one time).
@@ -86,8 +86,8 @@ def import_retention(root: Path) -> dict[str, Any]:
     sessions and standing knowledge start in cold while the rest stays in the archive, by
     design; `all_retention`: of everything read, decision archives and session logs too.
     """
-    from ..layout import Layout
     from ..squad.sources import sources
+    from ..storage.layout import Layout
     from .facts import key_facts
     from .quality import tier_text
 

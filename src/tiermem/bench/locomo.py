@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..clock import format_time
+from ..storage.clock import format_time
 from .locomo_data import CATEGORIES, ChunkIndex, Conversation, Question, Turn, found, normal
 
 if TYPE_CHECKING:
@@ -253,8 +253,8 @@ def _live_text(mem: Memory) -> str:
 
 def evaluate(conversation: Conversation, store: Path, design: Design) -> list[Answer]:
     """Ask every question through search and spawn --auto; the baseline beside."""
+    from ..index.tokens import O200K
     from ..memory import Memory
-    from ..tokens import O200K
 
     now = format_time(conversation.sessions[-1].date)
     mem = Memory(store, now=now)
@@ -617,7 +617,7 @@ def design_of(args: argparse.Namespace) -> Design:
         settings.append((key.strip(), value.strip()))
     design = Design(args.agents, args.turns_per_note, args.dated, args.budget, tuple(settings))
     if settings:
-        from ..config import load as load_config
+        from ..storage.config import load as load_config
 
         with tempfile.TemporaryDirectory(prefix="tiermem-locomo-") as scratch:
             _configure_file(Path(scratch) / "config.toml", design.settings)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..index import Doc
-from ..layout import TEAM
+from ..index.protocol import Doc
 from ..memory import Memory
+from ..storage.layout import TEAM
 from .facts import present_facts
 
 # A block's heading and marks, over the stored count of its text.

@@ -12,9 +12,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import archive, audit, entries, files, store
-from ..clock import format_time, parse_time
 from ..memory import Memory
+from ..storage import archive, audit, entries, files, store
+from ..storage.clock import format_time, parse_time
 from .corpus import Event
 from .facts import key_facts
 

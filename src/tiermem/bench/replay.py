@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..clock import format_time
 from ..memory import Memory
-from ..progress import track
+from ..render.progress import track
+from ..storage.clock import format_time
 from .corpus import Event, Session, last_date, load_events, sessions
 
 
@@ -32,8 +32,8 @@ def _apply(mem: Memory, event: Event, inbox: Path, summary: ReplaySummary) -> st
     """Feed one event; return the agent whose session it extends, if any."""
     from dataclasses import replace
 
-    from .. import decisions
     from ..errors import TiermemError
+    from ..team import decisions
 
     if "\x00" in event.text:
         # A few streams carry a stray NUL from a corrupted commit; tiermem refuses NUL as

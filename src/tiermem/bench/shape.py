@@ -28,12 +28,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .. import store, wiki
-from ..entries import STRUCTURED
-from ..import_sections import body_of, content
 from ..memory import Memory
 from ..squad import parse, team
+from ..squad.import_sections import body_of, content
 from ..squad.sources import Source, sources
+from ..storage import store
+from ..storage.entries import STRUCTURED
+from ..team import wiki
 
 # Words no page should be named by: what kind of note something is, how it went, words any
 # text holds (the names seen on pages before, and their kin).
@@ -129,7 +130,7 @@ def shape_of(corpus: Path, now: str) -> dict[str, Any]:
 
 def command(args: argparse.Namespace) -> int:
     """`tiermem bench shape CORPUS...`: the figures of each corpus, as text or JSON."""
-    from ..clock import format_time
+    from ..storage.clock import format_time
     from .corpus import corpus_folder, last_date, load_events
 
     results = []

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError, UsageError
-from ..layout import Layout
 from ..memory import Memory
+from ..storage.layout import Layout
 from . import startup, writes
 from .generated import AGENTS, NOW, TARGET_SIZE, generate, prose_for
 from .writes import percentile

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..files import INDEX_SIDES
-from ..layout import Layout
 from ..memory import Memory
+from ..storage.files import INDEX_SIDES
+from ..storage.layout import Layout
 from .generated import AGENTS, NOW, prose_for
 
 # The agent whose hot tier is written: its cold tier is as large as any in the store.

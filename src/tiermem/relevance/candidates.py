@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..index import Doc, Hit, Index, Scope
-from ..layout import TEAM
+from ..index.protocol import Doc, Hit, Index, Scope
+from ..storage.layout import TEAM
 from .words import gist
 
 # How many of the index's best matches each scope offers: enough to hold what a 2,000-token

@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
-from ..entries import STRUCTURED
-from ..index import Doc
+from ..index.protocol import Doc
+from ..storage.entries import STRUCTURED
 from . import packing, scoring, words
 from .candidates import Candidate
 from .packing import Group, Room

@@ -13,8 +13,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..index import Doc
-from . import passages, words
+from ..index import passages
+from ..index.protocol import Doc
+from . import words
 
 # An entry up to this many tokens shows whole; a longer one shows about this much of itself.
 EXCERPT_TOKENS = 240

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..index import Doc
+from ..index.protocol import Doc
 from .scoring import Piece
 
 # What a passage is worth for its match to the task alone (its score times this), besides

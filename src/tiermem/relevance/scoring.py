@@ -15,11 +15,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..index import Doc
-from ..layout import TEAM
-from . import passages, words
+from ..index import passages
+from ..index.passages import Passage
+from ..index.protocol import Doc
+from ..storage.layout import TEAM
+from . import words
 from .candidates import Candidate
-from .passages import Passage
 from .query import Query
 
 # How a passage's score is made: its own terms, its entry's match to the task, its entry's

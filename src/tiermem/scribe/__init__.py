@@ -1,1 +1,5 @@
-"""Scribe, the memory keeper: session ends, checkpoints, summaries and maintenance."""
+"""Scribe, the memory keeper: session ends and checkpoints (`session`, `keeper`), summaries
+(`summarize`, `llm`), promotion, supersede and expiry (`maintenance`, `supersede`). It may
+import `team/`, `hot/`, the Context and everything below them; Squad is reached through
+`ctx.host`, never imported.
+"""

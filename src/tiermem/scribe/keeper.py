@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..archive import Record
     from ..context import Context
-    from ..entries import Entry
     from ..errors import TiermemError
     from ..host import Summarizer
+    from ..storage.archive import Record
+    from ..storage.entries import Entry
 
 
 class ScribeKeeper:

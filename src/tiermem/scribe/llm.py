@@ -17,7 +17,7 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-    from ..config import SummarizerConfig
+    from ..storage.config import SummarizerConfig
 
 BYTES_PER_TOKEN = 3
 MIN_MAX_TOKENS = 64

@@ -6,13 +6,14 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .. import archive, files, store, use, validate, wiki
-from ..classify import is_structured
-from ..clock import parse_time
 from ..context import Context
-from ..entries import Entry, TierFile, render_entry
 from ..errors import ParseError, TiermemError, UsageError
 from ..results import RunReport
+from ..storage import archive, files, store, validate
+from ..storage.clock import parse_time
+from ..storage.entries import Entry, TierFile, render_entry
+from ..team import use, wiki
+from ..team.classify import is_structured
 from . import supersede
 from .session import checkpoint
 

@@ -12,13 +12,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .. import archive, decisions, files, hot, markdown, store
-from ..classify import classify, is_structured
 from ..context import Context
-from ..entries import Entry, TierFile, content_id, render_entry, split_entry
 from ..errors import TiermemError
-from ..layout import TEAM
+from ..hot import tier as hot
 from ..results import SessionReport
+from ..storage import archive, files, store
+from ..storage.entries import Entry, TierFile, content_id, render_entry, split_entry
+from ..storage.layout import TEAM
+from ..team import decisions
+from ..team.classify import classify, is_structured
+from ..text import markdown
 from .summarize import budget_for
 
 KNOWLEDGE_MIN_BYTES = 80

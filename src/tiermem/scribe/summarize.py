@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..facts import fact_surfaces, key_facts
 from ..host import Summarizer as Summarizer  # the protocol every summarizer here meets
+from ..text.facts import fact_surfaces, key_facts
 
 if TYPE_CHECKING:
     from ..context import Context

@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import files, store
-from ..classify import is_structured
 from ..context import Context
-from ..entries import Entry
 from ..errors import ParseError
+from ..storage import files, store
+from ..storage.entries import Entry
+from ..team.classify import is_structured
 
 _WORD = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"\b20\d\d-\d\d(-\d\d)?(t[\d:z+-]*)?\b")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import files
 from ..context import Context
 from ..errors import ParseError
 from ..results import SquadLoad
+from ..storage import files
 from . import team
 
 

@@ -3,9 +3,9 @@ inbox file, or a decision recorded by hand."""
 
 from __future__ import annotations
 
-from ..classify import classify, is_structured
-from ..entries import Entry, content_id, split_entry
-from ..layout import TEAM
+from ..storage.entries import Entry, content_id, split_entry
+from ..storage.layout import TEAM
+from ..team.classify import classify, is_structured
 from . import parse as squad_parse
 
 # A decision is read whole where it can be: only one longer than this (about 1,000 tokens) is

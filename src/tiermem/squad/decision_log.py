@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import files
 from ..context import Context
+from ..storage import files
 from . import parse
 
 EMPTY_LOG = "# Decisions\n"

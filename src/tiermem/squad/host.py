@@ -10,9 +10,9 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..context import Context
-    from ..entries import Entry
     from ..host import InboxReport
     from ..results import SquadLoad
+    from ..storage.entries import Entry
 
 
 class SquadHost:

@@ -5,10 +5,11 @@ and the redaction is audited."""
 
 from __future__ import annotations
 
-from .. import decisions, files, store
 from ..context import Context
 from ..host import InboxReport
-from ..layout import TEAM
+from ..storage import files, store
+from ..storage.layout import TEAM
+from ..team import decisions
 from . import decision_log, inbox, parse
 
 _LOG = ".squad/decisions.md"  # where the audit says a redaction went

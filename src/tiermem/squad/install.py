@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import bootstrap, clone, files, validate
 from ..errors import StoreError, UsageError
-from ..layout import Layout, discover_root
+from ..storage import bootstrap, clone, files, validate
+from ..storage.layout import Layout, discover_root
 from . import lines, texts
 from .paths import (
     COORDINATOR,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..markdown import Heading, Scan, scan
+from ..text.markdown import Heading, Scan, scan
 from .dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [

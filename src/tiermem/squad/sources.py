@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import files, safepath, validate
 from ..errors import ParseError, UsageError
-from ..layout import TEAM
+from ..storage import files, safepath, validate
+from ..storage.layout import TEAM
 
 BINARY_PROBE_BYTES = 8000
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import files
 from ..context import Context
 from ..errors import NotFoundError, ParseError
+from ..storage import files
 
 
 def _folders(ctx: Context) -> list[Path]:

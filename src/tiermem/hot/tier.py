@@ -1,0 +1,139 @@
+"""The hot tier: the current session of one agent, small and always loaded.
+
+These are pure functions over a parsed hot file; `Memory` holds the locks and writes.
+"""
+
+from __future__ import annotations
+
+from ..storage.entries import Entry, TierFile, content_id, render
+
+SLOTS = ("task", "why", "talking-to", "decision", "blocker", "action", "note")
+SINGLE_SLOTS = ("task", "why", "talking-to")
+LABELS = {
+    "task": "Task",
+    "why": "Why",
+    "talking-to": "Talking to",
+    "decision": "Decision",
+    "blocker": "Blocker",
+    "action": "Action",
+    "note": "Note",
+}
+SLOT_CLASS = {
+    "task": "status",
+    "why": "status",
+    "talking-to": "status",
+    "decision": "decision",
+    "blocker": "status",
+    "action": "action",
+    "note": "learning",
+}
+# Evicted first when the budget is tight: the oldest notes and actions, then decisions.
+_EVICTION_ORDER = ("note", "action", "decision", "blocker", "talking-to", "why", "task")
+TITLE_CHARS = 120
+
+
+def new_file(agent: str, session: str, started: str) -> TierFile:
+    """An empty hot file for a new session."""
+    meta = {"tier": "hot", "agent": agent, "session": session, "started": started}
+    return TierFile(heading=f"{agent}: hot memory", meta=meta)
+
+
+def between_sessions(agent: str) -> TierFile:
+    """A hot file between sessions: no session yet (its first write starts one). It is the
+    same bytes in every clone, so two clones that end one session merge without a line of
+    difference."""
+    return TierFile(heading=f"{agent}: hot memory", meta={"tier": "hot", "agent": agent})
+
+
+def session_id(stamp: str) -> str:
+    """A session id from its start time: compact and sortable."""
+    return "s" + "".join(ch for ch in stamp if ch.isdigit())[:14]
+
+
+def title_of(text: str) -> str:
+    """The first line of a text, cut to a heading's length."""
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    first = first.lstrip("#").strip() or "(untitled)"
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def make_entry(agent: str, slot: str, text: str, stamp: str, session: str, n: int) -> Entry:
+    """A hot entry for one piece of session text."""
+    title = title_of(text)
+    body = text.strip("\n") if text.strip() != title else ""
+    entry_id = content_id("h", agent, slot, text, stamp, str(n))
+    return Entry(
+        id=entry_id,
+        cls=SLOT_CLASS[slot],
+        title=f"{LABELS[slot]}: {title}",
+        body=body,
+        agent=agent,
+        created=stamp,
+        session=session,
+        slot=slot,
+    )
+
+
+def slot_text(entry: Entry) -> str:
+    """The text the user wrote for an entry (without the slot label)."""
+    if entry.body:
+        return entry.body
+    label = LABELS.get(entry.slot, "")
+    prefix = f"{label}: "
+    return entry.title[len(prefix) :] if label and entry.title.startswith(prefix) else entry.title
+
+
+def of_slot(hot: TierFile, slot: str) -> list[Entry]:
+    """Entries of one slot, oldest first."""
+    return [e for e in hot.entries if e.slot == slot]
+
+
+def size(hot: TierFile) -> int:
+    """Bytes of the hot file as written."""
+    return len(render(hot).encode("utf-8"))
+
+
+def extra_actions(hot: TierFile, keep: int) -> list[Entry]:
+    """Actions beyond the last `keep`, oldest first."""
+    actions = of_slot(hot, "action")
+    return actions[: max(0, len(actions) - keep)]
+
+
+# A hot tier over its budget gives up its oldest notes and actions until it is down to this
+# share of the budget: a checkpoint then holds a stretch of the session (what a summary and
+# a search result can make sense of), not one note, and the next notes fit without another.
+# The session's state (decisions, blockers, why, task) leaves only to fit the budget itself.
+CHECKPOINT_DOWN_TO = 0.5
+_RUNNING = ("note", "action")
+
+
+def fit(hot: TierFile, budget: int, protect: set[str]) -> list[Entry]:
+    """Evict the oldest entries of a file over its budget; return what left.
+
+    Notes and actions go first, down to CHECKPOINT_DOWN_TO of the budget; then, only as far
+    as the budget needs, the rest in eviction order. Entries in `protect` go last; the task
+    is only cut (its body moved out) when nothing else can make room.
+    """
+    evicted: list[Entry] = []
+    if size(hot) > budget:
+        _evict(hot, _RUNNING, int(budget * CHECKPOINT_DOWN_TO), budget, protect, evicted)
+        _evict(hot, _EVICTION_ORDER, budget, budget, protect, evicted)
+    return evicted
+
+
+def _evict(
+    hot: TierFile,
+    slots: tuple[str, ...],
+    down_to: int,
+    budget: int,
+    protect: set[str],
+    evicted: list[Entry],
+) -> None:
+    """Evict the oldest entries of some slots until the file is down to `down_to` bytes (an
+    entry in `protect` only while the file is over the budget itself)."""
+    for slot in slots:
+        for entry in sorted(of_slot(hot, slot), key=lambda e: (e.id in protect, e.created)):
+            if size(hot) <= down_to or (entry.id in protect and size(hot) <= budget):
+                return
+            hot.remove({entry.id})
+            evicted.append(entry)

@@ -1,0 +1,56 @@
+"""Markdown views of memory for people and prompts (no metadata comments)."""
+
+from __future__ import annotations
+
+from ..context import Context
+from ..results import HotEntry, HotView
+from ..storage import store
+from ..storage.entries import Entry
+from .tier import LABELS, SINGLE_SLOTS, slot_text
+
+_LIST_SLOTS = (
+    ("decision", "Decisions so far"),
+    ("action", "Last actions"),
+    ("blocker", "Blockers"),
+    ("note", "Notes"),
+)
+
+
+def _indent(text: str) -> str:
+    lines = text.splitlines() or [""]
+    return "\n".join([lines[0], *("  " + ln if ln.strip() else ln for ln in lines[1:])])
+
+
+def _mark(entry: Entry) -> str:
+    return "(untrusted source) " if entry.trust else ""
+
+
+def hot_markdown(agent: str, entries: list[Entry]) -> str:
+    """The hot tier as a short markdown block, in the spawn template's order."""
+    lines: list[str] = []
+    for slot in SINGLE_SLOTS:
+        for entry in (e for e in entries if e.slot == slot):
+            lines.append(f"**{LABELS[slot]}:** {_indent(slot_text(entry))}")
+    for slot, heading in _LIST_SLOTS:
+        items = [e for e in entries if e.slot == slot]
+        if items:
+            lines.append(f"**{heading}:**")
+            lines.extend(f"- {_mark(e)}{_indent(slot_text(e))}" for e in items)
+    other = [e for e in entries if e.slot not in LABELS]
+    lines.extend(f"- {e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other)
+    return "\n".join(lines) if lines else f"(no hot memory for {agent})"
+
+
+def hot_view(ctx: Context, agent: str) -> HotView | None:
+    """The agent's hot tier as loaded into a spawn; None when it has none."""
+    path = ctx.layout.tier_file("hot", agent)
+    tier_file = store.load(ctx.layout, "hot", path)
+    if tier_file is None:
+        return None
+    entries = tuple(
+        HotEntry(e.id, e.slot, e.cls, e.created, e.title, e.body, e.trust)
+        for e in tier_file.entries
+    )
+    markdown = hot_markdown(agent, list(tier_file.entries))
+    size = path.stat().st_size
+    return HotView(agent, tier_file.meta.get("session", ""), size, markdown, entries)

@@ -1,0 +1,1462 @@
+"""The search index in SQLite FTS5 (`.squad/memory/index.sqlite`), synced before every read.
+
+The markdown files are the truth; the index is a cache that can be deleted at any time. A
+sync compares each file's size and mtime with what was indexed, then its content hash, and
+re-reads only files that really changed. Archive folders are
+create-only, so an unchanged folder mtime means no record was added there.
+
+A document's token count and passages are derived from its text. A sync that takes in much
+text at once (a fresh clone's first read, an import) writes its documents without them, in a
+few statements per folder; the first read that returns such a document derives them and keeps
+them (`FtsIndex._keep_derived`), so a fresh clone's first search pays for the documents it
+shows, not for the whole store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import hmac
+import operator
+import os
+import re
+import sqlite3
+import time
+import urllib.parse
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import LockTimeout, ParseError, StoreError, TiermemError, UnsafePathError
+from ..storage import archive, clone, files, safepath, store
+from ..storage.layout import Layout
+from . import passages
+from .protocol import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
+from .tokens import TokenCounter
+
+SCHEMA_VERSION = "15"
+SQLITE_TIMEOUT_SECONDS = 60.0
+# Held shared by every open connection, exclusively by the one process replacing the file.
+USERS_LOCK = "index.sqlite.users.lock"
+_GONE = object()  # a file that vanished between the listing and the read
+_RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
+# Beside the index, what SQLite applies to it on opening: tiermem's connections remove them
+# when the last one closes, so one found while no process has the index open was left by a
+# killed process, or put there by someone else.
+SIDE_LOGS = ("-wal", "-journal")
+UNTRUSTED = "not sealed by this clone"  # built elsewhere, or changed since: built again
+_BUSY = (
+    "the index was read as it stood: another process held it for the whole wait (the next "
+    "read brings it up to date)"
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT, rows TEXT);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS docs(
+    rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
+    status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
+    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT,
+    passages TEXT);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
+CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
+CREATE INDEX IF NOT EXISTS docs_created ON docs(created);
+CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
+CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
+CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+    title, text, owner, tokenize='porter unicode61');
+"""
+
+
+DOC_FIELDS = (
+    "id tier agent path title text cls status created used session trust tags tokens parent"
+    " sources passages".split()
+)
+_DOC_COLUMNS = ", ".join(DOC_FIELDS)
+# Titles weigh four times the body: a word in the heading says what the entry is about.
+# The owner column only narrows a search to agents; it adds nothing to a score.
+_BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
+
+
+# A word held by more than this share of the documents is left out of a query that has rarer
+# words (a stop word of this store): it is the costliest to score, since every document
+# holding it is scored, and it weighs least (BM25 weighs a word by how few documents hold it).
+COMMON_SHARE = 1.0
+# A query keeps at least this many of its words, the rarest.
+KEPT_WORDS = 3
+
+# Changed files are written together, up to this much text: a folder of 50 MB of archive
+# records is indexed in bounded memory.
+_PENDING_CHARS = 4_000_000
+# Up to this much text, a sync derives its documents' token counts and passages at once (a
+# note, a session end: reads after ordinary writes never write). Above it, reads derive them
+# for the documents they return: cutting passages and counting tokens cost about 0.2 s per
+# million characters, two thirds of a 100,000-entry store's build.
+_EAGER_CHARS = 65_536
+_KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A changed file's documents, waiting to be written with the folder's others."""
+
+    rel: str
+    docs: list[Doc]
+    size: int
+    mtime_ns: int
+    sha: str
+    indexed: bool  # it has rows from before, which go first
+
+
+@dataclass
+class _Batch:
+    """Changed files of one folder waiting to be written, and the text they hold."""
+
+    files: list[_Pending] = field(default_factory=list)
+    chars: int = 0
+
+    def add(self, item: _Pending) -> None:
+        self.files.append(item)
+        self.chars += sum(len(d.text) for d in item.docs)
+
+
+def wanted(counter: TokenCounter) -> str:
+    """The schema an index must have to be read: this version's, with this counter's counts
+    (another counter, a test's fake, gets an index of its own counts)."""
+    return f"{SCHEMA_VERSION}/{type(counter).__name__}"
+
+
+# What a file's rows hold of their own; token counts and passages are derived from the text.
+_DERIVED = ("tokens", "passages")
+_DIGESTED = operator.attrgetter(*(f for f in DOC_FIELDS if f not in _DERIVED))
+
+
+def rows_digest(docs: Sequence[Doc]) -> str:
+    """What the rows of one file hold (all but what is derived from their text)."""
+    return _sha(repr([_DIGESTED(d) for d in docs]))
+
+
+def cut_passages(text: str) -> str:
+    """A document's passages as the index stores them."""
+    return passages.encode(passages.cut(text))
+
+
+# Words too common to rank by: matching them only makes the query slower.
+_STOP_WORDS = frozenset(
+    "a an and are as at be but by for from has have in into is it its of on or that the "
+    "their then there these this to was were will with".split()
+)
+# A query asked as a question ("what did we decide about retries?") is about its other words:
+# its question words and auxiliaries only favour chatty text that happens to hold them. Not
+# so in a query without a question mark: "What was done" is a heading teams write.
+_QUESTION_WORDS = frozenset(
+    "about been being can could did do does doing had how might should what when "
+    "where which who whom whose why would".split()
+)
+
+
+def fts_query(query: str) -> str:
+    """Turn any user text into a safe FTS5 query: each word quoted, any word may match; a
+    quoted run of words ("retry budget", a path) matches as a phrase."""
+    stop = _STOP_WORDS | _QUESTION_WORDS if query.rstrip().endswith("?") else _STOP_WORDS
+    phrases = [" ".join(_WORD.findall(p.lower())) for p in _PHRASE.findall(query)]
+    loose = _PHRASE.sub(" ", query).lower()
+    words: list[str] = [p for p in dict.fromkeys(phrases) if p]
+    for word in _WORD.findall(loose):
+        if word not in words and word not in stop:
+            words.append(word)
+    if not words:  # a query of stop words only still means something
+        words = list(dict.fromkeys(_WORD.findall(loose)))
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+_PHRASE = re.compile(r'"([^"]*)"')
+
+
+def _owner_term(agent: str) -> str:
+    """The agent as one FTS5 token: names may hold '-' or '.', which the tokenizer splits on."""
+    return f"ag{agent.encode('utf-8').hex() or '0'}"
+
+
+# The owner column of a wiki document holds this token too: whoever wrote an entry, the wiki
+# is the whole team's, and a search as one agent narrows to "its own, or the wiki" in FTS5.
+_WIKI_TERM = "sharedwiki"
+
+
+def owners(doc: Doc) -> str:
+    """The owner column of a document."""
+    return owner_terms(doc.agent, doc.tier)
+
+
+def owner_terms(agent: str, tier: str) -> str:
+    """The owner column of a document of this agent in this tier."""
+    owner = _owner_term(agent)
+    return f"{owner} {_WIKI_TERM}" if tier == "wiki" else owner
+
+
+def file_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
+    """The documents of a file from its bytes, passages cut, and the merge conflicts it
+    holds (ParseError when it does not parse)."""
+    docs, conflicts = parsed_docs(path, rel, tier, data)
+    return [replace(d, passages=cut_passages(d.text)) for d in docs], conflicts
+
+
+def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
+    """The documents of a file as it holds them (nothing derived from their text yet), and
+    the merge conflicts it holds (ParseError when it does not parse)."""
+    if tier == "archive":
+        return archive_docs(archive.parse(data, path), rel), []
+    tier_file = store.parse(tier, path, data)
+    conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
+    agent = path.stem if tier != "wiki" else ""
+    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
+
+
+def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
+    """The FTS5 query: any of the words, in a title or text, of one of the agents if named
+    (or of anyone in the wiki, with `whole_wiki`).
+
+    FTS5 narrows by agent itself, skipping through the agent's short list of rows. Tier and
+    status are left to `_scope`: their terms would be in most rows, and BM25 reads the whole
+    row list of every term in the query to weigh it.
+    """
+    match = f"{{title text}}: ({words})"
+    if agents:
+        owners = [_owner_term(a) for a in agents] + ([_WIKI_TERM] if whole_wiki else [])
+        match += f" AND owner: ({' OR '.join(owners)})"
+    return match
+
+
+def _conditions(
+    agents: Sequence[str],
+    tiers: Sequence[str],
+    active_only: bool,
+    paths: Sequence[str],
+    whole_wiki: bool = False,
+) -> tuple[list[str], list[object]]:
+    """Conditions on `docs` rows by tier, file, owner and status, with their arguments."""
+    conditions: list[str] = []
+    args: list[object] = []
+    if active_only:
+        conditions.append("status=''")
+    for column, values in (("tier", tiers), ("path", paths), ("agent", agents)):
+        if values:
+            condition = f"{column} IN ({','.join('?' * len(values))})"
+            if column == "agent" and whole_wiki:
+                condition = f"({condition} OR tier='wiki')"
+            conditions.append(condition)
+            args.extend(values)
+    return conditions, args
+
+
+def _rowid_filter(conditions: Sequence[str], args: list[object]) -> tuple[str, list[object]]:
+    """An FTS5 query's filter to the rows that meet all the conditions.
+
+    The filter is a set of rowids built once per query (the `+` keeps SQLite from looking the
+    set up row by row through FTS5), so BM25 scores only the documents in scope.
+    """
+    if not conditions:
+        return "", []
+    where = " AND ".join(conditions)
+    return f" AND +docs_fts.rowid IN (SELECT rowid FROM docs WHERE {where})", args
+
+
+def _scope(
+    agents: Sequence[str],
+    tiers: Sequence[str],
+    active_only: bool,
+    paths: Sequence[str],
+    whole_wiki: bool = False,
+) -> tuple[str, list[object]]:
+    """The filter of a search by tier, status and file; by agent only along with those
+    (alone, the agents are narrowed by FTS5 itself: see `_match`)."""
+    narrowed = tiers or paths or active_only
+    owners = agents if narrowed else []
+    return _rowid_filter(*_conditions(owners, tiers, active_only, paths, whole_wiki))
+
+
+def _scope_conditions(scope: Scope) -> tuple[list[str], list[object]]:
+    conditions, args = _conditions(scope.agents, scope.tiers, scope.active_only, [])
+    if scope.status:
+        conditions.append("status=?")
+        args.append(scope.status)
+    return conditions, args
+
+
+def _scope_condition(scope: Scope) -> tuple[str, list[object]]:
+    """The condition on `docs` rows of a scope, with its arguments."""
+    conditions, args = _scope_conditions(scope)
+    return " AND ".join(conditions) or "1", args
+
+
+def _scope_filter(scope: Scope) -> tuple[str, list[object]]:
+    """An FTS5 query's filter to the documents of a scope, with its arguments."""
+    return _rowid_filter(*_scope_conditions(scope))
+
+
+def _mtime(folder: Path) -> int:
+    """A folder's mtime (0 when it vanished), links not followed."""
+    try:
+        return os.lstat(folder).st_mtime_ns
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+def _best_within(
+    scored: Sequence[tuple[int, float, str, str, str]], scopes: Sequence[Scope], limit: int
+) -> list[list[tuple[int, float]]]:
+    """The first `limit` of the ranked (rowid, bm25, tier, status, agent) rows in each scope:
+    the rows are read once, and a scope is asked of each tier, status and agent once."""
+    best: list[list[tuple[int, float]]] = [[] for _ in scopes]
+    within: dict[tuple[str, str, str], list[list[tuple[int, float]]]] = {}
+    for rowid, score, *kind in scored:
+        key = (kind[0], kind[1], kind[2])
+        if key not in within:
+            within[key] = [b for s, b in zip(scopes, best, strict=True) if s.holds(*key)]
+        for ranking in within[key]:
+            if len(ranking) < limit:
+                ranking.append((rowid, score))
+    return best
+
+
+def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
+    """The first `limit` of the best `limit + 1` (rowid, bm25), or None when the cut falls
+    between equal scores: which of the tied documents make it depends on their dates."""
+    if len(ranking) > limit:
+        if ranking[limit][1] == ranking[limit - 1][1]:
+            return None
+        del ranking[limit:]
+    return ranking
+
+
+def _listing(folder: Path) -> list[files.Item]:
+    """What a folder holds, links not followed (nothing when it does not exist)."""
+    return files.listing(folder)
+
+
+def _stamp_of(item: files.Item) -> str:
+    """Size and mtime of a listed file or folder, the link itself for a link (never followed:
+    a link to nothing must not fail every read), empty when it vanished since the listing."""
+    try:
+        st = item.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _unsaid(line: str) -> None:
+    """Where notes go when nobody listens."""
+
+
+def _let_go(db: sqlite3.Connection, users: int) -> None:
+    """Close a connection, then release the users lock it was opened under."""
+    with contextlib.suppress(sqlite3.Error):
+        db.close()
+    os.close(users)
+
+
+def logs_beside(layout: Layout) -> bool:
+    """Whether a log or journal that SQLite would apply lies beside the index and no live
+    connection writes it (see `SIDE_LOGS`). Only asked while no tiermem process has the
+    index open: then no connection of this process holds the locks SQLite keeps."""
+    base = str(layout.index)
+    if _size(f"{base}-journal"):
+        return True  # an index in WAL mode never has one
+    return bool(_size(f"{base}-wal")) and not _log_in_use(f"{base}-shm")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+# SQLite's unix VFS: every connection to a database in WAL mode holds a read lock on this
+# byte of its shared-memory file (its "dead-man switch") while it is open.
+_SHM_ALIVE_BYTE = 128
+_LOCK_TABLE = "/proc/locks"
+
+
+def _log_in_use(shm: str) -> bool:
+    """Whether a connection (of another program, outside tiermem's users lock) has the log
+    open: the kernel's table of locks shows SQLite's lock on the shared-memory file. Where
+    there is no such table, a log beside the index is taken as in use, and left as it is."""
+    try:
+        st = os.lstat(shm)
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # no shared memory: no connection has the log open
+    try:
+        with open(_LOCK_TABLE, encoding="ascii", errors="replace") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return True
+    held = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for fields in (line.split() for line in lines):
+        if held in fields:
+            start, end = fields[fields.index(held) + 1 :][:2]
+            if int(start) <= _SHM_ALIVE_BYTE and (end == "EOF" or int(end) >= _SHM_ALIVE_BYTE):
+                return True
+    return False
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """Which file a path names now (device and inode), None when there is none."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def objects(db: sqlite3.Connection) -> str:
+    """A digest of every object a database holds: tables, indexes, triggers, views."""
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+    return _sha(repr(rows.fetchall()))
+
+
+def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+    """The search terms (title, text, owner) FTS5 holds for these rows."""
+    found: dict[int, tuple[str, str, str]] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        query = f"SELECT rowid, title, text, owner FROM docs_fts WHERE rowid IN ({marks})"
+        found.update((r[0], (r[1], r[2], r[3])) for r in db.execute(query, part))
+    return found
+
+
+def _tracked(layout: Layout) -> list[str]:
+    """The index and the rest of this clone's own files, where git tracks them: a committed
+    index is how a poisoned one reaches a clone."""
+    from ..storage import bootstrap
+
+    tracked = bootstrap.tracked_locals(layout)
+    return [f"git: {rel} {bootstrap.tracked_local(rel)}" for rel in tracked]
+
+
+def _readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
+    """The names of a folder's memory files; a link or a folder in place of one is said."""
+    for item in items:
+        if not item.name.endswith(".md") or item.name.startswith(files.TEMP_PREFIX):
+            continue
+        if item.kind == "link":
+            report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+        elif item.kind != "file":
+            what = "Is a directory" if item.kind == "folder" else "not a regular file"
+            report.errors.append(ParseError(item.path, 1, f"cannot be read ({what})"))
+        else:
+            yield item.name
+
+
+def _sha(data: bytes | str) -> str:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _one_line(method: _Method) -> _Method:
+    """SQLite's failures (a damaged file, a full disk, a lock held too long) as one line."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _snapshot(method: _Method) -> _Method:
+    """A query that sees one state of the index: its statements run in one read
+    transaction, so a sync another process commits between them cannot mix two states."""
+
+    @functools.wraps(method)
+    def wrapper(self: FtsIndex, *args: Any, **kwargs: Any) -> Any:
+        if self.db.in_transaction:
+            return method(self, *args, **kwargs)
+        self.db.execute("BEGIN")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.db.execute("COMMIT")
+            self._keep_derived()
+            if self._suspect:
+                with contextlib.suppress(TiermemError, sqlite3.Error):
+                    self._read_again()  # else the next sync does
+
+    return _one_line(wrapper)  # type: ignore[return-value]
+
+
+def _store_error(exc: sqlite3.Error) -> StoreError:
+    if "locked" in str(exc) or "busy" in str(exc):
+        return StoreError("the search index is locked by another process; try again")
+    return StoreError(f"the search index failed ({exc}); `tiermem reindex` rebuilds it")
+
+
+_IN_PROCESS: weakref.WeakSet[FtsIndex] = weakref.WeakSet()  # every index object of this process
+
+
+class FtsIndex:
+    """The index in SQLite FTS5: synced from the files, and searched.
+
+    The database is a cache that many processes open at once, so it is never deleted or
+    replaced under one of them: each connection holds a shared lock (`.locks/index.users`)
+    for as long as it is open, and a new database (a first open, another schema, a damaged
+    file) is built in a temp file and renamed into place only by the one process that holds
+    the index lock and, exclusively, that users lock.
+    """
+
+    def __init__(
+        self, layout: Layout, counter: TokenCounter, note: Callable[[str], None] | None = None
+    ) -> None:
+        self.layout = layout
+        self.counter = counter
+        self._db: sqlite3.Connection | None = None
+        # Closes the connection, then the descriptor of the users lock (also when the object is
+        # collected unclosed): a connection left open after its lock would keep a log beside
+        # an index that another open takes for one no process wrote (`_left_behind`).
+        self._users: weakref.finalize[[sqlite3.Connection, int], FtsIndex] | None = None
+        self._last_conflicts: list[str] = []
+        self._wanted = wanted(counter)
+        self._racy_after = 0
+        self._racy = False
+        self._opened: tuple[tuple[int, int] | None, ...] = ()
+        self._paths = (str(layout.index), f"{layout.index}-wal")  # stat on every read
+        self._note = note or _unsaid  # what the user should hear (an index built again, why)
+        self._suspect: set[str] = set()  # files whose rows were damaged: read again
+        # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
+        # passages), either left None when not derived; kept after the read.
+        self._made: dict[int, tuple[str, int | None, str | None]] = {}
+        _IN_PROCESS.add(self)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open connection (opened, or built, on first use)."""
+        if self._db is None:
+            try:
+                self._db = self._open()
+            except sqlite3.Error as exc:
+                raise _store_error(exc) from None
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        files.check_store(self.layout)  # no link in place of the index or its side files
+        users = files.open_lock(self.layout, USERS_LOCK)
+        try:
+            db = self._current(users) or self._replace(users, force=False)
+        except BaseException:
+            os.close(users)
+            raise
+        self._users = weakref.finalize(self, _let_go, db, users)
+        return db
+
+    def _connect(self, path: Path, create: bool = False) -> sqlite3.Connection:
+        """A connection to an index file (never creating one, unless asked)."""
+        mode = "rwc" if create else "rw"
+        uri = f"file:{urllib.parse.quote(str(path))}?mode={mode}"
+        db = sqlite3.connect(uri, uri=True, timeout=SQLITE_TIMEOUT_SECONDS, isolation_level=None)
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _current(self, users: int) -> sqlite3.Connection | None:
+        """A connection to the index if it is there with this schema and this clone's seal
+        (the users lock is then held shared); None, and no lock, otherwise."""
+        files.acquire(users, "the search index", shared=True)
+        db = None if self._left_behind(users) else self._trusted()
+        if db is None:
+            files.release(users)
+        return db
+
+    def _left_behind(self, users: int) -> bool:
+        """Whether a log or journal lies beside an index that no process has open (see
+        `SIDE_LOGS`): SQLite would apply it on opening, so the index is built again."""
+        if not files.try_lock(users):  # exclusive: only while no other process has it open
+            return False
+        try:
+            return logs_beside(self.layout)
+        finally:
+            files.acquire(users, "the search index", shared=True)
+
+    def _trusted(self) -> sqlite3.Connection | None:
+        """A connection to the index file if it may be read: this version's, sealed by this
+        clone over the objects it holds, and not replaced while it was looked at."""
+        before = _identity(self.layout.index)
+        try:
+            db = self._connect(self.layout.index)
+        except sqlite3.Error:
+            return None  # none there yet
+        try:
+            why = self._distrust(db)
+        except sqlite3.Error:
+            why = "damaged"  # not a database, or a damaged one: built again
+        if not why and _identity(self.layout.index) == before:
+            self._opened = self._identities()
+            return db
+        db.close()
+        return None
+
+    def _distrust(self, db: sqlite3.Connection) -> str:
+        """Why an index may not be read ("" when it may): another schema (silently built
+        again, as after an upgrade), or no seal of this clone over what it holds."""
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'seal')"))
+        if meta.get("schema") != self._wanted:
+            return "another schema"
+        mark = clone.peek(self.layout)  # none yet: no index was built on this clone
+        expected = clone.seal(mark, self._sealed(db)) if mark is not None else ""
+        sealed = bool(expected) and hmac.compare_digest(str(meta.get("seal", "")), expected)
+        return "" if sealed else UNTRUSTED
+
+    def _sealed(self, db: sqlite3.Connection) -> str:
+        """What a seal covers: the schema version and every object the database holds."""
+        return f"{self._wanted}\n{objects(db)}"
+
+    def _identities(self) -> tuple[tuple[int, int] | None, ...]:
+        """Which files the index and its log are (a read checks they are still the same)."""
+        return _identity(self._paths[0]), _identity(self._paths[1])
+
+    def _replace(self, users: int, force: bool) -> sqlite3.Connection:
+        """Build a new, empty index and put it in place; the users lock is held shared after.
+
+        Only one process builds at a time (the index lock), and only when no other process
+        has the old file open (the users lock, exclusive): SQLite keeps the write-ahead log
+        beside the database by name, and a database swapped under an open connection would
+        later be paired with that connection's log.
+        """
+        with files.locked(self.layout, self.layout.index):
+            if not force:
+                db = self._current(users)  # another process built it while we waited
+                if db is not None:
+                    return db
+            self._close_others()
+            files.acquire(users, "the search index (open in another process)")
+            self._build()
+            files.acquire(users, "the search index", shared=True)  # we hold the index lock
+            db = self._connect(self.layout.index)
+            db.execute("SELECT 1 FROM meta LIMIT 1")  # opens the log, whose file is recorded
+            self._opened = self._identities()
+        return db
+
+    def _build(self) -> None:
+        """An empty index with this schema, renamed over whatever was in its place."""
+        tmp = self.layout.memory / f"{files.TEMP_PREFIX}index-{os.getpid()}-{os.urandom(6).hex()}"
+        clone_mark = clone.mark(self.layout)
+        try:
+            db = self._connect(safepath.check(tmp), create=True)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(SCHEMA)
+                db.execute("INSERT INTO meta VALUES('schema', ?)", (self._wanted,))
+                seal = clone.seal(clone_mark, self._sealed(db))
+                db.execute("INSERT INTO meta VALUES('seal', ?)", (seal,))
+            finally:
+                db.close()
+            for side in files.index_files(self.layout)[1:]:  # the old log: no one has it open
+                files.unlink(self.layout.memory / side)
+            if safepath.kind(self.layout.index) == "folder":
+                raise StoreError(
+                    f"{self.layout.index} is a folder, not the search index; move it away "
+                    "(`tiermem doctor --repair` does)"
+                )
+            os.replace(tmp, self.layout.index)
+        except OSError as exc:
+            raise StoreError(f"cannot build the search index: {exc.strerror}") from None
+        finally:
+            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+
+    def _close_others(self) -> None:
+        """Close this process's other connections to the same index (they open it again
+        when next used), so that only other processes can keep it from being replaced."""
+        for other in list(_IN_PROCESS):
+            if other is not self and other.layout.index == self.layout.index:
+                other.close()
+
+    def close(self) -> None:
+        """Close the connection, and let other processes replace the index again."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._opened = ()
+        if self._users is not None:
+            self._users()  # closes the descriptor, releasing the lock
+            self._users = None
+
+    def _start_over(self) -> None:
+        """Replace a damaged index by a new, empty one (this process's connection first)."""
+        self.close()
+        users = files.open_lock(self.layout, USERS_LOCK)
+        try:
+            self._db = self._replace(users, force=True)
+        except BaseException:
+            os.close(users)
+            raise
+        self._users = weakref.finalize(self, _let_go, self._db, users)
+
+    # --- sync -------------------------------------------------------------------------
+
+    def sync(self) -> SyncReport:
+        """Bring the index up to date with the files; re-read only what changed.
+
+        A fingerprint of every tier file's size and mtime (and every archive folder's mtime)
+        is compared first, without the lock: an unchanged store costs a few stat calls. A
+        damaged index is built again, once.
+        """
+        try:
+            return self._sync()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _store_error(exc) from None
+        try:
+            self._start_over()
+            return self._sync()
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from None
+
+    def _sync(self) -> SyncReport:
+        self._racy_after = time.time_ns() - _RACY_NS
+        if self._db is not None and self._identities() != self._opened:
+            # The index or its log was replaced under this connection (a checkout or a copy
+            # of one tiermem did not write): nothing in it is trusted.
+            self._start_over()
+        if self._suspect:
+            self._read_again()
+        before = self._fingerprint()
+        row = self.db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+        if row and row[0] == before:
+            report = SyncReport()
+        else:
+            try:
+                report = self._sync_locked(before)
+            except LockTimeout:
+                # Another process held the index the whole wait (a rebuild of a large store,
+                # many writers): what it holds is one consistent state; the next read syncs.
+                report = SyncReport(stale=_BUSY)
+        return report
+
+    def _read_again(self) -> None:
+        """Forget what was indexed from files whose rows were found damaged: the sync that
+        follows reads them again."""
+        suspect, self._suspect = sorted(self._suspect), set()
+        with files.locked(self.layout, self.layout.index), self._transaction():
+            for rel in suspect:
+                self.db.execute("UPDATE files SET size=-1, sha='' WHERE path=?", (rel,))
+                self.db.execute("DELETE FROM dirs WHERE path=?", (rel.rpartition("/")[0],))
+            self.db.execute("DELETE FROM meta WHERE key='fingerprint'")
+        self._note(f"damaged rows of {', '.join(suspect)} left out; the next read reads them again")
+
+    def _sync_locked(self, before: str) -> SyncReport:
+        with files.locked(self.layout, self.layout.index):
+            report = SyncReport()
+            with self._transaction():
+                self._sync_folders(report, trust_archive=True)
+                # A file changed within the clock's tick could change again unseen: such a
+                # fingerprint is not kept, so the next read looks at the files again.
+                kept = "" if self._racy else before
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
+            return report
+
+    def _stamp(self, mtime_ns: int) -> int:
+        """An mtime as recorded: 0 (never trusted) when it is too recent to tell two writes
+        in one tick of the file system's clock apart (what git calls racily clean)."""
+        if mtime_ns > self._racy_after:
+            self._racy = True
+            return 0
+        return mtime_ns
+
+    def _fingerprint(self) -> str:
+        """Every tier file's size and mtime, and every archive folder's mtime, as one digest.
+
+        Every read runs it, so it scans with `os.scandir` (names and types come with the
+        listing) instead of building, sorting and testing paths: one stat per file or folder.
+        """
+        parts: list[str] = []
+        self._racy = False
+        for tier in ("hot", "cold", "wiki", "archive"):
+            try:
+                items = _listing(self.layout.tier_dir(tier))
+            except ParseError:
+                parts.append(f"{tier}/: unreadable")
+                continue
+            for item in items:
+                if tier == "archive":
+                    if item.kind in ("folder", "link"):
+                        parts.append(f"{item.name}/:{_stamp_of(item)}")
+                elif item.name.endswith(".md") and not item.name.startswith(files.TEMP_PREFIX):
+                    parts.append(f"{tier}/{item.name}:{_stamp_of(item)}")
+        return _sha("\n".join(sorted(parts)))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _folders(self, report: SyncReport) -> list[tuple[Path, str]]:
+        """(folder, tier) of every tier folder and every agent's archive folder; a link in
+        place of an agent's archive folder is skipped, and said."""
+        found = [(self.layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
+        try:
+            items = _listing(self.layout.tier_dir("archive"))
+        except ParseError as exc:
+            report.errors.append(exc)
+            return found
+        for item in items:
+            if item.kind == "folder":
+                found.append((item.path, "archive"))
+            elif item.kind == "link":
+                report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+        return found
+
+    def _sync_folders(self, report: SyncReport, trust_archive: bool) -> None:
+        present: set[str] = set()
+        for folder, tier in self._folders(report):
+            rel_dir = self.layout.relative(folder)
+            # The mtime before the listing: a record added after it is seen by the next sync.
+            mtime = _mtime(folder)
+            try:
+                items = _listing(folder)
+            except ParseError as exc:
+                report.errors.append(exc)  # what it held before is forgotten below
+                continue
+            present.add(rel_dir)
+            if tier == "archive" and trust_archive and self._unchanged(mtime, rel_dir):
+                continue
+            self._sync_folder(folder, mtime, items, rel_dir, tier, report)
+        known = [r[0] for r in self.db.execute("SELECT DISTINCT dir FROM files")]
+        for rel_dir in known:
+            if rel_dir not in present:
+                self._forget(rel_dir, set(), report)
+                self.db.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
+
+    def _unchanged(self, mtime: int, rel_dir: str) -> bool:
+        """Archive folders are create-only: the same mtime means the same records."""
+        row = self.db.execute("SELECT mtime_ns FROM dirs WHERE path=?", (rel_dir,)).fetchone()
+        return bool(row) and row[0] == mtime
+
+    def _sync_folder(
+        self,
+        folder: Path,
+        mtime: int,
+        items: list[files.Item],
+        rel_dir: str,
+        tier: str,
+        report: SyncReport,
+    ) -> None:
+        on_disk: set[str] = set()
+        batch = _Batch()
+        known = {
+            row[0]: row[1:]
+            for row in self.db.execute(
+                "SELECT path, size, mtime_ns, sha, rows FROM files WHERE dir=?", (rel_dir,)
+            )
+        }
+        with files.Folder(folder) as reader:
+            for name in _readable(items, report):
+                rel = f"{rel_dir}/{name}"
+                changed = self._sync_file(reader, name, rel, tier, report, known.get(rel))
+                if changed is _GONE:
+                    continue
+                on_disk.add(rel)
+                if isinstance(changed, _Pending):
+                    batch.add(changed)
+                    if batch.chars > _PENDING_CHARS:
+                        self._index_pending(batch, rel_dir)
+                        batch = _Batch()
+        self._index_pending(batch, rel_dir)
+        self._forget(rel_dir, on_disk, report)
+        self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, self._stamp(mtime)))
+
+    def _index_pending(self, batch: _Batch, rel_dir: str) -> None:
+        """Index changed files of a folder: their old rows dropped, then every document in
+        one statement per table; token counts and passages with them when the batch is small
+        (in one pass of the counter), else left to the reads (see `_EAGER_CHARS`)."""
+        docs = [d for p in batch.files for d in p.docs]
+        if not batch.files:
+            return
+        for item in batch.files:
+            if item.indexed:
+                self._drop_rows(item.rel)
+        shas = [_sha(d.text) for d in docs]
+        derived: list[tuple[int | None, str | None]] = [(None, None)] * len(docs)
+        if batch.chars <= _EAGER_CHARS:
+            counts = self._counts(shas, [d.text for d in docs])
+            derived = [(n, cut_passages(d.text)) for n, d in zip(counts, docs, strict=True)]
+        self._insert(batch.files, shas, derived)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
+            [(p.rel, rel_dir, p.size, p.mtime_ns, p.sha, rows_digest(p.docs)) for p in batch.files],
+        )
+
+    def _insert(
+        self,
+        written: Sequence[_Pending],
+        shas: Sequence[str],
+        derived: Sequence[tuple[int | None, str | None]],
+    ) -> None:
+        """The documents of files (with their text hashes and what is derived of them), as
+        rows and search terms, numbered after the last row."""
+        (first,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM docs").fetchone()
+        placed = [(p.rel, order, d) for p in written for order, d in enumerate(p.docs)]
+        rows = [
+            (
+                first + n,
+                doc.id,
+                rel,
+                doc.tier,
+                doc.agent,
+                doc.cls,
+                doc.status,
+                doc.title,
+                doc.text,
+                doc.created,
+                doc.used,
+                doc.session,
+                doc.trust,
+                doc.tags,
+                sha,
+                tokens,
+                order,
+                doc.parent,
+                doc.sources,
+                cut,
+            )
+            for n, ((rel, order, doc), sha, (tokens, cut)) in enumerate(
+                zip(placed, shas, derived, strict=True)
+            )
+        ]
+        self.db.executemany(
+            "INSERT INTO docs(rowid, id, path, tier, agent, cls, status, title, text, created,"
+            " used, session, trust, tags, sha, tokens, ord, parent, sources, passages)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        self.db.executemany(
+            "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
+            [(first + n, d.title, d.text, owners(d)) for n, (_, _, d) in enumerate(placed)],
+        )
+
+    def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
+        """Drop indexed files of a folder that are no longer on disk."""
+        for (rel,) in self.db.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)).fetchall():
+            if rel not in keep:
+                self._drop_rows(rel)
+                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                report.removed.append(rel)
+
+    def _sync_file(
+        self,
+        reader: files.Folder,
+        name: str,
+        rel: str,
+        tier: str,
+        report: SyncReport,
+        row: tuple[int, int, str, str] | None,
+    ) -> _Pending | object | None:
+        """The documents of a file whose content changed since it was indexed (`row`: its
+        size, mtime, hash and rows digest then), None when it did not change, `_GONE` when it
+        vanished since the listing. A file never indexed is read at once: its size and times
+        come with its bytes."""
+        report.scanned += 1
+        try:
+            if row is not None:
+                st = reader.lstat(name)
+                if row[0] == st.st_size and row[1] == st.st_mtime_ns:
+                    return None
+            got = reader.read(name)
+        except (FileNotFoundError, NotADirectoryError):
+            return _GONE
+        except ParseError as exc:
+            report.errors.append(exc)
+            self._drop_rows(rel)  # what it held before must not be served as current
+            self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+            return None
+        if got is None:
+            return _GONE
+        data, st = got
+        path = reader.path / name
+        sha = _sha(data)
+        if row and row[2] == sha and self._rows_hold(rel, row[3]):
+            self.db.execute(
+                "UPDATE files SET size=?, mtime_ns=? WHERE path=?",
+                (st.st_size, self._stamp(st.st_mtime_ns), rel),
+            )
+            return None
+        try:
+            docs = self._docs_of(path, rel, tier, data)
+        except ParseError as exc:
+            report.errors.append(exc)
+            return None
+        report.conflicts.extend(self._last_conflicts)
+        self._last_conflicts = []
+        report.changed.append(rel)
+        return _Pending(rel, docs, st.st_size, self._stamp(st.st_mtime_ns), sha, row is not None)
+
+    def _rows_hold(self, rel: str, digest: str | None) -> bool:
+        """Whether a file's rows (and their search terms) are still what was indexed from
+        it: checked where its stamp moved but its content did not, without parsing it."""
+        rows = self.db.execute(
+            f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
+        ).fetchall()
+        docs = [Doc(*row[1:]) for row in rows]
+        if not hmac.compare_digest(digest or "", rows_digest(docs)):
+            return False
+        if _terms_of(self.db, [row[0] for row in rows]) != {
+            row[0]: (d.title, d.text, owners(d)) for row, d in zip(rows, docs, strict=True)
+        }:
+            return False
+        # Passages are not in the digest (a read may derive them later): made again.
+        self.db.execute("UPDATE docs SET passages=NULL WHERE path=?", (rel,))
+        return True
+
+    def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
+        """The documents of a file, from the bytes read once (a second read could differ)."""
+        docs, self._last_conflicts = parsed_docs(path, rel, tier, data)
+        return docs
+
+    def _drop_rows(self, rel: str) -> None:
+        """Drop a file's documents and their search terms."""
+        old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
+        if old:
+            marks = ",".join("?" * len(old))
+            self.db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", old)
+            self.db.execute(f"DELETE FROM docs WHERE rowid IN ({marks})", old)
+
+    @_snapshot
+    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier: a long entry's
+        parts count once, an archive record (one file) once, whatever its chunks."""
+        rows = self.db.execute(
+            "SELECT agent, tier, COUNT(DISTINCT CASE WHEN tier='archive' THEN path"
+            " WHEN parent != '' THEN parent ELSE id END),"
+            " SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
+            " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
+        ).fetchall()
+        added = self._count_rest()
+        return [(a, t, n, b or 0, (k or 0) + added.get((a, t), 0)) for a, t, n, b, k in rows]
+
+    def _count_rest(self) -> dict[tuple[str, str], int]:
+        """Count the documents indexed without their token counts, for figures over the
+        whole store: the tokens they add, by (agent, tier); kept after the read."""
+        added: dict[tuple[str, str], int] = {}
+        after = 0
+        while True:
+            rows = self.db.execute(
+                "SELECT rowid, sha, text, agent, tier FROM docs WHERE tokens IS NULL AND rowid > ?"
+                " ORDER BY rowid LIMIT 2000",
+                (after,),
+            ).fetchall()
+            if not rows:
+                return added
+            counts = self._counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
+            for (rowid, sha, _, agent, tier), n in zip(rows, counts, strict=True):
+                added[(agent, tier)] = added.get((agent, tier), 0) + n
+                self._made[rowid] = (sha, n, None)
+            after = rows[-1][0]
+
+    @_one_line
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Token counts of texts, cached by content hash across runs."""
+        return self._counts([_sha(t) for t in texts], texts, keep=True)
+
+    def _counts(self, shas: Sequence[str], texts: Sequence[str], keep: bool = True) -> list[int]:
+        """Token counts of texts by their hashes: the cache's, else counted in one pass of
+        the counter (and cached, with `keep`; else kept by `_keep_derived`)."""
+        known = self._cached(shas)
+        missing = {s: t for s, t in zip(shas, texts, strict=True) if s not in known}
+        if missing:
+            made = self.counter.count_many(list(missing.values()))
+            counted = dict(zip(missing, made, strict=True))
+            known |= counted
+            if keep:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO token_cache VALUES(?, ?)", list(counted.items())
+                )
+        return [known[s] for s in shas]
+
+    def _cached(self, shas: Sequence[str]) -> dict[str, int]:
+        """The token counts the cache holds for these texts (by content hash)."""
+        known: dict[str, int] = {}
+        for start in range(0, len(shas), 500):
+            part = list(shas[start : start + 500])
+            marks = ",".join("?" * len(part))
+            known.update(
+                self.db.execute(f"SELECT sha, n FROM token_cache WHERE sha IN ({marks})", part)
+            )
+        return known
+
+    def rebuild(self) -> SyncReport:
+        """Drop what the index holds and build it again from the files.
+
+        It is emptied in one transaction, which other processes' connections survive; a
+        damaged database is replaced by a new one instead.
+        """
+        self._racy_after = time.time_ns() - _RACY_NS
+        try:
+            # Emptied and filled again in one transaction: readers see the old or the new.
+            with files.locked(self.layout, self.layout.index), self._transaction():
+                for table in ("files", "dirs", "docs", "docs_fts"):
+                    self.db.execute(f"DELETE FROM {table}")
+                report = SyncReport()
+                fingerprint = self._fingerprint()
+                self._sync_folders(report, trust_archive=True)
+                kept = "" if self._racy else fingerprint
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
+            return report
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _store_error(exc) from None
+        try:
+            self._start_over()
+        except sqlite3.Error as again:
+            raise _store_error(again) from None
+        return self.sync()
+
+    @_one_line
+    def scrub(self) -> None:
+        """Deleted text lingers in FTS5 segments, free pages and the write-ahead log: merge the
+        segments, rewrite the file and empty the log (a purge runs this after its rebuild)."""
+        with files.locked(self.layout, self.layout.index):
+            self.db.execute("INSERT INTO docs_fts(docs_fts) VALUES('optimize')")
+            self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @_one_line
+    def check(self) -> list[str]:
+        """Differences between the index and the files, without changing the index: an
+        index that may not be read is named (and looked at read-only, never built again);
+        one that may is compared row by row with what every file holds."""
+        from . import check as index_check
+
+        untrusted = index_check.inspect(self.layout, self._wanted)
+        if untrusted:
+            return [
+                *(f"untrusted index: {p}" for p in untrusted),
+                *index_check.read_only(
+                    self.layout, lambda db: index_check.differences(db, self.layout)
+                ),
+                *_tracked(self.layout),
+            ]
+        self._racy_after = time.time_ns() - _RACY_NS
+        with files.locked(self.layout, self.layout.index):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                report = SyncReport()
+                self._sync_folders(report, trust_archive=False)
+                behind = {*report.changed, *report.removed}
+                rows = index_check.differences(self.db, self.layout, skip=behind)
+            finally:
+                self.db.execute("ROLLBACK")
+        drift = [f"changed: {p}" for p in report.changed]
+        drift += [f"removed: {p}" for p in report.removed]
+        drift += [f"unreadable: {e}" for e in report.errors]
+        drift += rows
+        drift += [f"merge conflict: {c}" for c in sorted(set(report.conflicts) | self._conflicts())]
+        return drift + _tracked(self.layout)
+
+    def _conflicts(self) -> set[str]:
+        """Entries that exist in two versions in a tier file (after a merge), until rewritten."""
+        found: set[str] = set()
+        for folder, tier in self._folders(SyncReport()):
+            if tier == "archive":
+                continue
+            try:
+                paths = files.memory_files(folder)
+            except ParseError:
+                continue
+            for path in paths:
+                try:
+                    loaded = store.load(self.layout, tier, path)
+                except ParseError:
+                    continue
+                rel = self.layout.relative(path)
+                for c in loaded.conflicts if loaded else []:
+                    found.add(f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}")
+        return found
+
+    # --- queries ----------------------------------------------------------------------
+
+    @_snapshot
+    def search(
+        self,
+        query: str,
+        agent: str | Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        limit: int = 10,
+        active_only: bool = False,
+        paths: Sequence[str] | None = None,
+        whole_wiki: bool = False,
+    ) -> list[Hit]:
+        """BM25-ranked documents matching any word of the query: of the agents if named
+        (and, with `whole_wiki`, every wiki document besides theirs).
+
+        Ties in score go to the newer document, then to the smaller id.
+        """
+        words = self._selective(fts_query(query))
+        if not words or limit <= 0:
+            return []
+        agents = [agent] if isinstance(agent, str) else list(agent or [])
+        scope, scope_args = _scope(agents, tiers or [], active_only, paths or [], whole_wiki)
+        match = _match(words, agents, whole_wiki)
+        ranked = self._ranked(match, scope, scope_args, limit)
+        if ranked is None:
+            return self._ranked_in_full(match, scope, scope_args, limit)
+        return self._hits([ranked])[0]
+
+    @_snapshot
+    def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
+        """The best `limit` matches within each scope, ranked as `search` ranks them.
+
+        One FTS5 query serves every scope: BM25 weighs each query word by reading the whole
+        row list of that word once per query, which for a few scopes costs more than scoring
+        their rows does.
+        """
+        words = self._selective(fts_query(query))
+        if not words or limit <= 0 or not scopes:
+            return [[] for _ in scopes]
+        match = _match(words, [])
+        conditions = [_scope_condition(scope) for scope in scopes]
+        scored = self.db.execute(
+            f"SELECT docs_fts.rowid, {_BM25} AS score, d.tier, d.status, d.agent FROM docs_fts"
+            f" JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ? AND"
+            f" ({' OR '.join(f'({w})' for w, _ in conditions)}) ORDER BY score, docs_fts.rowid",
+            [match, *(arg for _, args in conditions for arg in args)],
+        ).fetchall()
+        rankings = [_cut(best, limit) for best in _best_within(scored, scopes, limit + 1)]
+        found = iter(self._hits([r for r in rankings if r is not None]))
+        return [
+            next(found)
+            if ranking is not None
+            else self._ranked_in_full(match, *_scope_filter(scope), limit)
+            for scope, ranking in zip(scopes, rankings, strict=True)
+        ]
+
+    def _selective(self, words: str) -> str:
+        """A query's words less the common ones (see COMMON_SHARE), the rarest few kept."""
+        terms = words.split(" OR ") if words else []
+        if len(terms) <= KEPT_WORDS or COMMON_SHARE >= 1.0:
+            return words
+        most = COMMON_SHARE * self._documents()
+        counted = [(self._holding(term), term) for term in terms]
+        rarest = {term for _, term in sorted(counted)[:KEPT_WORDS]}
+        return " OR ".join(t for n, t in counted if n <= most or t in rarest)
+
+    def _holding(self, term: str) -> int:
+        """How many documents hold a word of the query (in their title or text)."""
+        row = self.db.execute(
+            "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", [f"{{title text}}: {term}"]
+        ).fetchone()
+        return int(row[0])
+
+    def _documents(self) -> int:
+        row = self.db.execute("SELECT count(*) FROM docs").fetchone()
+        return int(row[0])
+
+    def _hits(self, rankings: Sequence[Sequence[tuple[int, float]]]) -> list[list[Hit]]:
+        """The documents of each ranking of (rowid, bm25), read in one query, best first;
+        equal scores go to the newer document, then to the smaller id."""
+        scores = {rowid: score for ranking in rankings for rowid, score in ranking}
+        marks = ",".join("?" * len(scores))
+        rows = self.db.execute(
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
+        ).fetchall()
+        sound = self._sound(rows)
+        docs = {row[0]: doc for row, doc in zip(rows, sound, strict=True) if doc is not None}
+        results = []
+        for ranking in rankings:
+            hits = [Hit(docs[rowid], -score) for rowid, score in ranking if rowid in docs]
+            hits.sort(key=lambda h: h.doc.id)
+            hits.sort(key=lambda h: h.doc.created, reverse=True)
+            hits.sort(key=lambda h: -h.score)
+            results.append(hits)
+        return results
+
+    def _ranked(
+        self, match: str, scope: str, scope_args: list[object], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """(rowid, bm25) of the best `limit` matches, or None when a tie crosses the cut.
+
+        Ranking rowids alone lets SQLite keep only the best few while it scores: joining the
+        documents first would sort every match with its text.
+        """
+        rows: list[tuple[int, float]] = self.db.execute(
+            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
+            " ORDER BY score LIMIT ?",
+            [match, *scope_args, limit + 1],
+        ).fetchall()
+        return _cut(rows, limit)
+
+    def _ranked_in_full(
+        self, match: str, scope: str, scope_args: list[object], limit: int
+    ) -> list[Hit]:
+        """The search with ties broken inside SQLite, for the rare cut through a tie."""
+        rows = self.db.execute(
+            f"SELECT d.rowid, d.sha, {', '.join(f'd.{c}' for c in DOC_FIELDS)}, {_BM25} AS score"
+            f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?{scope}"
+            " ORDER BY score, d.created DESC, d.id LIMIT ?",
+            [match, *scope_args, limit],
+        ).fetchall()
+        sound = self._sound([row[:-1] for row in rows])
+        return [Hit(d, -float(r[-1])) for r, d in zip(rows, sound, strict=True) if d is not None]
+
+    @_snapshot
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
+    ) -> list[Doc]:
+        """All indexed documents, optionally of one tier, agent or class."""
+        sql = f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE 1=1"
+        args: list[object] = []
+        if tier:
+            sql += " AND tier=?"
+            args.append(tier)
+        if agent:
+            sql += " AND agent=?"
+            args.append(agent)
+        if cls:
+            sql += " AND cls=?"
+            args.append(cls)
+        sql += " ORDER BY path, ord"
+        return [d for d in self._sound(self.db.execute(sql, args).fetchall()) if d is not None]
+
+    @_snapshot
+    def by_ids(
+        self,
+        ids: Sequence[str],
+        agent: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        whole_wiki: bool = False,
+    ) -> list[Doc]:
+        """The documents with these ids, in the order of the ids (an id held in two files,
+        as after a merge, gives both), in the scope `search` gives the same arguments."""
+        conditions, args = _conditions(agent or [], tiers or [], False, [], whole_wiki)
+        where = "".join(f" AND {c}" for c in conditions)
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where}"
+            " ORDER BY path, ord",
+            [*ids, *args],
+        )
+        order = {doc_id: n for n, doc_id in enumerate(ids)}
+        found = [d for d in self._sound(rows.fetchall()) if d is not None]
+        return sorted(found, key=lambda d: order[d.id])
+
+    @_snapshot
+    def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
+        """The newest active documents of some tiers (of one agent, if named), newest first."""
+        conditions, args = _conditions([agent] if agent else [], tiers, True, [])
+        if not agent:  # most documents qualify: walk the dates back rather than sort them all
+            conditions = [f"+{c}" for c in conditions]
+        where = " AND ".join(conditions) or "1"
+        sql = (
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE {where}"
+            " ORDER BY created DESC, id LIMIT ?"
+        )
+        rows = self.db.execute(sql, [*args, limit]).fetchall()
+        return [d for d in self._sound(rows) if d is not None]
+
+    @_snapshot
+    def parts(self, parent: str) -> list[Doc]:
+        """The parts of one long entry, or the chunks of one section of an archived text, in
+        file order (wiki pages first, for a promotion caught halfway)."""
+        sql = (
+            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE parent=?"
+            " ORDER BY tier != 'wiki', tier, path, ord"
+        )
+        rows = self.db.execute(sql, (parent,)).fetchall()
+        return [d for d in self._sound(rows) if d is not None]
+
+    def _sound(self, rows: Sequence[Sequence[Any]]) -> list[Doc | None]:
+        """The documents of rows (rowid, sha, *fields) whose text still hashes to what was
+        indexed from its file, with what is derived from their text; None for a damaged one,
+        whose file the next sync reads again."""
+        found: list[Doc | None] = []
+        for _, sha, *fields in rows:
+            doc = Doc(*fields)
+            if _sha(doc.text) == sha:
+                found.append(doc)
+            else:
+                found.append(None)
+                self._suspect.add(doc.path)
+        return self._derive(rows, found)
+
+    def _derive(self, rows: Sequence[Sequence[Any]], docs: list[Doc | None]) -> list[Doc | None]:
+        """Documents indexed without their token counts or passages (see `_EAGER_CHARS`),
+        completed: derived now, and kept in the index after the read (`_keep_derived`)."""
+        todo = [(n, d) for n, d in enumerate(docs) if d and None in (d.tokens, d.passages)]
+        if not todo:
+            return docs
+        uncounted = [(n, d) for n, d in todo if d.tokens is None]
+        shas = [rows[n][1] for n, _ in uncounted]
+        made = self._counts(shas, [d.text for _, d in uncounted], keep=False)
+        counts = {n: count for (n, _), count in zip(uncounted, made, strict=True)}
+        for n, doc in todo:
+            tokens = counts.get(n, doc.tokens)
+            cut = cut_passages(doc.text) if doc.passages is None else doc.passages
+            docs[n] = replace(doc, tokens=tokens, passages=cut)
+            self._made[rows[n][0]] = (rows[n][1], tokens, cut)
+        return docs
+
+    def _keep_derived(self) -> None:
+        """Write what reads derived into the index, when it is free within a moment (while
+        another process writes it, a later read derives them again)."""
+        if not self._made or self.db.in_transaction:
+            return  # nothing made, or kept when the outer read ends
+        made, self._made = self._made, {}
+        self.db.execute(f"PRAGMA busy_timeout = {_KEEP_WAIT_MS}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {int(SQLITE_TIMEOUT_SECONDS * 1000)}")
+        try:
+            self._write_derived(made)
+        except sqlite3.Error:
+            self.db.execute("ROLLBACK")
+            return
+        self.db.execute("COMMIT")
+
+    def _write_derived(self, made: dict[int, tuple[str, int | None, str | None]]) -> None:
+        self.db.executemany(
+            "UPDATE docs SET tokens=COALESCE(tokens, ?), passages=COALESCE(passages, ?)"
+            " WHERE rowid=? AND sha=?",
+            [(tokens, cut, rowid, sha) for rowid, (sha, tokens, cut) in made.items()],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO token_cache VALUES(?, ?)",
+            [(sha, tokens) for sha, tokens, _ in made.values() if tokens is not None],
+        )
+
+    @_snapshot
+    def totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier."""
+        rows = self.db.execute(
+            "SELECT agent, tier, COUNT(*), SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
+            " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
+        ).fetchall()
+        added = self._count_rest()
+        return [(a, t, n, b or 0, (k or 0) + added.get((a, t), 0)) for a, t, n, b, k in rows]
+
+    @_snapshot
+    def documents(self) -> int:
+        """How many documents the index holds."""
+        (count,) = self.db.execute("SELECT COUNT(*) FROM docs").fetchone()
+        return int(count)

@@ -1,0 +1,222 @@
+"""The search index: what tiermem asks of it, and the units it holds.
+
+The markdown files are the truth; an index is a cache derived from them that can be
+deleted at any time. `Index` is what every step uses; SQLite FTS5 (`fts.FtsIndex`) is the
+implementation, kept at `.squad/memory/index.sqlite`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from ..errors import ParseError
+from ..storage import archive
+from ..storage.entries import Entry
+
+TYPE_CHECKING = False  # typing is not imported at start-up
+if TYPE_CHECKING:
+    from ..storage.layout import Layout
+    from .tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One searchable unit: an entry of a tier file, or a chunk of an archive record."""
+
+    id: str
+    tier: str
+    agent: str
+    path: str
+    title: str
+    text: str
+    cls: str = ""
+    status: str = ""
+    created: str = ""
+    used: str = ""
+    session: str = ""
+    trust: str = ""
+    tags: str = ""
+    tokens: int = 0
+    parent: str = ""  # the entry this one is a part of (see `entries.split_entry`)
+    sources: str = ""  # comma-separated: the archive records (or files) it was made from
+    passages: str = ""  # where its passages are, as the index stores them (`relevance.passages`)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A document that matched a query, and how well (higher is better)."""
+
+    doc: Doc
+    score: float
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The documents one ranking of `Index.search_each` may return."""
+
+    tiers: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    active_only: bool = False
+    status: str = ""  # only documents of this status (e.g. "superseded"), when given
+
+    def holds(self, tier: str, status: str, agent: str) -> bool:
+        """Whether a document of this tier, status and agent is in the scope."""
+        return (
+            (not self.tiers or tier in self.tiers)
+            and (not self.agents or agent in self.agents)
+            and (not self.active_only or not status)
+            and (not self.status or status == self.status)
+        )
+
+
+@dataclass
+class SyncReport:
+    """What a sync changed, and which files it could not read."""
+
+    scanned: int = 0
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    stale: str = ""  # why the index was read as it stood, not brought up to date
+
+
+@runtime_checkable
+class Index(Protocol):
+    """What tiermem asks of a search index."""
+
+    def sync(self) -> SyncReport:
+        """Bring the index up to date with the files; re-read only what changed."""
+        ...
+
+    def rebuild(self) -> SyncReport:
+        """Drop the index and build it again from the files."""
+        ...
+
+    def scrub(self) -> None:
+        """Leave no trace of deleted text in the index's files (after a purge)."""
+        ...
+
+    def check(self) -> list[str]:
+        """Differences between the index and the files, without changing the index."""
+        ...
+
+    def search(
+        self,
+        query: str,
+        agent: str | Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        limit: int = 10,
+        active_only: bool = False,
+        paths: Sequence[str] | None = None,
+        whole_wiki: bool = False,
+    ) -> list[Hit]:
+        """Documents matching any word of the query, best first."""
+        ...
+
+    def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
+        """The best `limit` matches within each scope, ranked as `search` ranks them."""
+        ...
+
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
+    ) -> list[Doc]:
+        """All documents, optionally of one tier, agent or class, in file order."""
+        ...
+
+    def by_ids(
+        self,
+        ids: Sequence[str],
+        agent: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        whole_wiki: bool = False,
+    ) -> list[Doc]:
+        """The documents with these ids, in the order of the ids, in a search's scope."""
+        ...
+
+    def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
+        """The newest active documents of some tiers (of one agent, if named), newest first."""
+        ...
+
+    def parts(self, parent: str) -> list[Doc]:
+        """The parts of one long entry, or the chunks of one section of an archived text."""
+        ...
+
+    def totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier."""
+        ...
+
+    def documents(self) -> int:
+        """How many documents the index holds."""
+        ...
+
+    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
+        """(agent, tier, entries, bytes, tokens) for every agent and tier, counting whole
+        entries (a long entry's parts once) and whole archive records (not their chunks)."""
+        ...
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Token counts of texts, cached by content."""
+        ...
+
+    def close(self) -> None:
+        """Release what the index holds open."""
+        ...
+
+
+class IndexFactory(Protocol):
+    """Opens the index of a store: `FtsIndex` unless `Memory(index=...)` hands in another."""
+
+    def __call__(
+        self, layout: Layout, counter: TokenCounter, note: Callable[[str], None] | None = None
+    ) -> Index:
+        """The index of the store at `layout`, counting tokens with `counter`; `note` says
+        what the user should know (an index read as it stood)."""
+        ...
+
+
+def entry_doc(entry: Entry, tier: str, agent: str, path: str) -> Doc:
+    """The search unit of a tier entry."""
+    return Doc(
+        id=entry.id,
+        tier=tier,
+        agent=entry.agent or agent,
+        path=path,
+        title=entry.title,
+        text=entry.text,
+        cls=entry.cls,
+        status=entry.status,
+        created=entry.created,
+        used=entry.used,
+        session=entry.session,
+        trust=entry.trust,
+        tags=",".join(entry.tags),
+        parent=dict(entry.extra).get("parent", ""),
+        sources=",".join(entry.sources),
+    )
+
+
+def archive_docs(record: archive.Record, rel: str) -> list[Doc]:
+    """The chunks of a record; the chunks of one section name its first chunk as parent."""
+    pieces = archive.chunks(record.text)
+    ids = [record.id if n == 0 else f"{record.id}#{n}" for n in range(len(pieces))]
+    size = Counter(piece.section for piece in pieces)
+    first: dict[int, str] = {}
+    for n, piece in enumerate(pieces):
+        first.setdefault(piece.section, ids[n])
+    return [
+        Doc(
+            id=ids[n],
+            tier="archive",
+            agent=record.agent,
+            path=rel,
+            title=piece.title or record.title,
+            text=piece.text,
+            created=record.created,
+            parent=first[piece.section] if size[piece.section] > 1 else "",
+        )
+        for n, piece in enumerate(pieces)
+    ]

@@ -1,0 +1,476 @@
+"""`tiermem doctor`: what a merge or a crash left in a store, and the repairs that are safe.
+
+What it looks at, and what matters:
+
+- links and wrong types: a symbolic link anywhere under `.squad/` is never followed (so what
+  it points at is never read); a store's own folder or file of the wrong type stops every
+  command. Links in place of the index or the lock folder are removed and the folder made
+  again (both are caches); other links need a person (tiermem cannot know what they meant).
+- names: a tier file or archive folder whose name is no agent's or topic's is never read.
+- temp files (`.tmp-*`): one older than `files.STALE_TEMP_SECONDS` is a write killed long
+  ago and is removed; a newer one is a write in progress and is left alone.
+- tier files: one that does not parse is named with its line (never rewritten); one with an
+  id twice (a union merge) is rewritten folded, the losing version archived first.
+- archive records: one that fails its size and hash (a merge wrote into it) is moved aside
+  to `damaged/` and its text archived again as a new record, which the entries that cited
+  the old one now cite; an entry citing a record that is not there is named (its own text
+  remains; the raw text it was made from is gone).
+- the index: a link, a folder, a file that is no database, another schema, an index not
+  sealed by this clone (committed, copied, or changed since), objects tiermem never makes
+  (a trigger, a view, another table), a log left beside it, or rows that differ from the
+  files (each file parsed and compared) is rebuilt (a folder is moved aside first).
+- git: the index, this clone's local state or its spawn log tracked by git (every clone
+  would get them) is named with the command that stops it; a `.gitignore` of the store
+  that lacks lines `tiermem init` writes is a note.
+- notes, not problems: text queued for Scribe, a write in progress, an index not built yet.
+  Records that no entry cites are fine: the archive keeps every raw text, cited or not.
+
+Exit status 1 while a problem remains.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ..context import Context
+from ..errors import ParseError, TiermemError, UnsafePathError, UsageError
+from ..results import DoctorReport, Finding
+from ..storage import archive, entries, files, safepath, store, validate
+
+TIER_FOLDERS = ("hot", "cold", "wiki", "queue")
+DAMAGED = "damaged"
+_SOURCE = re.compile(r"archive/([^/#]+)/([^/#]+)\.md(#.*)?")
+
+
+class _Doctor:
+    """One examination of a store: the findings, and the repairs when asked."""
+
+    def __init__(self, ctx: Context, repair: bool) -> None:
+        self.ctx = ctx
+        self.layout = ctx.layout
+        self.report = DoctorReport(repair=repair)
+        self.moved: dict[str, str] = {}  # old record location -> the recovered record's
+
+    # --- saying -----------------------------------------------------------------------
+
+    def rel(self, path: Path) -> str:
+        return self.layout.relative(path)
+
+    def found(self, kind: str, path: Path | str, problem: str, serious: bool = True) -> Finding:
+        shown = path if isinstance(path, str) else self.rel(path)
+        finding = Finding(kind, shown, problem, serious)
+        self.report.findings.append(finding)
+        return finding
+
+    def repair(self, finding: Finding, action: Callable[[], str]) -> None:
+        """Run a repair when asked; a repair that fails is said, and the problem stays."""
+        if not self.report.repair:
+            return
+        try:
+            finding.repaired = action()
+        except (TiermemError, OSError, sqlite3.Error) as exc:
+            finding.problem += f" (not repaired: {exc})"
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.report.checked[what] = self.report.checked.get(what, 0) + n
+
+    # --- the examination ----------------------------------------------------------------
+
+    def run(self) -> DoctorReport:
+        if not self.structure():
+            return self.report
+        self.clone_key()  # a cache, like the index: a link there is removed before the walk
+        self.links(self.layout.squad)
+        self.temps()
+        self.tier_files()
+        self.records()
+        self.citations()
+        self.queues()
+        self.config()
+        self.index()
+        self.git()
+        return self.report
+
+    def structure(self) -> bool:
+        """The store's own folders and files; False when the rest cannot be examined safely."""
+        for path in (self.layout.squad, self.layout.memory):
+            kind = safepath.kind(path)
+            if kind == "missing":
+                self.found("store", path, "no tiermem store here; run `tiermem init`")
+                return False
+            if kind != "folder":
+                self.found("link" if kind == "link" else "store", path, _not_folder(kind))
+                return False
+        sound = True
+        for name in (*files.STORE_FOLDERS, *files.store_files(self.layout)):
+            sound &= self.store_path(self.layout.memory / name, name)
+        return sound
+
+    def store_path(self, path: Path, name: str) -> bool:
+        wanted = "folder" if name in files.STORE_FOLDERS else "file"
+        kind = safepath.kind(path)
+        if kind in ("missing", wanted):
+            return True
+        problem = _not_folder(kind) if wanted == "folder" else _not_file(kind)
+        finding = self.found("link" if kind == "link" else "store", path, problem)
+        if name == ".locks" or name in files.index_files(self.layout):
+            self.repair(finding, lambda: _clear_cache_path(path, kind))
+            return bool(finding.repaired)
+        finding.problem += "; remove or replace it by hand (tiermem cannot tell what it meant)"
+        return False
+
+    def links(self, folder: Path) -> None:
+        """Every link under `.squad/`: never followed, so never read."""
+        for top, dirs, names in os.walk(folder, followlinks=False):
+            for name in [*dirs, *names]:
+                path = Path(top) / name
+                if path.is_symlink():
+                    self.count("links")
+                    self.found(
+                        "link",
+                        path,
+                        "is a symbolic link; tiermem never follows it, so what it points at "
+                        "is never read (remove it, or put the file itself here)",
+                    )
+
+    def temps(self) -> None:
+        """Temp files of writes killed long ago (removed) or in progress (left alone)."""
+        now = time.time()
+        for top, _, names in os.walk(self.layout.memory, followlinks=False):
+            for name in names:
+                if not name.startswith(files.TEMP_PREFIX):
+                    continue
+                path = Path(top) / name
+                self.count("temp files")
+                try:
+                    age = now - os.lstat(path).st_mtime
+                except FileNotFoundError:
+                    continue
+                if age <= files.STALE_TEMP_SECONDS:
+                    self.found("temp", path, "a write in progress (left alone)", serious=False)
+                    continue
+                finding = self.found(
+                    "temp", path, f"a temp file left by a write killed {_age(age)} ago"
+                )
+                self.repair(finding, functools.partial(_remove, path))
+
+    def tier_files(self) -> None:
+        for tier in TIER_FOLDERS:
+            try:
+                items = files.listing(self.layout.tier_dir(tier))
+            except ParseError as exc:
+                self.found("store", self.layout.tier_dir(tier), exc.reason)
+                continue
+            for item in items:
+                if item.name.endswith(".md") and item.kind == "file":
+                    self.tier_file(tier, item.path)
+
+    def tier_file(self, tier: str, path: Path) -> None:
+        self.count("tier files")
+        stem = path.stem
+        try:
+            validate.name(stem, "topic") if tier == "wiki" else validate.owner(stem)
+        except UsageError as exc:
+            self.found("name", path, f"never read: {exc}")
+            return
+        try:
+            data = files.read_bytes(path) or b""
+            loaded = store.parse(tier, path, data)
+        except ParseError as exc:
+            self.found(
+                "file",
+                path,
+                f"line {exc.line}: {exc.reason}; tiermem never rewrites it: fix it by hand",
+            )
+            return
+        twice = _ids_twice(data.decode("utf-8"), loaded)
+        if twice:
+            shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+            finding = self.found("ids", path, f"holds an id twice (a merge): {shown}")
+            self.repair(finding, lambda: self.fold(tier, path))
+
+    def fold(self, tier: str, path: Path) -> str:
+        kept = store.rewrite(self.layout, tier, path)
+        return f"rewritten with each id once; {kept} losing version(s) archived"
+
+    def records(self) -> None:
+        base = self.layout.tier_dir("archive")
+        try:
+            folders = files.listing(base)
+        except ParseError as exc:
+            self.found("store", base, exc.reason)
+            return
+        for folder in folders:
+            if folder.kind != "folder":
+                continue
+            try:
+                validate.owner(folder.name)
+            except UsageError as exc:
+                self.found("name", folder.path, f"never read: {exc}")
+                continue
+            for path in files.memory_files(folder.path):
+                self.record(folder.name, path)
+
+    def record(self, agent: str, path: Path) -> None:
+        self.count("archive records")
+        data = files.read_bytes(path) or b""
+        try:
+            archive.parse(data, path)
+            return
+        except ParseError as exc:
+            reason = exc.reason
+        finding = self.found("archive", path, reason)
+        self.repair(finding, lambda: self.recover(agent, path, data))
+
+    def recover(self, agent: str, path: Path, data: bytes) -> str:
+        """Move a damaged record aside; archive its text again where it is text."""
+        aside = self.layout.memory / DAMAGED / "archive" / agent / path.name
+        newline = data.find(b"\n")
+        has_header = data.startswith(b"<!-- tiermem-archive ") and newline >= 0
+        raw = data[newline + 1 :] if has_header else data
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        old = f"archive/{agent}/{path.name}"
+        said = f"moved to {self.rel(aside)}"
+        if text.strip():
+            header = _header_fields(data[:newline] if has_header else b"")
+            record = archive.new_record(
+                agent,
+                self.ctx.stamp(),
+                "recovered",
+                old,
+                f"recovered from {path.stem}: {header.get('title', '')}".strip(": "),
+                text,
+            )
+            archive.write(self.layout, record)
+            self.moved[old] = record.location
+            said += f"; its text archived again as {record.location}"
+        else:
+            said += "; its text is not readable as UTF-8, kept there as it was"
+        files.move(path, aside)
+        return said
+
+    def citations(self) -> None:
+        """Entries citing records: moved ones are pointed at their recovered record; missing
+        ones are named."""
+        for tier in TIER_FOLDERS:
+            for path in _readable_files(self.layout.tier_dir(tier)):
+                self.cited_by(tier, path)
+
+    def cited_by(self, tier: str, path: Path) -> None:
+        try:
+            loaded = store.load(self.layout, tier, path)
+        except ParseError:
+            return  # said already
+        if loaded is None:
+            return
+        moved = False
+        for entry in loaded.entries:
+            for source in entry.sources:
+                match = _SOURCE.fullmatch(source)
+                if match is None or not source.startswith("archive/"):
+                    continue
+                self.count("citations")
+                location = f"archive/{match.group(1)}/{match.group(2)}.md"
+                if location in self.moved:
+                    moved = True
+                elif not self.cites_something(match.group(1), match.group(2)):
+                    self.found(
+                        "citation",
+                        path,
+                        f"entry {entry.id} cites {location}, which is not in the archive "
+                        "(its own text remains; the raw text it was made from does not)",
+                    )
+        if moved and self.report.repair:
+            store.rewrite(self.layout, tier, path, lambda e: _recite(e, self.moved))
+
+    def cites_something(self, agent: str, record_id: str) -> bool:
+        try:
+            return files.is_file(archive.path_of(self.layout, agent, record_id))
+        except (UsageError, UnsafePathError):
+            return False
+
+    def queues(self) -> None:
+        for path in _readable_files(self.layout.tier_dir("queue")):
+            try:
+                queue = store.load(self.layout, "queue", path)
+            except ParseError:
+                continue
+            if queue is not None and queue.entries:
+                self.found(
+                    "queue",
+                    path,
+                    f"{len(queue.entries)} entr(ies) wait for Scribe's summary "
+                    "(`tiermem scribe run` or the agent's next session end)",
+                    serious=False,
+                )
+
+    def config(self) -> None:
+        from ..storage import config
+
+        try:
+            config.load(self.layout.config)
+        except ParseError as exc:
+            self.found("file", self.layout.config, f"line {exc.line}: {exc.reason}")
+
+    def index(self) -> None:
+        """The index file, then what it holds: brought up to date as every read does, it
+        must match the files."""
+        path = self.layout.index
+        if safepath.kind(path) == "missing":
+            if self.report.repair:
+                self.rebuild()  # one moved aside above, or none yet: built now
+            else:
+                self.found("index", path, "not built yet; the next read builds it", serious=False)
+            return
+        problems = _index_problems(path, self.ctx)
+        if not problems:
+            self.ctx.index.sync()
+            drift = [d for d in self.ctx.index.check() if not d.startswith("merge conflict:")]
+            problems = [_drift(drift)] if drift else []
+        if problems:
+            finding = self.found("index", path, "; ".join(problems))
+            self.repair(finding, self.rebuild)
+
+    def clone_key(self) -> None:
+        """Anything but a file in place of this clone's key (a committed link, a folder):
+        removed, never followed; the next read makes a key and builds the index again."""
+        from ..storage import clone
+
+        path = clone.key_path(self.layout)
+        kind = safepath.kind(path)
+        if kind in ("missing", "file"):
+            return
+        finding = self.found("link" if kind == "link" else "store", path, _not_file(kind))
+        self.repair(finding, lambda: _clear_cache_path(path, kind))
+
+    def git(self) -> None:
+        """This clone's own files tracked by git, and a .gitignore that lacks lines."""
+        from ..storage import bootstrap
+
+        for rel in bootstrap.tracked_locals(self.layout):
+            self.found("git", rel, bootstrap.tracked_local(rel))
+        lacking = bootstrap.lacking_ignores(self.layout)
+        if lacking:
+            path = self.layout.memory / ".gitignore"
+            shown = ", ".join(lacking)
+            self.found("git", path, f"lacks {shown}; `tiermem init` adds them", serious=False)
+
+    def rebuild(self) -> str:
+        self.ctx.close()
+        report = self.ctx.index.rebuild()
+        return f"rebuilt from the files ({report.scanned} files)"
+
+
+def run(ctx: Context, repair: bool = False) -> DoctorReport:
+    """Examine a store (and, with `repair`, mend what is safe to mend)."""
+    report = _Doctor(ctx, repair).run()
+    ctx.close()
+    if repair and any(f.repaired for f in report.findings):
+        ctx.audit(
+            "doctor",
+            [],
+            ["hot", "cold", "wiki", "archive"],
+            "repairs after a merge or a crash",
+            repaired=[f"{f.path}: {f.repaired}" for f in report.findings if f.repaired],
+        )
+    return report
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _not_folder(kind: str) -> str:
+    return "is a symbolic link, not a folder" if kind == "link" else f"is a {kind}, not a folder"
+
+
+def _not_file(kind: str) -> str:
+    if kind == "link":
+        return "is a symbolic link, not a file"
+    return f"is a {kind}, not a regular file"
+
+
+def _age(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+def _remove(path: Path) -> str:
+    files.unlink(path)
+    return "removed"
+
+
+def _clear_cache_path(path: Path, kind: str) -> str:
+    """Take a link, a file or a folder out of the place of a cache (the index, the locks)."""
+    if kind == "link" or (kind == "file" and path.name == ".locks"):
+        os.unlink(path)  # a link is removed, never followed; the lock folder holds no memory
+        if path.name == ".locks":
+            files.ensure_folder(path)
+        return "removed" + ("; the lock folder made again" if path.name == ".locks" else "")
+    aside = path.with_name(f"{path.name}-aside-{int(time.time())}")
+    os.rename(path, aside)  # git ignores index.sqlite-*: nothing is lost, nothing committed
+    return f"moved aside to {aside.name}"
+
+
+def _readable_files(folder: Path) -> list[Path]:
+    try:
+        return files.memory_files(folder)
+    except ParseError:
+        return []
+
+
+_BOUNDARY_ID = re.compile(r"^#{1,6} [^\n]*\n<!-- tiermem id=(\S+)", re.MULTILINE)
+
+
+def _ids_twice(text: str, loaded: entries.TierFile) -> list[str]:
+    """Ids that the file holds more than once (folded on every read until rewritten)."""
+    seen: dict[str, int] = {}
+    for match in _BOUNDARY_ID.finditer(text.replace("\r\n", "\n")):
+        entry_id = entries.unescape_value(match.group(1))
+        seen[entry_id] = seen.get(entry_id, 0) + 1
+    twice = sorted(i for i, n in seen.items() if n > 1)
+    return twice or sorted({c.id for c in loaded.conflicts})
+
+
+def _header_fields(line: bytes) -> dict[str, str]:
+    text = line.decode("utf-8", "replace").removeprefix("<!-- tiermem-archive ")
+    text = text.removesuffix("-->").strip()
+    return {k: entries.unescape_value(v) for k, _, v in (i.partition("=") for i in text.split())}
+
+
+def _recite(entry: entries.Entry, moved: dict[str, str]) -> entries.Entry:
+    """An entry citing the recovered records in place of the damaged ones."""
+    sources = []
+    for source in entry.sources:
+        location, mark, rest = source.partition("#")
+        sources.append(moved.get(location, location) + mark + rest)
+    return replace(entry, sources=tuple(sources))
+
+
+def _index_problems(path: Path, ctx: Context) -> list[str]:
+    """What is wrong with the index file itself ([] when it may be read)."""
+    kind = safepath.kind(path)
+    if kind != "file":
+        return [_not_file(kind)]
+    from ..index import check as index_check
+    from ..index import fts
+
+    return index_check.inspect(ctx.layout, fts.wanted(ctx.tokens), quick=True)
+
+
+def _drift(lines: list[str]) -> str:
+    """How the index differs from the files, the first few differences named."""
+    more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+    return f"differs from the files ({'; '.join(lines[:3])}{more})"

@@ -1,0 +1,205 @@
+"""Search: BM25 over every tier and the archive, each result a whole entry, each text once.
+
+A match in one part of a long entry returns the whole entry, and a match in a chunk of an
+archived text returns its whole section. One text kept in several places (a decision
+repeated by a union merge, or kept both in the archive and as an entry) shows once, from
+the tier that holds it in its most finished form.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from ..context import Context
+from ..index.protocol import Doc, Hit
+from ..relevance import engine, excerpts, words
+from ..relevance.candidates import Candidate
+from ..relevance.excerpts import Excerpt
+from ..relevance.words import gist
+from ..storage.layout import TEAM
+from ..team import use
+
+# What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
+# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
+_ENTRY_ID = re.compile(r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?")
+_FINISHED = ("wiki", "cold", "hot", "archive")
+# Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
+# file, the entry's bare title): what repeats is the body under them. A body shorter than this
+# ("Done.") is too common to say that two texts are one.
+_REPEAT_BODY_CHARS = 40
+# A summary picks its sentences from the text it summarises: once that text is shown, a result
+# whose sentences are mostly already there tells the reader little. Sentences shorter than
+# this ("Thanks, sounds good!") are too common to say where they come from.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_CHARS = 20
+SHOWN_SHARE = 0.6
+
+
+@dataclass(frozen=True)
+class Found:
+    """A result: the entry it ranks, and what it shows of it (see `relevance.excerpts`)."""
+
+    hit: Hit
+    excerpt: Excerpt
+
+
+def search(
+    ctx: Context, query: str, agent: str | None, tier: str | None, limit: int
+) -> list[Found]:
+    """The best `limit` results; using a cold or wiki entry refreshes it.
+
+    With an agent, the search covers that agent's memory, the team's (the decisions and
+    policies every agent works under) and the whole wiki, ranked for that agent. A query of
+    nothing but entry ids reads those entries, whole; any other query shows the passages of
+    a long entry that match it.
+    """
+    ctx.sync()
+    owners = None if agent is None else sorted({agent, TEAM})
+    tiers = [tier] if tier else None
+    if ids := entry_ids(query):
+        docs = _by_ids(ctx, ids, owners, tiers)
+        hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
+        return [Found(h, excerpts.of(h.doc, (), whole=True)) for h in hits]
+    pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
+    while True:
+        found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
+        hits, used = _results(ctx, ctx.ranker.rank(found, agent), limit)
+        if len(hits) == limit or len(found) < pool:
+            return _excerpts(query, _used(ctx, (hits, used)))
+        pool *= 4  # so many repeats that the pool ran short: look further
+
+
+def _by_ids(
+    ctx: Context, ids: list[str], owners: list[str] | None, tiers: list[str] | None
+) -> list[Doc]:
+    """The documents with these ids; for the id of an entry stored in parts (the id search
+    and spawn show for it), its first part, which `_results` joins with the others."""
+    docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
+    have = {d.id for d in docs}
+    for missing in (i for i in ids if i not in have):
+        parts = [
+            p
+            for p in ctx.index.parts(missing)
+            if (tiers is None or p.tier in tiers)
+            and (owners is None or p.tier == "wiki" or p.agent in owners)
+        ]
+        docs += parts[:1]
+    order = {doc_id: n for n, doc_id in enumerate(ids)}
+    return sorted(docs, key=lambda d: order.get(d.parent or d.id, len(order)))
+
+
+def _excerpts(query: str, hits: list[Hit]) -> list[Found]:
+    """Each result with what it shows: whole when the query names it by its title."""
+    terms = words.terms(query)
+    named = set(engine.named([Candidate(h.doc, 1.0) for h in hits], terms))
+    weights = excerpts.rarity([h.doc.text for h in hits], terms)
+    return [Found(h, excerpts.of(h.doc, terms, h.doc.id in named, weights)) for h in hits]
+
+
+def entry_ids(query: str) -> list[str]:
+    """The ids a query names when it is nothing but ids (separated by spaces or commas)."""
+    words = query.replace(",", " ").split()
+    if words and all(_ENTRY_ID.fullmatch(w) for w in words):
+        return list(dict.fromkeys(words))
+    return []
+
+
+def _used(ctx: Context, found: tuple[list[Hit], list[Doc]]) -> list[Hit]:
+    hits, used = found
+    use.mark_used(ctx, used)
+    return hits
+
+
+def _results(ctx: Context, ranked: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
+    """The first `limit` distinct results, and every document they hold."""
+    wholes, held = _wholes(ctx, ranked)
+    hits = unshown(once(wholes))[:limit]
+    return hits, [doc for hit in hits for doc in held[hit.doc.id]]
+
+
+def _wholes(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[Doc]]]:
+    """Each hit as its whole entry, parts joined, in rank order (an entry at the rank of its
+    best part), with the documents each one holds; repeats are recognised whole, not by a
+    first part."""
+    wholes: list[Hit] = []
+    held: dict[str, list[Doc]] = {}
+    for hit in ranked:
+        key = hit.doc.parent or hit.doc.id
+        if key in held:
+            continue
+        held[key] = _parts(ctx, hit.doc) if hit.doc.parent else [hit.doc]
+        wholes.append(replace(hit, doc=_joined(held[key])) if hit.doc.parent else hit)
+    return wholes, held
+
+
+def _parts(ctx: Context, part: Doc) -> list[Doc]:
+    """The parts of a part's entry, from the one file that holds it (the wiki's, for an entry
+    caught halfway through its promotion); the part alone when another process rewrote the
+    entry since it matched."""
+    parts = ctx.index.parts(part.parent)
+    return [p for p in parts if p.path == parts[0].path] or [part]
+
+
+def once(found: list[Hit]) -> list[Hit]:
+    """Each entry and each text once, in rank order.
+
+    One entry can sit in two tiers for a while (promoted in one clone, used in another,
+    before Scribe runs after a merge), and one text in several places: each shows once, at
+    the rank of its best match, from the tier that holds it in its most finished form.
+    """
+    groups: dict[str, list[Hit]] = {}
+    first_of_id: dict[str, str] = {}
+    for hit in found:
+        key = first_of_id.setdefault(hit.doc.id, _repeat_key(hit.doc.text))
+        groups.setdefault(key, []).append(hit)
+    return [_most_finished(group) for group in groups.values()]
+
+
+def unshown(found: list[Hit]) -> list[Hit]:
+    """The hits in rank order, less archived texts that the hits above them already show.
+
+    An entry of a tier is always kept: it is the finished form, and the use a search records
+    keeps it from expiring.
+    """
+    kept: list[Hit] = []
+    shown: list[str] = []
+    for hit in found:
+        if hit.doc.tier != "archive" or not shows(shown, hit.doc.text):
+            kept.append(hit)
+            shown.append(gist(hit.doc.text))
+    return kept
+
+
+def shows(shown: list[str], text: str) -> bool:
+    """Whether most of a text's sentences are in texts already shown (as gists)."""
+    if not shown:
+        return False
+    sentences = [s for s in (gist(p) for p in _SENTENCE.split(text)) if len(s) >= _SENTENCE_CHARS]
+    repeated = sum(1 for s in sentences if any(s in t for t in shown))
+    return bool(sentences) and repeated >= SHOWN_SHARE * len(sentences)
+
+
+def _most_finished(group: list[Hit]) -> Hit:
+    if len(group) == 1:
+        return group[0]
+    return replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
+
+
+def _repeat_key(text: str) -> str:
+    """What two copies of one text share: the gist of the body under the heading line."""
+    body = gist(text.partition("\n")[2])
+    return body if len(body) >= _REPEAT_BODY_CHARS else gist(text)
+
+
+def _joined(parts: list[Doc]) -> Doc:
+    """One document for an entry stored in parts, or a section of an archived text stored in
+    chunks: the first one's heading, every text."""
+    glue = "" if parts[0].tier == "archive" else "\n\n"  # archive chunks are contiguous text
+    return replace(
+        parts[0],
+        id=parts[0].parent,
+        text=glue.join(p.text for p in parts),
+        tokens=sum(p.tokens for p in parts),
+        parent="",
+    )

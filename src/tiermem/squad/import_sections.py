@@ -1,0 +1,436 @@
+"""Where each section of a Squad file goes when it is imported, by Squad's own model.
+
+Decisions are shared, knowledge is personal. An agent's history stays that agent's: its
+standing self-knowledge (Core Context, the text under its title, its project context and
+role) is one entry of its own in its cold tier; its latest sessions (the last TTL days of
+its activity, up to its cold budget) start in its cold tier as summaries; older sessions
+stay in the archive, where the raw text of every file is, reachable by relevance. The team's
+decisions (`decisions.md`, `decisions/*.md`, the inbox) go to the team's tier and, once
+stable, Scribe files them in the wiki; decision archives stay in the archive. Each team skill
+is a wiki convention under its own name. Session logs are the team's: recent ones in cold,
+the rest in the archive.
+
+Every section with content gets a placement: its file and line, whose it is, the entries it
+made, and, once Scribe's pass has run, the tier and page it landed on (the dry run's rows).
+Sections arrive piece by piece (see `squad.pieces`); nothing here holds a whole large file.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+from ..context import Context
+from ..results import SectionPlacement
+from ..scribe.summarize import ExtractiveSummarizer, budget_for
+from ..storage import archive
+from ..storage.clock import format_time, parse_time
+from ..storage.entries import STANDING, Entry, content_id, render_entry, split_entry
+from ..storage.layout import TEAM
+from . import parse as squad_parse
+from .dates import find_dates
+from .decision_entries import decision_entries
+from .sources import Source
+
+_HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
+# Sections of an agent's history.md that say what the agent is (its standing self-knowledge).
+_STANDING_KINDS = ("preamble", "title", "context", "core-context")
+STANDING_TITLE = "Core Context"
+
+
+@dataclass
+class Planned:
+    """An entry and the tier file it goes to."""
+
+    tier: str  # cold | wiki
+    name: str  # agent (cold) or topic (wiki)
+    entry: Entry
+
+
+def stamp(date: str | None) -> str | None:
+    """An ISO time from a section's date (a month means its first day)."""
+    if not date or "X" in date:
+        return None
+    if len(date) == 7:
+        date += "-01"
+    return f"{date[:10]}T00:00:00Z"
+
+
+def latest_date(text: str, now: str) -> str:
+    """The date a text speaks of last, up to `now` ('' when it names none)."""
+    found = [stamp(hit.value) for hit in find_dates(text)]
+    dated = [d for d in found if d and d <= now]
+    return max(dated) if dated else ""
+
+
+def body_of(section: squad_parse.Section) -> str:
+    """A section's text without its heading line."""
+    text = section.text
+    if section.level and "\n" in text:
+        text = text.split("\n", 1)[1]
+    return text.strip("\n")
+
+
+def content(text: str) -> str:
+    """Text without blank lines, rules and comments at its ends ('' when that is all)."""
+    lines = text.strip("\n").split("\n")
+    while lines and squad_parse.is_filler(lines[0]):
+        lines.pop(0)
+    while lines and squad_parse.is_filler(lines[-1]):
+        lines.pop()
+    return "\n".join(lines)
+
+
+def standing_id(agent: str) -> str:
+    """The id of an agent's standing entry: the same for every version of it."""
+    return content_id("i", agent, STANDING)
+
+
+def _short(text: str, target: int, title: str = "") -> str:
+    """A summary of a section's text (its title is the entry's, not repeated in it)."""
+    budget = budget_for(f"{title}\n{text}" if title else text, target)
+    return ExtractiveSummarizer().summarize(text, title=title, budget_bytes=budget)
+
+
+def _size(entry: Entry) -> int:
+    return len(render_entry(entry).encode("utf-8")) + 1
+
+
+@dataclass(order=True)
+class _Candidate:
+    """A session of an agent that may start in its cold tier; its summary is made only if
+    it does (a history of 100,000 sessions summarises the few it keeps)."""
+
+    created: str
+    id: str
+    least: int = field(compare=False)  # the fewest bytes its entry can take in cold
+    make: Callable[[], Entry] = field(compare=False)
+    row: SectionPlacement = field(compare=False)
+
+
+class _Recent:
+    """One agent's newest sessions that fit its cold budget: what starts in its cold tier."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.heap: list[_Candidate] = []
+        self.least = 0
+        self.newest = ""
+
+    def offer(self, candidate: _Candidate) -> None:
+        """Keep a session while it may be among the newest that fit the budget."""
+        self.newest = max(self.newest, candidate.created)
+        heapq.heappush(self.heap, candidate)
+        self.least += candidate.least
+        while self.heap and self.least > self.budget:
+            self.least -= heapq.heappop(self.heap).least
+
+    def kept(self, ttl_days: int) -> list[tuple[_Candidate, Entry]]:
+        """The newest sessions, as entries, while they fit the budget and are of the agent's
+        last TTL days of activity."""
+        since = format_time(parse_time(self.newest) - timedelta(days=ttl_days))
+        kept, spent = [], 0
+        for candidate in sorted(self.heap, reverse=True):
+            if candidate.created < since:
+                break
+            entry = candidate.make()
+            spent += _size(entry)
+            if spent > self.budget:
+                break
+            kept.append((candidate, entry))
+        return kept
+
+
+class _Dates:
+    """Dates for one history's sections as they come: an undated section takes the date of
+    the dated section before it, else of the first one after it, else its file's."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+        self.waiting: list[tuple[squad_parse.Section, archive.Record]] = []
+
+    def date(self, section: squad_parse.Section) -> str | None:
+        """The section's date (None: it waits for the next date, see `released`)."""
+        own = stamp(section.date)
+        self.last = own or self.last
+        return self.last
+
+    def released(self, fallback: str) -> list[tuple[squad_parse.Section, archive.Record, str]]:
+        """The sections that waited, with the first date found (else `fallback`)."""
+        date = self.last or fallback
+        found = [(s, r, date) for s, r in self.waiting]
+        self.waiting = []
+        return found
+
+
+class Planner:
+    """Turns the sections of Squad files into entries and placements, file by file."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.now = ctx.stamp()
+        self.target = ctx.config.scribe.compression_target
+        self.cold_budget = ctx.config.cold.budget_bytes
+        self.ttl_days = ctx.config.cold.ttl_days
+        self.planned: list[Planned] = []
+        self.rows: list[SectionPlacement] = []
+        self.recent: dict[str, _Recent] = {}
+        self.file: _FileState | None = None
+
+    # --- a file, piece by piece -----------------------------------------------------
+
+    def start(self, source: Source, file_date: str) -> None:
+        """Begin a file; `file_date` is the date it speaks of last, when already known."""
+        self.file = _FileState(source, file_date, len(self.rows))
+
+    def piece(self, text: str, record: archive.Record) -> None:
+        """Plan the sections of the next piece of the file begun."""
+        state = self.file
+        assert state is not None
+        state.file_date = max(state.file_date, latest_date(text, self.now))
+        kind = state.source.kind
+        if kind == "history":
+            self._history(state, state.reader.read(text), record)
+        elif kind == "log":
+            self._log(state, text, record)
+        elif kind == "skill":
+            self._skill(state, text, record)
+        else:
+            self._decisions(state, text, record)
+
+    def finish(self) -> None:
+        """End the file begun: what waited for a date gets one, the standing entry is made."""
+        state = self.file
+        assert state is not None
+        fallback = state.file_date or self.now
+        for section, record, date in state.dates.released(fallback):
+            self._session(state, section, date, record)
+        for index in state.undated:
+            item = self.planned[index]
+            item.entry = replace(item.entry, created=fallback, used=fallback)
+        if state.standing:
+            self._standing(state)
+        self.rows[state.first_row :] = sorted(self.rows[state.first_row :], key=lambda r: r.line)
+        self.file = None
+
+    def settle(self) -> None:
+        """After the last file: each agent's latest sessions start in its cold tier (their TTL
+        counts from the import); older ones stay in the archive with their own dates."""
+        for agent, recent in sorted(self.recent.items()):
+            for candidate, entry in sorted(recent.kept(self.ttl_days), key=lambda k: k[0]):
+                self.planned.append(Planned("cold", agent, replace(entry, used=self.now)))
+                candidate.row.entries = (entry.id,)
+        self.recent = {}
+
+    def unchanged(self, source: Source, record: archive.Record) -> None:
+        """A file whose exact text was imported before: one row says so."""
+        whole = "(the whole file)"
+        row = SectionPlacement(source.rel, 1, whole, "unchanged", source.agent, record.location)
+        self.rows.append(row)
+
+    # --- histories ------------------------------------------------------------------
+
+    def _history(
+        self, state: _FileState, sections: list[squad_parse.Section], record: archive.Record
+    ) -> None:
+        main = state.source.path.name == "history.md"
+        for section in sections:
+            if not content(body_of(section)):
+                continue
+            if main and section.kind in _STANDING_KINDS:
+                state.standing.append((section, record))
+            elif section.kind in _HISTORY_KINDS or section.kind in _STANDING_KINDS:
+                date = state.dates.date(section)
+                if date is None:
+                    state.dates.waiting.append((section, record))
+                    continue
+                for waiting, waiting_record, first in state.dates.released(date):
+                    self._session(state, waiting, first, waiting_record)
+                self._session(state, section, date, record)
+
+    def _session(
+        self, state: _FileState, section: squad_parse.Section, date: str, record: archive.Record
+    ) -> None:
+        """A section of an agent's past work: a summary that may start in its cold tier."""
+        agent = state.source.agent
+        title = (section.title or section.kind)[:200]
+        body = body_of(section)
+        row = self._row(state, section, "session", agent, record)
+        entry_id = content_id("i", agent, title, body)
+        cls = "status" if section.kind == "team-update" else "learning"
+        where = f"{record.location}#L{section.line}"
+
+        def make() -> Entry:
+            summary = _short(body, self.target, title)
+            return Entry(
+                entry_id,
+                cls,
+                title,
+                summary,
+                agent=agent,
+                created=date,
+                used=date,
+                sources=(where,),
+            )
+
+        least = len(title.encode("utf-8")) + min(len(body), _LEAST_SUMMARY) + _LEAST_META
+        recent = self.recent.setdefault(agent, _Recent(self.cold_budget))
+        recent.offer(_Candidate(date, entry_id, least, make, row))
+
+    def _standing(self, state: _FileState) -> None:
+        """The agent's standing self-knowledge, as one entry of its own (one id per agent,
+        so a later import replaces it)."""
+        agent = state.source.agent
+        sections = [s for s, _ in state.standing]
+        entry = Entry(
+            standing_id(agent),
+            "learning",
+            STANDING_TITLE,
+            standing_body(sections),
+            agent=agent,
+            created=state.file_date or self.now,
+            used=self.now,
+            sources=tuple(f"{r.location}#L{s.line}" for s, r in state.standing),
+            tags=(STANDING,),
+        )
+        self.planned.append(Planned("cold", agent, entry))
+        for section, record in state.standing:
+            self._row(state, section, "standing", agent, record).entries = (entry.id,)
+
+    # --- the team's files -----------------------------------------------------------
+
+    def _decisions(self, state: _FileState, text: str, record: archive.Record) -> None:
+        source = state.source
+        if source.kind == "inbox":
+            sections = squad_parse.parse_inbox(text, source.path.name)
+        else:
+            sections = squad_parse.parse_decisions(text)
+        for section in sections:
+            section = replace(section, line=section.line + state.line)
+            if not content(body_of(section)):
+                continue
+            if source.kind == "decision-archive":
+                kind = "archived decision" if section.kind == "decision" else "text"
+                self._row(state, section, kind, TEAM, record)
+            elif section.kind != "decision":
+                self._row(state, section, "text", TEAM, record)
+            else:
+                self._decision(state, section, record)
+        state.line += text.count("\n")
+
+    def _decision(
+        self, state: _FileState, section: squad_parse.Section, record: archive.Record
+    ) -> None:
+        """A decision of the team: to its cold tier, which Scribe's pass files in the wiki."""
+        made = decision_entries(section, section.author or "", _UNDATED, "", record.location)
+        for entry in made:
+            if entry.created == _UNDATED:
+                state.undated.append(len(self.planned))
+            self.planned.append(Planned("cold", TEAM, replace(entry, used=entry.created)))
+        row = self._row(state, section, made[0].cls, TEAM, record)
+        row.entries = tuple(e.id for e in made)
+
+    def _log(self, state: _FileState, text: str, record: archive.Record) -> None:
+        """A session log: the team's; a recent one starts in its cold tier as a summary."""
+        source = state.source
+        since = format_time(parse_time(self.now) - timedelta(days=self.ttl_days))
+        for section in squad_parse.parse_log(text, source.path.name):
+            section = replace(section, line=section.line + state.line)
+            date = stamp(section.date) or state.file_date or self.now
+            row = self._row(state, section, "session log", TEAM, record)
+            if date < since:
+                continue  # the archive holds it
+            entry = Entry(
+                content_id("i", "log", source.rel, text),
+                "status",
+                (section.title or source.path.stem)[:200],
+                _short(text, self.target),
+                agent=TEAM,
+                created=date,
+                used=date,
+                sources=(record.location,),
+            )
+            self.planned.append(Planned("cold", TEAM, entry))
+            row.entries = (entry.id,)
+        state.line += text.count("\n")
+
+    def _skill(self, state: _FileState, text: str, record: archive.Record) -> None:
+        """A team skill (`.squad/skills/{name}/SKILL.md`): a convention, filed whole in the
+        wiki under the skill's name, with the file it came from."""
+        source = state.source
+        fields, body = squad_parse.front_matter(text) if not state.line else ({}, text)
+        folder = source.path.parent.name
+        name = fields.get("name") or folder
+        about = fields.get("description", "")
+        title = (f"{name}: {about}" if about else name)[:200]
+        entry = Entry(
+            content_id("s", source.rel, text),
+            "convention",
+            title,
+            body.strip("\n"),
+            agent=TEAM,
+            created=state.file_date or self.now,
+            used=state.file_date or self.now,
+            sources=(record.location,),
+            tags=(skill_topic(folder),),
+            extra=(("path", source.rel),),
+        )
+        parts = split_entry(entry)
+        self.planned += [Planned("wiki", skill_topic(folder), part) for part in parts]
+        line = state.line + 1
+        section = squad_parse.Section("skill", title, None, text, 0, 0, line, 0, None, None)
+        self._row(state, section, "skill", TEAM, record).entries = tuple(p.id for p in parts)
+        state.line += text.count("\n")
+
+    def _row(
+        self,
+        state: _FileState,
+        section: squad_parse.Section,
+        kind: str,
+        agent: str,
+        record: archive.Record,
+    ) -> SectionPlacement:
+        title = " ".join((section.title or section.kind).split())[:200]
+        row = SectionPlacement(state.source.rel, section.line, title, kind, agent, record.location)
+        self.rows.append(row)
+        return row
+
+
+# A lower bound of a session's entry in cold: its title, its metadata line, a short summary.
+_LEAST_META = 80
+_LEAST_SUMMARY = 64
+# An undated decision's date until its file's last date is known (see `Planner.finish`).
+_UNDATED = "1970-01-01T00:00:00Z"
+
+
+@dataclass
+class _FileState:
+    """What the planner keeps while a file is read piece by piece."""
+
+    source: Source
+    file_date: str
+    first_row: int
+    reader: squad_parse.HistoryReader = field(default_factory=squad_parse.HistoryReader)
+    dates: _Dates = field(default_factory=_Dates)
+    standing: list[tuple[squad_parse.Section, archive.Record]] = field(default_factory=list)
+    undated: list[int] = field(default_factory=list)
+    line: int = 0  # lines of the file before the piece being read (non-history files)
+
+
+def standing_body(sections: list[squad_parse.Section]) -> str:
+    """Standing sections as one text: the Core Context and the text under the history's
+    title as they are, other sections (Project Context, My Role) under their own headings."""
+    parts = []
+    for section in sections:
+        body = content(body_of(section))
+        own = section.kind in ("preamble", "title") or section.title.lower() == "core context"
+        parts.append(body if own else f"### {section.title}\n{body}")
+    return "\n\n".join(parts)
+
+
+def skill_topic(name: str) -> str:
+    """A wiki topic from a skill's folder name (`Squad Conventions` gives `squad-conventions`)."""
+    slug = "-".join(re.findall(r"[a-z0-9]+", name.lower()))[:64]
+    return slug or "skills"

@@ -1,0 +1,5 @@
+"""Team memory: agents and their charters (`agents`), decisions into the team's tier
+(`decisions`), wiki pages and their topics (`wiki`, `topics`), entry classes (`classify`),
+cited paths (`citations`), last use (`use`) and where an entry came from (`provenance`). It
+may import `hot/` and everything below it; Squad is reached through `ctx.host`.
+"""
