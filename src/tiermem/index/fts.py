@@ -18,6 +18,7 @@ import contextlib
 import functools
 import hashlib
 import hmac
+import itertools
 import operator
 import os
 import re
@@ -104,6 +105,7 @@ _PENDING_CHARS = 4_000_000
 # million characters, two thirds of a 100,000-entry store's build.
 _EAGER_CHARS = 65_536
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
+_SLICE = 400  # ranked matches whose scope search_each reads at once
 
 
 @dataclass(frozen=True)
@@ -310,23 +312,6 @@ def _mtime(folder: Path) -> int:
         return os.lstat(folder).st_mtime_ns
     except (FileNotFoundError, NotADirectoryError):
         return 0
-
-
-def _best_within(
-    scored: Sequence[tuple[int, float, str, str, str]], scopes: Sequence[Scope], limit: int
-) -> list[list[tuple[int, float]]]:
-    """The first `limit` of the ranked (rowid, bm25, tier, status, agent) rows in each scope:
-    the rows are read once, and a scope is asked of each tier, status and agent once."""
-    best: list[list[tuple[int, float]]] = [[] for _ in scopes]
-    within: dict[tuple[str, str, str], list[list[tuple[int, float]]]] = {}
-    for rowid, score, *kind in scored:
-        key = (kind[0], kind[1], kind[2])
-        if key not in within:
-            within[key] = [b for s, b in zip(scopes, best, strict=True) if s.holds(*key)]
-        for ranking in within[key]:
-            if len(ranking) < limit:
-                ranking.append((rowid, score))
-    return best
 
 
 def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
@@ -1233,14 +1218,12 @@ class FtsIndex:
         if not words or limit <= 0 or not scopes:
             return [[] for _ in scopes]
         match = _match(words, [])
-        conditions = [_scope_condition(scope) for scope in scopes]
         scored = self.db.execute(
-            f"SELECT docs_fts.rowid, {_BM25} AS score, d.tier, d.status, d.agent FROM docs_fts"
-            f" JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ? AND"
-            f" ({' OR '.join(f'({w})' for w, _ in conditions)}) ORDER BY score, docs_fts.rowid",
-            [match, *(arg for _, args in conditions for arg in args)],
+            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?"
+            " ORDER BY score, rowid",
+            [match],
         ).fetchall()
-        rankings = [_cut(best, limit) for best in _best_within(scored, scopes, limit + 1)]
+        rankings = [_cut(best, limit) for best in self._best_within(scored, scopes, limit + 1)]
         found = iter(self._hits([r for r in rankings if r is not None]))
         return [
             next(found)
@@ -1248,6 +1231,51 @@ class FtsIndex:
             else self._ranked_in_full(match, *_scope_filter(scope), limit)
             for scope, ranking in zip(scopes, rankings, strict=True)
         ]
+
+    def _best_within(
+        self, scored: list[tuple[int, float]], scopes: Sequence[Scope], limit: int
+    ) -> list[list[tuple[int, float]]]:
+        """The first `limit` of the ranked (rowid, bm25) rows in each scope.
+
+        The rows' tier, status and agent are read a slice at a time, best first, until every
+        scope is full: the best few hundred of thousands of matches fill most scopes. A scope
+        of one status (the superseded) is small, and rarely full: its members are read whole.
+        """
+        best: list[list[tuple[int, float]]] = [[] for _ in scopes]
+        few = {n: self._members(s) for n, s in enumerate(scopes) if s.status}
+        many = [n for n in range(len(scopes)) if n not in few]
+        within: dict[tuple[str, str, str], list[int]] = {}
+        for start in range(0, len(scored), _SLICE):
+            if all(len(best[n]) >= limit for n in many):
+                break
+            part = scored[start : start + _SLICE]
+            kinds = self._kinds([rowid for rowid, _ in part])
+            for row in part:
+                key = kinds.get(row[0])
+                if key is None:
+                    continue
+                if key not in within:
+                    within[key] = [n for n in many if scopes[n].holds(*key)]
+                for n in within[key]:
+                    if len(best[n]) < limit:
+                        best[n].append(row)
+        for n, members in few.items():
+            best[n] = list(itertools.islice((r for r in scored if r[0] in members), limit))
+        return best
+
+    def _kinds(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+        """The tier, status and agent of some documents, by rowid."""
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.execute(
+            f"SELECT rowid, tier, status, agent FROM docs WHERE rowid IN ({marks})", list(rowids)
+        )
+        return {rowid: (tier, status, agent) for rowid, tier, status, agent in rows}
+
+    def _members(self, scope: Scope) -> set[int]:
+        """The rowids of a scope's documents."""
+        condition, args = _scope_condition(scope)
+        rows = self.db.execute(f"SELECT rowid FROM docs WHERE {condition}", args)
+        return {rowid for (rowid,) in rows}
 
     def _selective(self, words: str) -> str:
         """A query's words less the common ones (see COMMON_SHARE), the rarest few kept."""
