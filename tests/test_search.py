@@ -172,7 +172,6 @@ def test_a_question_is_searched_by_what_it_asks_about() -> None:
     assert fts_query("What was done") == '"what" OR "done"'
 
 
-
 def test_a_quoted_run_of_words_is_searched_as_a_phrase(mem: Memory) -> None:
     assert fts_query('the "src/cli/retry.py" path') == '"src cli retry py" OR "path"'
     assert fts_query('"the end"') == '"the end"'  # a phrase keeps its stop words
@@ -181,6 +180,7 @@ def test_a_quoted_run_of_words_is_searched_as_a_phrase(mem: Memory) -> None:
     mem.sync()
     assert [h.id for h in mem.search('"retry budget"')] == ["c-000000000a"]
     assert {h.id for h in mem.search("retry budget")} == {"c-000000000a", "c-000000000b"}
+
 
 # --- entries whole --------------------------------------------------------------------------
 
@@ -362,6 +362,20 @@ def test_one_query_over_several_scopes_ranks_each_as_its_own_search_would(mem: M
     assert [h.doc.id for h in together[1]] == ["d-00000000fe"]
     assert {h.doc.agent for h in together[0]} == {"ada", files.TEAM}
     assert {h.doc.agent for h in together[2]} == {"bo"}
+
+
+def test_a_spawn_query_leaves_out_words_most_entries_hold(mem: Memory) -> None:
+    # "parser" is in every entry: a spawn's query keeps its three rarest words and drops it,
+    # so an entry that holds only "parser" is no match; search keeps every word.
+    notes = [entry(f"c-{n:010x}", f"Parser note {n}", f"Parser tidy {n}.", "ada") for n in range(9)]
+    put(mem, "cold", "ada", *notes, entry("c-00000000ff", "Retry cap", "Parser retry cap jitter."))
+    mem.sync()
+    words = "parser retry cap jitter"
+    [found] = mem.context.index.search_each(words, [Scope(tiers=("cold",))], 20)
+    assert [h.doc.id for h in found] == ["c-00000000ff"]
+    assert len(mem.search(words, limit=20)) == 10
+    [few] = mem.context.index.search_each("parser retry cap", [Scope(tiers=("cold",))], 20)
+    assert len(few) == 10  # three words or fewer are all kept
 
 
 # --- looking entries up by id -------------------------------------------------------------------
