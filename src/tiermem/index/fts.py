@@ -108,7 +108,8 @@ _PENDING_CHARS = 4_000_000
 # million characters, two thirds of a 100,000-entry store's build.
 _EAGER_CHARS = 65_536
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
-_SLICE = 400  # ranked matches whose scope search_each reads at once
+_SLICE = 100  # ranked matches whose scope search_each reads first (then twice as many)
+_FEW = 2000  # a scope of at most this many documents is read whole by search_each
 
 
 @dataclass(frozen=True)
@@ -1241,17 +1242,17 @@ class FtsIndex:
         """The first `limit` of the ranked (rowid, bm25) rows in each scope.
 
         The rows' tier, status and agent are read a slice at a time, best first, until every
-        scope is full: the best few hundred of thousands of matches fill most scopes. A scope
-        of one status (the superseded) is small, and rarely full: its members are read whole.
+        scope is full: the best few hundred of thousands of matches fill a large scope. A
+        small scope (the wiki, the superseded) may never fill: its members are read whole.
         """
         best: list[list[tuple[int, float]]] = [[] for _ in scopes]
-        few = {n: self._members(s) for n, s in enumerate(scopes) if s.status}
+        few = {n: m for n, s in enumerate(scopes) if (m := self._members(s, _FEW)) is not None}
         many = [n for n in range(len(scopes)) if n not in few]
         within: dict[tuple[str, str, str], list[int]] = {}
-        for start in range(0, len(scored), _SLICE):
-            if all(len(best[n]) >= limit for n in many):
-                break
-            part = scored[start : start + _SLICE]
+        start, size = 0, _SLICE
+        while start < len(scored) and not all(len(best[n]) >= limit for n in many):
+            part = scored[start : start + size]
+            start, size = start + size, size * 2
             kinds = self._kinds([rowid for rowid, _ in part])
             for row in part:
                 key = kinds.get(row[0])
@@ -1274,11 +1275,16 @@ class FtsIndex:
         )
         return {rowid: (tier, status, agent) for rowid, tier, status, agent in rows}
 
-    def _members(self, scope: Scope) -> set[int]:
-        """The rowids of a scope's documents."""
+    def _members(self, scope: Scope, most: int) -> set[int] | None:
+        """The rowids of a scope's documents, or None when it holds more than `most`."""
         condition, args = _scope_condition(scope)
-        rows = self.db.execute(f"SELECT rowid FROM docs WHERE {condition}", args)
-        return {rowid for (rowid,) in rows}
+        within = f"SELECT rowid FROM docs WHERE {condition}"
+        (count,) = self.db.execute(
+            f"SELECT count(*) FROM ({within} LIMIT ?)", [*args, most + 1]
+        ).fetchone()
+        if count > most:
+            return None
+        return {rowid for (rowid,) in self.db.execute(within, args)}
 
     def _selective(self, words: str) -> str:
         """A query's words less the common ones (see COMMON_SHARE), the rarest few kept."""
