@@ -377,6 +377,14 @@ def test_a_spawn_query_leaves_out_words_most_entries_hold(mem: Memory) -> None:
     [few] = mem.context.index.search_each("parser retry cap", [Scope(tiers=("cold",))], 20)
     assert len(few) == 10  # three words or fewer are all kept
 
+    # Another process writes 50 entries without "parser": it is no longer common.
+    other = Memory(mem.root, now=T0)
+    put(other, "cold", "bo", *(entry(f"c-1{n:09x}", f"Other {n}", "Unrelated.") for n in range(50)))
+    other.sync()
+    other.close()
+    [found] = mem.context.index.search_each(words, [Scope(tiers=("cold",))], 20)
+    assert len(found) == 10
+
 
 # --- looking entries up by id -------------------------------------------------------------------
 

@@ -530,6 +530,10 @@ class FtsIndex:
         # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
         # passages), either left None when not derived; kept after the read.
         self._made: dict[int, tuple[str, int | None, str | None]] = {}
+        # How many documents hold each word asked (see `_selective`), as of one state of the
+        # index (its connection, the commits of other processes) and this object's writes.
+        self._writes = 0  # documents written or dropped
+        self._held: tuple[tuple[int, int], int, dict[str, int]] = ((0, 0), 0, {})
         _IN_PROCESS.add(self)
 
     @property
@@ -938,6 +942,7 @@ class FtsIndex:
             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
+        self._writes += len(placed)
         self.db.executemany(
             "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
             [(first + n, d.title, d.text, owners(d)) for n, (_, _, d) in enumerate(placed)],
@@ -1026,6 +1031,7 @@ class FtsIndex:
         old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
         if old:
             marks = ",".join("?" * len(old))
+            self._writes += len(old)
             self.db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", old)
             self.db.execute(f"DELETE FROM docs WHERE rowid IN ({marks})", old)
 
@@ -1102,6 +1108,7 @@ class FtsIndex:
         try:
             # Emptied and filled again in one transaction: readers see the old or the new.
             with files.locked(self.layout, self.layout.index), self._transaction():
+                self._held = ((0, 0), 0, {})
                 for table in ("files", "dirs", "docs", "docs_fts"):
                     self.db.execute(f"DELETE FROM {table}")
                 report = SyncReport()
@@ -1291,13 +1298,30 @@ class FtsIndex:
         terms = words.split(" OR ") if words else []
         if len(terms) <= KEPT_WORDS or COMMON_SHARE >= 1.0:
             return words
-        most = COMMON_SHARE * self.documents()
-        counted = [(self._holding(term), term) for term in terms]
+        held = self._held_now()
+        for term in ("", *terms):
+            if term not in held:
+                held[term] = self._holding(term)
+        most = COMMON_SHARE * held[""]
+        counted = [(held[term], term) for term in terms]
         rarest = {term for _, term in sorted(counted)[:KEPT_WORDS]}
         return " OR ".join(t for n, t in counted if n <= most or t in rarest)
 
+    def _held_now(self) -> dict[str, int]:
+        """The documents holding each word counted so far. The counts only tell common words
+        from rare ones: they hold until another process commits, or this one has written a
+        tenth of the documents since (a spawn's refresh of last use writes a file's again)."""
+        (version,) = self.db.execute("PRAGMA data_version").fetchone()
+        state, since, held = self._held
+        if state != (id(self.db), int(version)) or self._writes - since > held.get("", 0) / 10:
+            self._held = ((id(self.db), int(version)), self._writes, {})
+        return self._held[2]
+
     def _holding(self, term: str) -> int:
-        """How many documents hold a word of the query (in their title or text)."""
+        """How many documents hold a word of the query (in their title or text); the empty
+        word, how many documents there are."""
+        if not term:
+            return self.documents()
         row = self.db.execute(
             "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", [f"{{title text}}: {term}"]
         ).fetchone()
