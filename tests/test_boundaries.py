@@ -110,6 +110,29 @@ def test_no_import_runs_up_a_floor() -> None:
     assert not upward, f"imports that run up a floor: {upward}"
 
 
+def _circle_from(start: str) -> list[str]:
+    """A path of imports from `start` back to itself, or [] when there is none."""
+    trail, seen = [start], set()
+    stack = [iter(sorted(GRAPH[start]))]
+    while stack:
+        nxt = next(stack[-1], None)
+        if nxt is None:
+            stack.pop()
+            trail.pop()
+        elif nxt == start:
+            return [*trail, start]
+        elif nxt not in seen:
+            seen.add(nxt)
+            trail.append(nxt)
+            stack.append(iter(sorted(GRAPH[nxt])))
+    return []
+
+
+def test_no_import_circle() -> None:
+    circles = [path for path in map(_circle_from, sorted(GRAPH)) if path]
+    assert not circles, f"import circles: {[' -> '.join(c) for c in circles]}"
+
+
 def test_the_top_holds_the_api() -> None:
     top = sorted(p.stem for p in SRC.glob("*.py"))
     assert len(top) <= MOST_AT_THE_TOP, f"{len(top)} modules at the top: {top}"

@@ -21,7 +21,7 @@ from typing import TypeVar
 from ..errors import ParseError
 from ..storage import clone, files, safepath
 from ..storage.layout import Layout
-from . import fts
+from . import schema
 from .protocol import Doc
 
 LEFT_LOGS = (
@@ -34,7 +34,7 @@ NOT_SEALED = (
     "its rows are never read, and the next read builds it again"
 )
 # A row's passages are compared when it holds them (a read derives them: see `fts`).
-_KEY_FIELDS = tuple(f for f in fts.DOC_FIELDS if f != "tokens")
+_KEY_FIELDS = tuple(f for f in schema.DOC_FIELDS if f != "tokens")
 _PASSAGES = _KEY_FIELDS.index("passages")
 _T = TypeVar("_T")
 
@@ -57,11 +57,11 @@ def inspect(layout: Layout, wanted: str, quick: bool = False) -> list[str]:
 
 def logs_left(layout: Layout) -> bool:
     """Whether a log or journal lies beside the index while no process has it open."""
-    users = files.open_lock(layout, fts.USERS_LOCK)
+    users = files.open_lock(layout, schema.USERS_LOCK)
     try:
         if not files.try_lock(users):
             return False  # open in another process: its log is its own
-        return fts.logs_beside(layout)
+        return schema.logs_beside(layout)
     finally:
         os.close(users)
 
@@ -72,7 +72,7 @@ def read_only(
     """What `look` finds in the index opened read-only ([] when it cannot be opened)."""
     uri = f"file:{urllib.parse.quote(str(layout.index))}?mode=ro"
     try:
-        db = sqlite3.connect(uri, uri=True, timeout=fts.SQLITE_TIMEOUT_SECONDS)
+        db = sqlite3.connect(uri, uri=True, timeout=schema.SQLITE_TIMEOUT_SECONDS)
         try:
             return look(db)
         finally:
@@ -87,12 +87,12 @@ def _problems(layout: Layout, wanted: str, quick: bool, db: sqlite3.Connection) 
     if quick and db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
         return ["is a damaged database"]
     meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'seal')"))
-    schema = meta.get("schema")
-    if schema != wanted:
-        return [f"was built by another version or program (schema {schema or 'none'!r})"]
+    built = meta.get("schema")
+    if built != wanted:
+        return [f"was built by another version or program (schema {built or 'none'!r})"]
     found = _objects_not_made(db)
     mark = clone.peek(layout)
-    sealed = mark is not None and clone.seal(mark, f"{wanted}\n{fts.objects(db)}") == meta.get(
+    sealed = mark is not None and clone.seal(mark, f"{wanted}\n{schema.objects(db)}") == meta.get(
         "seal"
     )
     return found if sealed else [NOT_SEALED, *found]
@@ -103,7 +103,7 @@ def _made() -> frozenset[tuple[str, str, str, str | None]]:
     """The objects tiermem makes in an index: (type, name, table, sql)."""
     db = sqlite3.connect(":memory:")
     try:
-        db.executescript(fts.SCHEMA)
+        db.executescript(schema.SCHEMA)
         return frozenset(_listed(db))
     finally:
         db.close()
@@ -166,7 +166,7 @@ def _key(doc: Doc) -> tuple[object, ...]:
 def _held(db: sqlite3.Connection, rel: str) -> list[tuple[object, ...]]:
     """What the index holds for a file, row by row."""
     rows = db.execute(
-        f"SELECT {', '.join(fts.DOC_FIELDS)} FROM docs WHERE path=? ORDER BY ord", (rel,)
+        f"SELECT {', '.join(schema.DOC_FIELDS)} FROM docs WHERE path=? ORDER BY ord", (rel,)
     )
     return [_key(Doc(*row)) for row in rows]
 
@@ -187,7 +187,7 @@ def _derived(path: Path, rel: str, tier: str) -> list[tuple[object, ...]]:
     """What the file holds, as rows ([] when it cannot be read: a sync drops its rows)."""
     try:
         data = files.read_bytes(path)
-        docs = fts.file_docs(path, rel, tier, data)[0] if data is not None else []
+        docs = schema.file_docs(path, rel, tier, data)[0] if data is not None else []
     except ParseError:
         docs = []
     return [_key(doc) for doc in docs]
@@ -197,7 +197,7 @@ def _terms_differ(db: sqlite3.Connection) -> int:
     """How many rows' search terms (FTS5) are not those of the row, or belong to no row."""
     rows = db.execute("SELECT rowid, title, text, agent, tier FROM docs ORDER BY rowid")
     terms = db.execute("SELECT rowid, title, text, owner FROM docs_fts ORDER BY rowid")
-    wanted = ((r[0], (r[1], r[2], fts.owner_terms(r[3], r[4]))) for r in rows)
+    wanted = ((r[0], (r[1], r[2], schema.owner_terms(r[3], r[4]))) for r in rows)
     held = ((t[0], (t[1], t[2], t[3])) for t in terms)
     return _unpaired(wanted, held)
 

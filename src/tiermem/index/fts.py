@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import hmac
 import itertools
 import operator
@@ -32,22 +31,28 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import LockTimeout, ParseError, StoreError, TiermemError, UnsafePathError
-from ..storage import archive, clone, files, safepath, store
+from ..storage import clone, files, safepath, store
 from ..storage.layout import Layout
-from . import passages
-from .protocol import Doc, Hit, Scope, SyncReport, archive_docs, entry_doc
+from .protocol import Doc, Hit, Scope, SyncReport
+from .schema import (
+    DOC_FIELDS,
+    SCHEMA,
+    SQLITE_TIMEOUT_SECONDS,
+    USERS_LOCK,
+    WIKI_TERM,
+    cut_passages,
+    logs_beside,
+    objects,
+    owner_term,
+    owners,
+    parsed_docs,
+)
+from .schema import sha as _sha
 from .tokens import TokenCounter
 
 SCHEMA_VERSION = "15"
-SQLITE_TIMEOUT_SECONDS = 60.0
-# Held shared by every open connection, exclusively by the one process replacing the file.
-USERS_LOCK = "index.sqlite.users.lock"
 _GONE = object()  # a file that vanished between the listing and the read
 _RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
-# Beside the index, what SQLite applies to it on opening: tiermem's connections remove them
-# when the last one closes, so one found while no process has the index open was left by a
-# killed process, or put there by someone else.
-SIDE_LOGS = ("-wal", "-journal")
 UNTRUSTED = "not sealed by this clone"  # built elsewhere, or changed since: built again
 _BUSY = (
     "the index was read as it stood: another process held it for the whole wait (the next "
@@ -55,34 +60,8 @@ _BUSY = (
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT, rows TEXT);
-CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
-CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
-CREATE TABLE IF NOT EXISTS docs(
-    rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
-    status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
-    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT,
-    passages TEXT);
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
-CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
-CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
-CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
-CREATE INDEX IF NOT EXISTS docs_created ON docs(created);
-CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
-CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
-CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    title, text, owner, tokenize='porter unicode61');
-"""
 
 
-DOC_FIELDS = (
-    "id tier agent path title text cls status created used session trust tags tokens parent"
-    " sources passages".split()
-)
 _DOC_COLUMNS = ", ".join(DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
 # The owner column only narrows a search to agents; it adds nothing to a score.
@@ -152,9 +131,6 @@ def rows_digest(docs: Sequence[Doc]) -> str:
     return _sha(repr([_DIGESTED(d) for d in docs]))
 
 
-def cut_passages(text: str) -> str:
-    """A document's passages as the index stores them."""
-    return passages.encode(passages.cut(text))
 
 
 # Words too common to rank by: matching them only makes the query slower.
@@ -189,43 +165,16 @@ def fts_query(query: str) -> str:
 _PHRASE = re.compile(r'"([^"]*)"')
 
 
-def _owner_term(agent: str) -> str:
-    """The agent as one FTS5 token: names may hold '-' or '.', which the tokenizer splits on."""
-    return f"ag{agent.encode('utf-8').hex() or '0'}"
 
 
-# The owner column of a wiki document holds this token too: whoever wrote an entry, the wiki
-# is the whole team's, and a search as one agent narrows to "its own, or the wiki" in FTS5.
-_WIKI_TERM = "sharedwiki"
 
 
-def owners(doc: Doc) -> str:
-    """The owner column of a document."""
-    return owner_terms(doc.agent, doc.tier)
 
 
-def owner_terms(agent: str, tier: str) -> str:
-    """The owner column of a document of this agent in this tier."""
-    owner = _owner_term(agent)
-    return f"{owner} {_WIKI_TERM}" if tier == "wiki" else owner
 
 
-def file_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
-    """The documents of a file from its bytes, passages cut, and the merge conflicts it
-    holds (ParseError when it does not parse)."""
-    docs, conflicts = parsed_docs(path, rel, tier, data)
-    return [replace(d, passages=cut_passages(d.text)) for d in docs], conflicts
 
 
-def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
-    """The documents of a file as it holds them (nothing derived from their text yet), and
-    the merge conflicts it holds (ParseError when it does not parse)."""
-    if tier == "archive":
-        return archive_docs(archive.parse(data, path), rel), []
-    tier_file = store.parse(tier, path, data)
-    conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
-    agent = path.stem if tier != "wiki" else ""
-    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
 
 
 def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
@@ -238,7 +187,7 @@ def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
     """
     match = f"{{title text}}: ({words})"
     if agents:
-        owners = [_owner_term(a) for a in agents] + ([_WIKI_TERM] if whole_wiki else [])
+        owners = [owner_term(a) for a in agents] + ([WIKI_TERM] if whole_wiki else [])
         match += f" AND owner: ({' OR '.join(owners)})"
     return match
 
@@ -354,49 +303,12 @@ def _let_go(db: sqlite3.Connection, users: int) -> None:
     os.close(users)
 
 
-def logs_beside(layout: Layout) -> bool:
-    """Whether a log or journal that SQLite would apply lies beside the index and no live
-    connection writes it (see `SIDE_LOGS`). Only asked while no tiermem process has the
-    index open: then no connection of this process holds the locks SQLite keeps."""
-    base = str(layout.index)
-    if _size(f"{base}-journal"):
-        return True  # an index in WAL mode never has one
-    return bool(_size(f"{base}-wal")) and not _log_in_use(f"{base}-shm")
 
 
-def _size(path: str) -> int:
-    try:
-        return os.lstat(path).st_size
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
 
 
-# SQLite's unix VFS: every connection to a database in WAL mode holds a read lock on this
-# byte of its shared-memory file (its "dead-man switch") while it is open.
-_SHM_ALIVE_BYTE = 128
-_LOCK_TABLE = "/proc/locks"
 
 
-def _log_in_use(shm: str) -> bool:
-    """Whether a connection (of another program, outside tiermem's users lock) has the log
-    open: the kernel's table of locks shows SQLite's lock on the shared-memory file. Where
-    there is no such table, a log beside the index is taken as in use, and left as it is."""
-    try:
-        st = os.lstat(shm)
-    except (FileNotFoundError, NotADirectoryError):
-        return False  # no shared memory: no connection has the log open
-    try:
-        with open(_LOCK_TABLE, encoding="ascii", errors="replace") as table:
-            lines = table.read().splitlines()
-    except OSError:
-        return True
-    held = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for fields in (line.split() for line in lines):
-        if held in fields:
-            start, end = fields[fields.index(held) + 1 :][:2]
-            if int(start) <= _SHM_ALIVE_BYTE and (end == "EOF" or int(end) >= _SHM_ALIVE_BYTE):
-                return True
-    return False
 
 
 def _identity(path: str | Path) -> tuple[int, int] | None:
@@ -408,10 +320,6 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def objects(db: sqlite3.Connection) -> str:
-    """A digest of every object a database holds: tables, indexes, triggers, views."""
-    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
-    return _sha(repr(rows.fetchall()))
 
 
 def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
@@ -448,9 +356,6 @@ def _readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
             yield item.name
 
 
-def _sha(data: bytes | str) -> str:
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    return hashlib.sha256(raw).hexdigest()
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])

@@ -1,0 +1,163 @@
+"""The index file's shape, shared by the index (`fts`) and its read-only check (`check`):
+the SQLite schema and the columns of a document, the lock its users hold, the logs SQLite
+leaves beside it, the owner terms that narrow a search to agents, and the documents a file
+holds. It may import `protocol`, `passages` and the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+from ..storage import archive, store
+from ..storage.layout import Layout
+from . import passages
+from .protocol import Doc, archive_docs, entry_doc
+
+SQLITE_TIMEOUT_SECONDS = 60.0
+
+
+# Held shared by every open connection, exclusively by the one process replacing the file.
+USERS_LOCK = "index.sqlite.users.lock"
+
+
+# Beside the index, what SQLite applies to it on opening: tiermem's connections remove them
+# when the last one closes, so one found while no process has the index open was left by a
+# killed process, or put there by someone else.
+SIDE_LOGS = ("-wal", "-journal")
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT, rows TEXT);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS docs(
+    rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
+    status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
+    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT,
+    passages TEXT);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
+CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
+CREATE INDEX IF NOT EXISTS docs_created ON docs(created);
+CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
+CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
+CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+    title, text, owner, tokenize='porter unicode61');
+"""
+
+
+DOC_FIELDS = (
+    "id tier agent path title text cls status created used session trust tags tokens parent"
+    " sources passages".split()
+)
+
+
+def cut_passages(text: str) -> str:
+    """A document's passages as the index stores them."""
+    return passages.encode(passages.cut(text))
+
+
+def owner_term(agent: str) -> str:
+    """The agent as one FTS5 token: names may hold '-' or '.', which the tokenizer splits on."""
+    return f"ag{agent.encode('utf-8').hex() or '0'}"
+
+
+# The owner column of a wiki document holds this token too: whoever wrote an entry, the wiki
+# is the whole team's, and a search as one agent narrows to "its own, or the wiki" in FTS5.
+WIKI_TERM = "sharedwiki"
+
+
+def owners(doc: Doc) -> str:
+    """The owner column of a document."""
+    return owner_terms(doc.agent, doc.tier)
+
+
+def owner_terms(agent: str, tier: str) -> str:
+    """The owner column of a document of this agent in this tier."""
+    owner = owner_term(agent)
+    return f"{owner} {WIKI_TERM}" if tier == "wiki" else owner
+
+
+def file_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
+    """The documents of a file from its bytes, passages cut, and the merge conflicts it
+    holds (ParseError when it does not parse)."""
+    docs, conflicts = parsed_docs(path, rel, tier, data)
+    return [replace(d, passages=cut_passages(d.text)) for d in docs], conflicts
+
+
+def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc], list[str]]:
+    """The documents of a file as it holds them (nothing derived from their text yet), and
+    the merge conflicts it holds (ParseError when it does not parse)."""
+    if tier == "archive":
+        return archive_docs(archive.parse(data, path), rel), []
+    tier_file = store.parse(tier, path, data)
+    conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
+    agent = path.stem if tier != "wiki" else ""
+    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
+
+
+def logs_beside(layout: Layout) -> bool:
+    """Whether a log or journal that SQLite would apply lies beside the index and no live
+    connection writes it (see `SIDE_LOGS`). Only asked while no tiermem process has the
+    index open: then no connection of this process holds the locks SQLite keeps."""
+    base = str(layout.index)
+    if _size(f"{base}-journal"):
+        return True  # an index in WAL mode never has one
+    return bool(_size(f"{base}-wal")) and not _log_in_use(f"{base}-shm")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+# SQLite's unix VFS: every connection to a database in WAL mode holds a read lock on this
+# byte of its shared-memory file (its "dead-man switch") while it is open.
+_SHM_ALIVE_BYTE = 128
+
+
+_LOCK_TABLE = "/proc/locks"
+
+
+def _log_in_use(shm: str) -> bool:
+    """Whether a connection (of another program, outside tiermem's users lock) has the log
+    open: the kernel's table of locks shows SQLite's lock on the shared-memory file. Where
+    there is no such table, a log beside the index is taken as in use, and left as it is."""
+    try:
+        st = os.lstat(shm)
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # no shared memory: no connection has the log open
+    try:
+        with open(_LOCK_TABLE, encoding="ascii", errors="replace") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return True
+    held = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for fields in (line.split() for line in lines):
+        if held in fields:
+            start, end = fields[fields.index(held) + 1 :][:2]
+            if int(start) <= _SHM_ALIVE_BYTE and (end == "EOF" or int(end) >= _SHM_ALIVE_BYTE):
+                return True
+    return False
+
+
+def objects(db: sqlite3.Connection) -> str:
+    """A digest of every object a database holds: tables, indexes, triggers, views."""
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+    return sha(repr(rows.fetchall()))
+
+
+def sha(data: bytes | str) -> str:
+    """The SHA-256 of text or bytes, in hex."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
