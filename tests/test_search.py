@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import archive_note_and_summary
+from tiermem.index import fts
 from tiermem.index.fts import fts_query
 from tiermem.index.protocol import Scope
 from tiermem.memory import Memory
@@ -364,26 +365,38 @@ def test_one_query_over_several_scopes_ranks_each_as_its_own_search_would(mem: M
     assert {h.doc.agent for h in together[2]} == {"bo"}
 
 
-def test_a_spawn_query_leaves_out_words_most_entries_hold(mem: Memory) -> None:
-    # "parser" is in every entry: a spawn's query keeps its three rarest words and drops it,
-    # so an entry that holds only "parser" is no match; search keeps every word.
+def test_a_spawn_query_ranks_the_documents_holding_its_rarest_words(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "parser" is in every entry: with room for three documents, the spawn's query ranks
+    # those holding its rarer words, scored by every word; search ranks all of them.
+    monkeypatch.setattr(fts, "RARE_ROWS", 3)
     notes = [entry(f"c-{n:010x}", f"Parser note {n}", f"Parser tidy {n}.", "ada") for n in range(9)]
     put(mem, "cold", "ada", *notes, entry("c-00000000ff", "Retry cap", "Parser retry cap jitter."))
     mem.sync()
-    words = "parser retry cap jitter"
-    [found] = mem.context.index.search_each(words, [Scope(tiers=("cold",))], 20)
+    index, cold, words = mem.context.index, [Scope(tiers=("cold",))], "parser retry cap jitter"
+    [found] = index.search_each(words, cold, 20)
     assert [h.doc.id for h in found] == ["c-00000000ff"]
-    assert len(mem.search(words, limit=20)) == 10
-    [few] = mem.context.index.search_each("parser retry cap", [Scope(tiers=("cold",))], 20)
-    assert len(few) == 10  # three words or fewer are all kept
+    assert found[0].score == index.search(words, limit=1)[0].score
+    assert len(index.search(words, limit=20)) == 10
+    assert len(index.search_each("parser", cold, 20)[0]) == 10  # one word, however common
 
-    # Another process writes 50 entries without "parser": it is no longer common.
-    other = Memory(mem.root, now=T0)
-    put(other, "cold", "bo", *(entry(f"c-1{n:09x}", f"Other {n}", "Unrelated.") for n in range(50)))
+
+def test_the_rarest_words_are_counted_again_when_another_process_writes(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fts, "RARE_ROWS", 3)
+    put(mem, "cold", "ada", *(entry(f"c-a{n:09x}", f"Alpha {n}", "Alpha.") for n in range(2)))
+    put(mem, "cold", "bo", *(entry(f"c-b{n:09x}", f"Beta {n}", "Beta.") for n in range(5)))
+    mem.sync()
+    cold = [Scope(tiers=("cold",))]
+    assert len(mem.context.index.search_each("alpha beta", cold, 20)[0]) == 2  # alpha's two
+
+    other = Memory(mem.root, now=T0)  # alpha grows common: beta's five are ranked instead
+    put(other, "cold", "cleo", *(entry(f"c-c{n:09x}", f"Alpha {n}", "Alpha.") for n in range(5)))
     other.sync()
     other.close()
-    [found] = mem.context.index.search_each(words, [Scope(tiers=("cold",))], 20)
-    assert len(found) == 10
+    assert len(mem.context.index.search_each("alpha beta", cold, 20)[0]) == 5
 
 
 # --- looking entries up by id -------------------------------------------------------------------

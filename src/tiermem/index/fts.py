@@ -61,22 +61,18 @@ _BUSY = (
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-
 _DOC_COLUMNS = ", ".join(DOC_FIELDS)
 # Titles weigh four times the body: a word in the heading says what the entry is about.
 # The owner column only narrows a search to agents; it adds nothing to a score.
 _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
-# A word held by more than this share of the documents is left out of a spawn's query when
-# the query has rarer words (a stop word of this store): it is the costliest to score, since
-# every document holding it is scored, and it weighs least (BM25 weighs a word by how few
-# documents hold it). On the four teams' forward probes, 0.2 cost 0.003 of coverage (one
-# team gained, one lost a probe's worth) and a third of the query's time at 10,000 entries.
-# Search keeps every word: a person's query is short, and its every word chosen.
-COMMON_SHARE = 0.2
-# A query keeps at least this many of its words, the rarest.
-KEPT_WORDS = 3
+# A spawn's query ranks the documents that hold its rarest words, as many words as hold about
+# this many documents together, and scores them by every word: a document holding only the
+# query's common words ("src", "docs", "test") is not among the best few dozen of a store of
+# thousands, and scoring every one of them is what made a query's time grow with the store.
+# Search ranks every document holding any word: a person's query is short, its words chosen.
+RARE_ROWS = 5000
 
 # Changed files are written together, up to this much text: a folder of 50 MB of archive
 # records is indexed in bounded memory.
@@ -131,8 +127,6 @@ def rows_digest(docs: Sequence[Doc]) -> str:
     return _sha(repr([_DIGESTED(d) for d in docs]))
 
 
-
-
 # Words too common to rank by: matching them only makes the query slower.
 _STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have in into is it its of on or that the "
@@ -163,18 +157,6 @@ def fts_query(query: str) -> str:
 
 
 _PHRASE = re.compile(r'"([^"]*)"')
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
@@ -267,6 +249,16 @@ def _mtime(folder: Path) -> int:
         return 0
 
 
+# Narrows an FTS5 query to the documents that match a second one (a query's rarest words).
+_HOLDING = " AND +docs_fts.rowid IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)"
+
+
+def _narrowed(scope: Scope, narrow: str, args: Sequence[object]) -> tuple[str, list[object]]:
+    """A scope's filter of an FTS5 query, narrowed further by a filter of rowids."""
+    condition, condition_args = _scope_filter(scope)
+    return condition + narrow, [*condition_args, *args]
+
+
 def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
     """The first `limit` of the best `limit + 1` (rowid, bm25), or None when the cut falls
     between equal scores: which of the tied documents make it depends on their dates."""
@@ -303,14 +295,6 @@ def _let_go(db: sqlite3.Connection, users: int) -> None:
     os.close(users)
 
 
-
-
-
-
-
-
-
-
 def _identity(path: str | Path) -> tuple[int, int] | None:
     """Which file a path names now (device and inode), None when there is none."""
     try:
@@ -318,8 +302,6 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     return st.st_dev, st.st_ino
-
-
 
 
 def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
@@ -354,8 +336,6 @@ def _readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
             report.errors.append(ParseError(item.path, 1, f"cannot be read ({what})"))
         else:
             yield item.name
-
-
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -435,7 +415,7 @@ class FtsIndex:
         # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
         # passages), either left None when not derived; kept after the read.
         self._made: dict[int, tuple[str, int | None, str | None]] = {}
-        # How many documents hold each word asked (see `_selective`), as of one state of the
+        # How many documents hold each word asked (see `_rarest`), as of one state of the
         # index (its connection, the commits of other processes) and this object's writes.
         self._writes = 0  # documents written or dropped
         self._held: tuple[tuple[int, int], int, dict[str, int]] = ((0, 0), 0, {})
@@ -1130,21 +1110,23 @@ class FtsIndex:
         row list of that word once per query, which for a few scopes costs more than scoring
         their rows does.
         """
-        words = self._selective(fts_query(query))
+        words = fts_query(query)
         if not words or limit <= 0 or not scopes:
             return [[] for _ in scopes]
         match = _match(words, [])
+        rare = self._rarest(words)
+        narrow, narrow_args = ("", []) if rare == words else (_HOLDING, [_match(rare, [])])
         scored = self.db.execute(
-            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?"
+            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{narrow}"
             " ORDER BY score, rowid",
-            [match],
+            [match, *narrow_args],
         ).fetchall()
         rankings = [_cut(best, limit) for best in self._best_within(scored, scopes, limit + 1)]
         found = iter(self._hits([r for r in rankings if r is not None]))
         return [
             next(found)
             if ranking is not None
-            else self._ranked_in_full(match, *_scope_filter(scope), limit)
+            else self._ranked_in_full(match, *_narrowed(scope, narrow, narrow_args), limit)
             for scope, ranking in zip(scopes, rankings, strict=True)
         ]
 
@@ -1198,35 +1180,35 @@ class FtsIndex:
             return None
         return {rowid for (rowid,) in self.db.execute(within, args)}
 
-    def _selective(self, words: str) -> str:
-        """A query's words less the common ones (see COMMON_SHARE), the rarest few kept."""
-        terms = words.split(" OR ") if words else []
-        if len(terms) <= KEPT_WORDS or COMMON_SHARE >= 1.0:
-            return words
+    def _rarest(self, words: str) -> str:
+        """The rarest of a query's words, as many as hold about RARE_ROWS documents together
+        (one at least): the documents a spawn's query ranks (see RARE_ROWS)."""
+        terms = words.split(" OR ")
         held = self._held_now()
-        for term in ("", *terms):
+        for term in terms:
             if term not in held:
                 held[term] = self._holding(term)
-        most = COMMON_SHARE * held[""]
-        counted = [(held[term], term) for term in terms]
-        rarest = {term for _, term in sorted(counted)[:KEPT_WORDS]}
-        return " OR ".join(t for n, t in counted if n <= most or t in rarest)
+        chosen: list[str] = []
+        total = 0
+        for term in sorted(terms, key=lambda t: (held[t], terms.index(t))):
+            if chosen and total + held[term] > RARE_ROWS:
+                break
+            chosen.append(term)
+            total += held[term]
+        return " OR ".join(t for t in terms if t in chosen)
 
     def _held_now(self) -> dict[str, int]:
-        """The documents holding each word counted so far. The counts only tell common words
-        from rare ones: they hold until another process commits, or this one has written a
-        tenth of the documents since (a spawn's refresh of last use writes a file's again)."""
+        """The documents holding each word, as counted so far. The counts choose the words
+        that hold about RARE_ROWS documents: they hold until another process commits, or this
+        one has written a tenth of RARE_ROWS documents since (each could change each count)."""
         (version,) = self.db.execute("PRAGMA data_version").fetchone()
-        state, since, held = self._held
-        if state != (id(self.db), int(version)) or self._writes - since > held.get("", 0) / 10:
+        state, since, _ = self._held
+        if state != (id(self.db), int(version)) or self._writes - since > RARE_ROWS / 10:
             self._held = ((id(self.db), int(version)), self._writes, {})
         return self._held[2]
 
     def _holding(self, term: str) -> int:
-        """How many documents hold a word of the query (in their title or text); the empty
-        word, how many documents there are."""
-        if not term:
-            return self.documents()
+        """How many documents hold a word of the query (in their title or text)."""
         row = self.db.execute(
             "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", [f"{{title text}}: {term}"]
         ).fetchone()
