@@ -127,12 +127,16 @@ class _Doctor:
         return False
 
     def links(self, folder: Path) -> None:
-        """Every link under `.squad/`: never followed, so never read."""
+        """Every link under `.squad/`: never followed, so never read; one named already (in
+        place of the clone key) is not named twice."""
+        named = {f.path for f in self.report.findings}
         for top, dirs, names in os.walk(folder, followlinks=False):
             for name in [*dirs, *names]:
                 path = Path(top) / name
                 if path.is_symlink():
                     self.count("links")
+                    if self.rel(path) in named:
+                        continue
                     self.found(
                         "link",
                         path,
