@@ -809,13 +809,16 @@ MAX_BUCKETS = 400
 
 
 def _bucketing(times: list[str]) -> Bucket:
-    """Day, week (from Monday) or month buckets, whichever keeps a chart readable."""
+    """Day, week (from Monday), month or year buckets, whichever keeps a chart readable; a
+    trail longer than 30 years goes by year, so its newest months are never cut off."""
     days = (parse_time(max(times)) - parse_time(min(times))).days
     if days <= 45:
         return lambda t: t[:10]
     if days <= 730:
         return _week
-    return lambda t: t[:7]
+    if days <= 30 * 365:  # at most 361 months, within MAX_BUCKETS
+        return lambda t: t[:7]
+    return lambda t: t[:4]
 
 
 def _week(time: str) -> str:
