@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import add
 
+BOM = "\ufeff"  # the byte order mark some editors write at the start of a file
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 # A dated entry heading: a fence that swallows one is likely merge damage.
@@ -45,7 +46,8 @@ class Scan:
 
 
 def split_lines(text: str) -> tuple[list[str], list[int]]:
-    """Split on '\\n' only (markdown lines), returning contents and char offsets."""
+    """Split on '\\n' only (markdown lines), returning contents and char offsets; a byte
+    order mark that an editor put before the first line is not part of its content."""
     if not text:
         return [], []
     pieces = text.split("\n")
@@ -53,6 +55,7 @@ def split_lines(text: str) -> tuple[list[str], list[int]]:
         pieces.pop()
     lengths = accumulate(map(len, pieces), initial=0)
     starts = list(map(add, lengths, range(len(pieces))))
+    pieces[0] = pieces[0].removeprefix(BOM)
     if "\r" in text:
         pieces = [piece.rstrip("\r") for piece in pieces]
     return pieces, starts
@@ -63,7 +66,7 @@ def _candidates(marks: tuple[str, ...]) -> re.Pattern[str]:
     # Only lines that may be a heading, a fence or a mark matter to the structure; finding
     # them with one regex keeps the per-line Python work off the bulk of the text.
     extra = "".join(f"|{re.escape(m)}" for m in marks)
-    return re.compile(rf"^[ \t]*(?:#|```|~~~{extra})", re.MULTILINE)
+    return re.compile(rf"^{BOM}?[ \t]*(?:#|```|~~~{extra})", re.MULTILINE)
 
 
 def _fence_step(line: str, fence: str | None) -> tuple[str | None, bool]:
