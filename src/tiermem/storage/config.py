@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import ParseError
@@ -154,7 +155,7 @@ def _merge_section(default: Any, raw: object, path: Path, section: str, text: st
     updates: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
-            raise ParseError(path, 1, f"unknown key {section}.{key}")
+            raise ParseError(path, _line_of(text, section, key), f"unknown key {section}.{key}")
         expected = type(getattr(default, key))
         if expected is float and isinstance(value, int):
             value = float(value)
@@ -179,13 +180,33 @@ def load(path: Path) -> Config:
         text = data.decode("utf-8")
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ParseError(path, getattr(exc, "lineno", 1) or 1, str(exc)) from None
+        raise ParseError(path, _toml_line(exc), str(exc)) from None
     except UnicodeDecodeError:
         raise ParseError(path, 1, "not valid UTF-8") from None
     sections = set(field_names(Config))
     updates: dict[str, Any] = {}
     for name, value in raw.items():
         if name not in sections:
-            raise ParseError(path, 1, f"unknown section [{name}]")
+            raise ParseError(path, _section_line(text, name), f"unknown section [{name}]")
         updates[name] = _merge_section(getattr(config, name), value, path, name, text)
     return replace(config, **updates)
+
+
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)$")
+
+
+def _toml_line(exc: ValueError) -> int:
+    """The line a TOML error is at: Python before 3.14 says it only in the message."""
+    line = getattr(exc, "lineno", None)
+    if isinstance(line, int) and line > 0:
+        return line
+    match = _AT_LINE.search(str(exc))
+    return int(match.group(1)) if match else 1
+
+
+def _section_line(text: str, section: str) -> int:
+    """The line of a section's header (1 when it cannot be told)."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.strip().strip("[] \t") == section and line.lstrip().startswith("["):
+            return n
+    return 1
