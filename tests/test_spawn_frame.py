@@ -1,0 +1,163 @@
+"""The frame of a spawn prompt: charter, task, why and criteria appear only when given and in
+that order; a charter that is missing or a link is refused in one line; a budget too small for
+any memory still gives the hot tier and the frame, and says what it left out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import RunCli
+from reliability import snapshot
+from tiermem.memory import Memory
+
+T1 = "2026-03-03T10:00:00Z"
+CHARTER = "# Flight\nShips releases and owns the login service.\n"
+
+
+@pytest.fixture
+def repo(store_copy: Path) -> Iterator[Path]:
+    charter = store_copy / ".squad" / "agents" / "flight" / "charter.md"
+    charter.write_text(CHARTER, encoding="utf-8")
+    yield store_copy
+
+
+def spawn(run_cli: RunCli, repo: Path, *args: str, stdin: bytes | None = None) -> dict[str, object]:
+    code, out, err = run_cli(
+        "spawn", *args, "--format", "json", "--root", str(repo), "--now", T1, stdin=stdin
+    )
+    assert (code, err) == (0, ""), err
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+def headings(prompt: object) -> list[str]:
+    assert isinstance(prompt, str)
+    return [line for line in prompt.splitlines() if line.startswith("## ")]
+
+
+def test_the_frame_holds_only_what_was_given_in_its_order(repo: Path, run_cli: RunCli) -> None:
+    bare = spawn(run_cli, repo, "flight", "--task", "Ship it")
+    assert headings(bare["prompt"]) == ["## Task", "## Memory Context", "## Escalation"]
+    full = spawn(
+        run_cli,
+        repo,
+        "flight",
+        "--task",
+        "Ship it",
+        "--charter",
+        "--why",
+        "users wait for the fix",
+        "--criteria",
+        "tests pass",
+        "--criteria",
+        "the tag is pushed",
+    )
+    assert headings(full["prompt"]) == [
+        "## Charter",
+        "## Task",
+        "## WHY",
+        "## Success Criteria",
+        "## Memory Context",
+        "## Escalation",
+    ]
+    prompt = str(full["prompt"])
+    assert "## Charter\n# Flight\nShips releases and owns the login service.\n" in prompt
+    assert "## WHY\nusers wait for the fix\n" in prompt
+    assert "## Success Criteria\n- tests pass\n- the tag is pushed\n" in prompt
+
+
+def test_the_frame_counts_in_the_total_and_the_memory_stays_the_same(
+    repo: Path, run_cli: RunCli
+) -> None:
+    bare = spawn(run_cli, repo, "flight", "--task", "Ship it")
+    framed = spawn(run_cli, repo, "flight", "--task", "Ship it", "--charter", "--why", "users")
+    bare_tokens, framed_tokens = bare["tokens"], framed["tokens"]
+    assert isinstance(bare_tokens, dict) and isinstance(framed_tokens, dict)
+    assert framed_tokens["total"] > bare_tokens["total"]
+    for tier in ("hot", "policy", "cold", "wiki", "archive"):
+        assert framed_tokens[tier] == bare_tokens[tier]
+
+
+def test_a_task_read_from_stdin_is_the_task(repo: Path, run_cli: RunCli) -> None:
+    piped = spawn(run_cli, repo, "flight", "--task", "-", stdin=b"Fix the reader\n")
+    given = spawn(run_cli, repo, "flight", "--task", "Fix the reader")
+    assert piped["prompt"] == given["prompt"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "damage", "said"),
+    [
+        ("eecom", None, "no readable charter for eecom at .squad/agents/eecom/charter.md"),
+        ("eecom", "link", "no readable charter for eecom at .squad/agents/eecom/charter.md"),
+        ("flight", "folder", "no readable charter for flight"),
+    ],
+    ids=["missing", "a link", "a folder"],
+)
+def test_a_charter_that_cannot_be_read_is_refused_in_one_line(
+    repo: Path, run_cli: RunCli, agent: str, damage: str | None, said: str
+) -> None:
+    charter = repo / ".squad" / "agents" / agent / "charter.md"
+    if damage == "link":
+        charter.parent.mkdir(parents=True, exist_ok=True)
+        charter.symlink_to(repo / ".squad" / "agents" / "flight" / "charter.md")
+    elif damage == "folder":
+        charter.unlink()
+        charter.mkdir()
+    before = snapshot(repo)
+    code, out, err = run_cli(
+        "spawn", agent, "--task", "Ship it", "--charter", "--root", str(repo), "--now", T1
+    )
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and said in err
+    assert snapshot(repo) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--task", "   "), "task is empty"),
+        (("--task", "x", "--budget", "-5"), "budget must be zero or more tokens"),
+        (("--task", "x", "--budget", "many"), "--budget"),
+        (("--task", "x", "--refs", "--inline"), "not allowed with argument"),
+    ],
+)
+def test_a_bad_spawn_request_is_refused_in_one_line(
+    repo: Path, run_cli: RunCli, args: tuple[str, ...], said: str
+) -> None:
+    before = snapshot(repo)
+    code, out, err = run_cli("spawn", "flight", *args, "--root", str(repo), "--now", T1)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and said in err
+    assert snapshot(repo) == before
+
+
+@pytest.mark.parametrize("budget", ["0", "50"])
+def test_a_budget_smaller_than_the_frame_gives_hot_alone_and_says_what_it_left(
+    repo: Path, run_cli: RunCli, budget: str
+) -> None:
+    mem = Memory(repo, now=T1)
+    mem.hot_add("flight", "note", "The login fix needs the staging keys from ops.")
+    mem.end_session("flight")
+    mem.hot_set("flight", "Ship the login fix")
+    mem.close()
+    roomy = spawn(run_cli, repo, "flight", "--task", "login fix staging keys", "--include-cold")
+    tight = spawn(
+        run_cli,
+        repo,
+        "flight",
+        "--task",
+        "login fix staging keys",
+        "--include-cold",
+        "--budget",
+        budget,
+    )
+    assert roomy["sources"]  # with room, the cold summary is loaded
+    assert tight["sources"] == []
+    assert isinstance(tight["left_out"], list) and tight["left_out"]
+    tokens = tight["tokens"]
+    assert isinstance(tokens, dict) and tokens["cold"] == 0 and tokens["hot"] > 0
+    assert "Ship the login fix" in str(tight["prompt"])
