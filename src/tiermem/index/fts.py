@@ -50,7 +50,7 @@ from .schema import (
 from .schema import sha as _sha
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "15"
+SCHEMA_VERSION = "16"
 _GONE = object()  # a file that vanished between the listing and the read
 _RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
 UNTRUSTED = "not sealed by this clone"  # built elsewhere, or changed since: built again
@@ -1306,8 +1306,10 @@ class FtsIndex:
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
         """The newest active documents of some tiers (of one agent, if named), newest first."""
         conditions, args = _conditions([agent] if agent else [], tiers, True, [])
-        if not agent:  # most documents qualify: walk the dates back rather than sort them all
-            conditions = [f"+{c}" for c in conditions]
+        # Walk the dates back rather than sort every match: an agent's by `docs_fresh`, the
+        # whole team's (most documents qualify) by `docs_created`.
+        keep = ("agent", "status") if agent else ()
+        conditions = [c if c.startswith(keep) else f"+{c}" for c in conditions]
         where = " AND ".join(conditions) or "1"
         sql = (
             f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE {where}"

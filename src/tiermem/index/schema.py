@@ -46,6 +46,7 @@ CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
 CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
 CREATE INDEX IF NOT EXISTS docs_created ON docs(created);
+CREATE INDEX IF NOT EXISTS docs_fresh ON docs(agent, status, created);
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
 CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
