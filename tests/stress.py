@@ -137,8 +137,9 @@ WORDS = [
     "config",
     "session",
 ]
-# Weights out of about 400: `reindex` and `doctor` read the whole store under the index lock,
-# so on a store that has grown to thousands of records they are rare, as in a team's day.
+# Weights out of about 400: `reindex` and `doctor` read the whole store (`reindex` under the
+# index lock), so on a store that has grown to thousands of records they are rare, as in a
+# team's day.
 OPS = [
     ("note", 136),
     ("action", 56),

@@ -192,6 +192,31 @@ def test_a_read_while_another_process_holds_the_index_reads_it_as_it_stood(
     assert any("mark-after" in h.text for h in mem.search("mark-after"))  # then brought up to date
 
 
+def test_check_and_doctor_run_while_another_process_holds_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`reindex --check` and `doctor` read the whole store: they compare one state of the
+    index with the files without its lock, so a rebuild or many writers never make them
+    wait, and they never make a writer wait."""
+    root = races.fresh_clone(tmp_path / "clone", agents=1)
+    assert cli(["--root", str(root), "search", "reader"])[0] == 0
+    mem = Memory(root)
+    layout = mem.layout
+    holder = files.open_lock(layout, files._lock_name(layout, layout.index))  # another holder
+    files.acquire(holder, "index")
+    monkeypatch.setattr(files, "LOCK_TIMEOUT_SECONDS", 0.2)
+    try:
+        clean = _index(mem).check()
+        assert cli(["--root", str(root), "doctor"])[0] == 0
+        hot = root / ".squad" / "memory" / "hot" / "agent0.md"
+        hot.write_text(hot.read_text("utf-8") + "\nhand-written\n", "utf-8")
+        drift = _index(mem).check()
+    finally:
+        os.close(holder)
+    assert clean == []
+    assert drift == ["changed: .squad/memory/hot/agent0.md"]
+
+
 def _bulk_store(root: Path) -> Memory:
     """A generated store whose first sync takes in more text than is derived at once."""
     root.mkdir()

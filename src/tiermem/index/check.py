@@ -171,26 +171,27 @@ def _held(db: sqlite3.Connection, rel: str) -> list[tuple[object, ...]]:
     return [_key(Doc(*row)) for row in rows]
 
 
-def _same(held: list[tuple[object, ...]], derived: list[tuple[object, ...]]) -> bool:
-    """Whether a file's rows are what it holds: passages not derived yet match any."""
+def _same(held: list[tuple[object, ...]], derived: list[Doc]) -> bool:
+    """Whether a file's rows are what it holds: passages are cut from the text only where a
+    row holds them (those not derived yet match any)."""
     if len(held) != len(derived):
         return False
-    for row, wanted in zip(held, derived, strict=True):
-        if row[_PASSAGES] is None:
-            row = (*row[:_PASSAGES], wanted[_PASSAGES], *row[_PASSAGES + 1 :])
-        if row != wanted:
+    for row, doc in zip(held, derived, strict=True):
+        wanted = list(_key(doc))
+        wanted[_PASSAGES] = None if row[_PASSAGES] is None else schema.cut_passages(doc.text)
+        if row != tuple(wanted):
             return False
     return True
 
 
-def _derived(path: Path, rel: str, tier: str) -> list[tuple[object, ...]]:
-    """What the file holds, as rows ([] when it cannot be read: a sync drops its rows)."""
+def _derived(path: Path, rel: str, tier: str) -> list[Doc]:
+    """What the file holds, as documents before anything is derived from their text ([]
+    when it cannot be read: a sync drops its rows)."""
     try:
         data = files.read_bytes(path)
-        docs = schema.file_docs(path, rel, tier, data)[0] if data is not None else []
+        return schema.parsed_docs(path, rel, tier, data)[0] if data is not None else []
     except ParseError:
-        docs = []
-    return [_key(doc) for doc in docs]
+        return []
 
 
 def _terms_differ(db: sqlite3.Connection) -> int:

@@ -1036,22 +1036,84 @@ class FtsIndex:
                 ),
                 *_tracked(self.layout),
             ]
-        self._racy_after = time.time_ns() - _RACY_NS
-        with files.locked(self.layout, self.layout.index):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                report = SyncReport()
-                self._sync_folders(report, trust_archive=False)
-                behind = {*report.changed, *report.removed}
-                rows = index_check.differences(self.db, self.layout, skip=behind)
-            finally:
-                self.db.execute("ROLLBACK")
+        # One state of the index, read without its lock: other processes write and sync on
+        # meanwhile (a whole store is read and parsed here, too long to keep them waiting).
+        self.db.execute("BEGIN")
+        try:
+            report, unreadable = self._behind()
+            behind = {*report.changed, *report.removed, *unreadable}
+            rows = index_check.differences(self.db, self.layout, skip=behind)
+        finally:
+            self.db.execute("COMMIT")
         drift = [f"changed: {p}" for p in report.changed]
         drift += [f"removed: {p}" for p in report.removed]
         drift += [f"unreadable: {e}" for e in report.errors]
         drift += rows
         drift += [f"merge conflict: {c}" for c in sorted(set(report.conflicts) | self._conflicts())]
         return drift + _tracked(self.layout)
+
+    def _behind(self) -> tuple[SyncReport, set[str]]:
+        """What a sync would read again, found without writing: files whose content is not
+        the one indexed (or never indexed), indexed files gone; and the files that cannot be
+        read or parsed (a sync leaves them out)."""
+        report, unreadable = SyncReport(), set[str]()
+        indexed = {
+            r[0]: r[1:] for r in self.db.execute("SELECT path, size, mtime_ns, sha FROM files")
+        }
+        seen: set[str] = set()
+        for folder, tier in self._folders(report):
+            rel_dir = self.layout.relative(folder)
+            try:
+                items = _listing(folder)
+            except ParseError as exc:
+                report.errors.append(exc)
+                continue
+            with files.Folder(folder) as reader:
+                for name in _readable(items, report):
+                    rel = f"{rel_dir}/{name}"
+                    state = self._as_indexed(reader, name, rel, tier, indexed.get(rel), report)
+                    if state != "gone":
+                        seen.add(rel)
+                    if state == "unreadable":
+                        unreadable.add(rel)
+        report.removed = sorted(set(indexed) - seen)
+        return report, unreadable
+
+    def _as_indexed(
+        self,
+        reader: files.Folder,
+        name: str,
+        rel: str,
+        tier: str,
+        row: tuple[int, int, str] | None,
+        report: SyncReport,
+    ) -> str:
+        """How a file stands against its row (size, mtime, hash) in `files`: "gone" since
+        the listing, "unreadable" (said in `report.errors`), or "" (its content not the one
+        indexed is said in `report.changed`). As a sync, a file whose stamp did not move is
+        not read here; its rows are compared with it all the same (`index_check`)."""
+        try:
+            if row is not None:
+                st = reader.lstat(name)
+                if (row[0], row[1]) == (st.st_size, st.st_mtime_ns):
+                    return ""
+            got = reader.read(name)
+        except (FileNotFoundError, NotADirectoryError):
+            return "gone"
+        except ParseError as exc:
+            report.errors.append(exc)
+            return "unreadable"
+        if got is None:
+            return "gone"
+        if row is not None and _sha(got[0]) == row[2]:
+            return ""
+        try:
+            parsed_docs(reader.path / name, rel, tier, got[0])
+        except ParseError as exc:
+            report.errors.append(exc)
+            return "unreadable"
+        report.changed.append(rel)
+        return ""
 
     def _conflicts(self) -> set[str]:
         """Entries that exist in two versions in a tier file (after a merge), until rewritten."""
