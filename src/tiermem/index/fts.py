@@ -1270,9 +1270,11 @@ class FtsIndex:
         return self._held[2]
 
     def _holding(self, term: str) -> int:
-        """How many documents hold a word of the query (in their title or text)."""
+        """How many documents hold a word of the query (in their title or text), counted up
+        to one more than RARE_ROWS: beyond, a word is too common to choose documents by."""
         row = self.db.execute(
-            "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", [f"{{title text}}: {term}"]
+            "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)",
+            [f"{{title text}}: {term}", RARE_ROWS + 1],
         ).fetchone()
         return int(row[0])
 
