@@ -399,6 +399,26 @@ def test_the_rarest_words_are_counted_again_when_another_process_writes(
     assert len(mem.context.index.search_each("alpha beta", cold, 20)[0]) == 3
 
 
+def test_a_cut_through_tied_rare_matches_still_ranks_only_them(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three equal "alpha" entries tie at the cut of two: the tie is broken by date, among the
+    # documents the rare word chose, though "beta beta beta" outscores them all.
+    monkeypatch.setattr(fts, "RARE_ROWS", 3)
+
+    def dated(entry_id: str, title: str, body: str, day: int) -> Entry:
+        return replace(entry(entry_id, title, body), created=f"2026-02-{day:02d}T09:00:00Z")
+
+    alphas = [dated(f"c-a{n:09x}", "Note", "Alpha.", 1 + n) for n in range(3)]
+    betas = [dated(f"c-b{n:09x}", "Beta", "Beta beta beta.", 9) for n in range(5)]
+    others = [dated(f"c-c{n:09x}", "Other", "Gamma.", 9) for n in range(22)]
+    put(mem, "cold", "ada", *alphas, *betas, *others)
+    mem.sync()
+    [found] = mem.context.index.search_each("alpha beta", [Scope(tiers=("cold",))], 2)
+    assert [h.doc.id for h in found] == ["c-a000000002", "c-a000000001"]
+    assert mem.context.index.search("alpha beta", limit=1)[0].doc.id.startswith("c-b")
+
+
 # --- looking entries up by id -------------------------------------------------------------------
 
 
