@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tiermem.index import passages
 from tiermem.index.passages import Passage
 from tiermem.index.protocol import Doc
-from tiermem.relevance import engine, excerpts, packing, query, words
+from tiermem.relevance import candidates, engine, excerpts, packing, query, words
 from tiermem.relevance.candidates import Candidate
 from tiermem.relevance.scoring import Piece
 
@@ -138,8 +138,8 @@ def test_an_entry_the_task_names_is_taken_whole_first() -> None:
     named = doc("c-000000000a", "Release checklist\n- tag `v1`\n- push `main`")
     other = doc("c-000000000b", "Other\n- names `z.ts`")
     found = [Candidate(named, 0.5), Candidate(other, 1.0)]
-    assert engine.named(found, ["release", "checklist"]) == [named.id]
-    assert engine.named(found, ["release", "plans", "dates", "owners"]) == []
+    assert candidates.named(found, ["release", "checklist"]) == [named.id]
+    assert candidates.named(found, ["release", "plans", "dates", "owners"]) == []
 
 
 # --- labels and excerpts -----------------------------------------------------------------------

@@ -9,11 +9,13 @@ query of the index serves every scope.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..index.protocol import Doc, Hit, Index, Scope
 from ..storage.layout import TEAM
+from . import words
 from .words import gist
 
 # How many of the index's best matches each scope offers: enough to hold what a 2,000-token
@@ -137,3 +139,27 @@ def related(
         Candidate(c.doc, c.match * RELATED_SHARE)
         for c in matches(index, agent, " ".join(facts), tiers)
     ]
+
+
+# An entry whose title holds this share of the task's words is what the task names: it is
+# shown whole, first (the likeliest few).
+NAMED_SHARE = 0.75
+NAMED_MOST = 4
+
+
+def named(found: Sequence[Candidate], terms: Sequence[str]) -> list[str]:
+    """The ids of the entries a task's terms name (see NAMED_SHARE), best match first."""
+    task = {words.stem(t) for t in terms}
+    if not task:
+        return []
+    hits = []
+    for c in sorted(found, key=lambda c: -c.match):
+        if len(task & _title_stems(c.doc.title)) >= NAMED_SHARE * len(task):
+            hits.append(c.doc.id)
+    return hits[:NAMED_MOST]
+
+
+@functools.lru_cache(maxsize=65536)
+def _title_stems(title: str) -> frozenset[str]:
+    """A title's terms, stemmed: the same titles come back spawn after spawn."""
+    return frozenset(words.stem(t) for t in words.terms(title))

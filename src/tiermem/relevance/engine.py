@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -10,7 +9,7 @@ from dataclasses import dataclass
 
 from ..index.protocol import Doc
 from ..storage.entries import STRUCTURED
-from . import packing, scoring, words
+from . import candidates, packing, scoring
 from .candidates import Candidate
 from .packing import Group, Room
 from .query import Query
@@ -68,7 +67,7 @@ def choose(
         if c.doc.agent == agent and STANDING_TAG in c.doc.tags.split(",")
     }
     worth = _worth(pieces, agent, newest)
-    whole = named(found, query.task_terms)
+    whole = candidates.named(found, query.task_terms)
     groups = packing.pack(pieces, room, labels, worth, caps, whole)
     return Choice(groups, _left_out(found, groups))
 
@@ -79,30 +78,6 @@ def _unrepeated(pieces: Sequence[scoring.Piece], held: Sequence[str]) -> list[sc
     finished = {packing.gist(p.text) for p in pieces if p.doc.tier != "archive"}
     finished |= {packing.gist(line) for text in held for line in text.splitlines()}
     return [p for p in pieces if p.doc.tier != "archive" or packing.gist(p.text) not in finished]
-
-
-# An entry whose title holds this share of the task's words is what the task names: it is
-# shown whole, first (the likeliest few).
-NAMED_SHARE = 0.75
-NAMED_MOST = 4
-
-
-def named(found: Sequence[Candidate], terms: Sequence[str]) -> list[str]:
-    """The ids of the entries a task's terms name (see NAMED_SHARE), best match first."""
-    task = {words.stem(t) for t in terms}
-    if not task:
-        return []
-    hits = []
-    for c in sorted(found, key=lambda c: -c.match):
-        if len(task & _title_stems(c.doc.title)) >= NAMED_SHARE * len(task):
-            hits.append(c.doc.id)
-    return hits[:NAMED_MOST]
-
-
-@functools.lru_cache(maxsize=65536)
-def _title_stems(title: str) -> frozenset[str]:
-    """A title's terms, stemmed: the same titles come back spawn after spawn."""
-    return frozenset(words.stem(t) for t in words.terms(title))
 
 
 # The likeliest facts of the first candidates that look for more.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit
-from ..relevance import engine, excerpts, words
+from ..relevance import candidates, excerpts, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
 from ..relevance.words import gist
@@ -92,7 +92,7 @@ def _by_ids(
 def _excerpts(query: str, hits: list[Hit]) -> list[Found]:
     """Each result with what it shows: whole when the query names it by its title."""
     terms = words.terms(query)
-    named = set(engine.named([Candidate(h.doc, 1.0) for h in hits], terms))
+    named = set(candidates.named([Candidate(h.doc, 1.0) for h in hits], terms))
     weights = excerpts.rarity([h.doc.text for h in hits], terms)
     return [Found(h, excerpts.of(h.doc, terms, h.doc.id in named, weights)) for h in hits]
 
