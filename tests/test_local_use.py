@@ -197,6 +197,24 @@ def test_the_record_is_compacted_and_keeps_the_latest_day(store: Memory) -> None
     assert use.recorded(store.layout) == dict.fromkeys(ids, "2026-03-28")
 
 
+def test_entries_known_recorded_today_are_not_read_for_again(
+    store: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[Path] = []
+    read = use._read
+    monkeypatch.setattr(use, "_read", lambda path: reads.append(path) or read(path))
+    ids = [f"c-{n:010x}" for n in range(3)]
+    ctx = Memory(store.root, now="2026-03-05T10:00:00Z").context
+    use.mark_used(ctx, _docs(ids[:2]))
+    use.mark_used(ctx, _docs(ids[:2]))  # known: no read
+    use.mark_used(ctx, _docs(ids))  # one new: read, and written
+    assert len(reads) == 2
+    later = Memory(store.root, now="2026-03-06T10:00:00Z").context
+    use.mark_used(later, _docs(ids))  # a new day: read, and written again
+    assert len(reads) == 3
+    assert use.recorded(store.layout) == dict.fromkeys(ids, "2026-03-06")
+
+
 WORKER = textwrap.dedent(
     """
     import sys

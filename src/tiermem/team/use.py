@@ -50,20 +50,35 @@ def last_use(used: str, created: str, local: Mapping[str, str], entry_id: str) -
 def mark_used(ctx: Context, docs: Sequence[Doc]) -> None:
     """Record that these cold/wiki entries were used today (at most one line a day each)."""
     today = ctx.stamp()[:10]
-    wanted = {d.id for d in docs if d.tier in FOLDED_TIERS and d.used[:10] < today}
+    known = _known_today(ctx.layout.used, today)
+    wanted = {d.id for d in docs if d.tier in FOLDED_TIERS and d.used[:10] < today} - known
     if not wanted:
-        return  # the common case: already used today, nothing to write
+        return  # the common case: already used today, nothing to read or write
     path = ctx.layout.used
     with files.locked(ctx.layout, path):
         lines = _read(path)
         seen = _parse(lines)
-        new = sorted(i for i in wanted if seen.get(i, "") < today)
+        known.update(i for i, day in seen.items() if day == today)
+        new = sorted(wanted - known)
         if not new:
             return
         if len(lines) > 2 * len(seen) + _COMPACT_SLACK:
             _rewrite(ctx.layout, seen | dict.fromkeys(new, today))
         else:
             _append(ctx.layout, [f"{today} {i}" for i in new])
+        known.update(new)
+
+
+# The ids this process knows are recorded as used today, by record file. A day's record only
+# grows (a fold or a compaction keeps each id's last day), so a search or spawn that returns
+# them again need not read the record: its cost no longer grows with it.
+_KNOWN: dict[tuple[Path, str], set[str]] = {}
+
+
+def _known_today(path: Path, today: str) -> set[str]:
+    if not any(day == today for _, day in _KNOWN):
+        _KNOWN.clear()  # a new day: yesterday's knowledge is no use
+    return _KNOWN.setdefault((path, today), set())
 
 
 def fold(ctx: Context, dry_run: bool = False) -> list[str]:
