@@ -82,6 +82,18 @@ def test_a_forgotten_entry_leaves_its_tier_and_its_text_stays_in_the_archive(mem
     assert line["reason"] == "it retries 3 times" and line["record"] == report.archived
 
 
+def test_forget_returns_data_and_its_result_says_it(mem: Memory) -> None:
+    from tiermem.maintenance.forget import forget
+
+    put(mem, "cold", "ada", entry(1, "Wrong retry count", "Publish retries 9 times."))
+    report = forget(mem.context, "c-0000000001", "", purge=False)
+    assert report.messages == []  # the step says nothing: its result does
+    assert report.lines() == [
+        "forgot c-0000000001: c-0000000001 left .squad/memory/cold/ada.md",
+        f"its text is kept in {report.archived}",
+    ]
+
+
 def test_an_entry_whose_sources_hold_its_text_is_not_archived_again(mem: Memory) -> None:
     wiki = mem.wiki_write("release", "# Tag from main\nEvery release is tagged on main.")
     before = sorted(p.name for p in archive.records(mem.layout))

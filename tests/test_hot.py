@@ -421,3 +421,30 @@ def test_empty_why_is_rejected(used_store: Memory, run_cli: RunCli) -> None:
         "hot", "set", "ada", "--task", "new task", "--why", "", "--root", str(used_store.root)
     )
     _assert_rejected(used_store, result, before)
+
+
+# --- data, then words ---------------------------------------------------------------------
+
+
+def test_a_hot_write_returns_data_and_its_result_says_it(store: Memory) -> None:
+    from tiermem.hot import writes
+
+    for n in range(12):  # past the action window: older actions leave hot
+        step = writes.add(store.context, "ada", "action", f"ran migration step {n}")
+    assert step.messages == []  # the step says nothing: its result does
+    assert (step.change, step.left, step.overflow) == ("action", 1, 0)
+    assert step.bytes == (store.layout.tier_file("hot", "ada")).stat().st_size
+    assert step.lines() == [
+        f"hot: ada action saved ({step.bytes} bytes)",
+        f"1 older item(s) left hot; archived in {step.archived[-1]} and queued for the "
+        "session summary",
+    ]
+    report = store.hot_add("ada", "note", "x " * 3000)
+    assert report.overflow > 0 and report.budget == BUDGET
+    assert report.messages == report.lines() and report.messages[1].startswith(
+        f"hot budget {BUDGET} bytes: {report.overflow} bytes moved out; raw text archived in "
+    )
+    cleared = store.hot_clear("ada")
+    queued = f"{cleared.left} item(s) archived and queued for Scribe"
+    assert cleared.messages == [f"hot: ada cleared; {queued}"]
+    assert cleared.to_json()["messages"] == cleared.messages

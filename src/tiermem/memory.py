@@ -56,6 +56,13 @@ if TYPE_CHECKING:
 
     _Noted = TypeVar("_Noted", bound=_Carries)
 
+    class _Says(Protocol):
+        messages: list[str]
+
+        def lines(self) -> list[str]: ...
+
+    _Said = TypeVar("_Said", bound=_Says)
+
 SOURCES = ("agent", "user", "tool", "web")
 HOT_SLOTS = ("action", "decision", "blocker", "note")
 MAX_SEARCH_LIMIT = validate.MAX_SEARCH_LIMIT
@@ -159,7 +166,7 @@ class Memory:
         ctx = self._ready()
         if known_only:
             agents.require_for_write(ctx, agent)
-        return self._noted(set_task(ctx, agent, given))
+        return _said(self._noted(set_task(ctx, agent, given)))
 
     def hot_add(
         self, agent: str, slot: str, text: str, source: str = "agent", *, known_only: bool = False
@@ -181,7 +188,7 @@ class Memory:
         ctx = self._ready()
         if known_only:
             agents.require_for_write(ctx, agent)
-        return self._noted(add(ctx, agent, slot, text, trust))
+        return _said(self._noted(add(ctx, agent, slot, text, trust)))
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
@@ -190,7 +197,7 @@ class Memory:
 
         text = validate.text(text, "blocker")
         agents.require(self._ready(), agent, even_alone=True)
-        return unblock(self.context, agent, text)
+        return _said(unblock(self.context, agent, text))
 
     def hot_clear(self, agent: str) -> WriteReport:
         """Empty the hot tier; its content is archived and queued for Scribe first."""
@@ -198,7 +205,7 @@ class Memory:
 
         agent = validate.name(agent)
         agents.require(self._ready(), agent, even_alone=True)
-        return clear(self.context, agent)
+        return _said(clear(self.context, agent))
 
     def hot_view(self, agent: str) -> HotView:
         """The agent's hot tier; NotFoundError for an agent with no memory at all."""
@@ -301,7 +308,7 @@ class Memory:
 
         if entry_ids(entry_id) != [entry_id]:
             raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
-        return forget(self._ready(), entry_id, reason, purge)
+        return _said(forget(self._ready(), entry_id, reason, purge))
 
     def reindex(self, check: bool = False) -> list[str]:
         """Rebuild the index, or (check) list how it differs from the files."""
@@ -478,3 +485,10 @@ class Memory:
         from .maintenance.stats import collect
 
         return collect(self._ready())
+
+
+def _said(report: _Said) -> _Said:
+    """A result with its words for people and programs: the steps return data, and each
+    result says what happened itself (`lines`)."""
+    report.messages = report.lines()
+    return report

@@ -122,6 +122,38 @@ class WriteReport(Result):
         default_factory=list, metadata=about("Kinds of credential-shaped text replaced.")
     )
     notes: list[str] = notes_field()
+    change: str = field(
+        default="",
+        metadata=about("What was written: set, the slot of an entry added, unblock or clear."),
+    )
+    bytes: int = field(default=0, metadata=about("Size of the hot file after the write."))
+    budget: int = field(default=0, metadata=about("The hot budget, in bytes."))
+    overflow: int = field(
+        default=0, metadata=about("Bytes moved out of hot to keep it within its budget.")
+    )
+    left: int = field(
+        default=0,
+        metadata=about("Items that left hot: replaced, past the action limit, or cleared."),
+    )
+
+    def lines(self) -> list[str]:
+        """What happened, in words (`messages`)."""
+        if self.change == "clear":
+            queued = f"{self.left} item(s) archived and queued for Scribe"
+            return [f"hot: {self.agent} cleared; {queued}"]
+        said = [f"hot: {self.agent} {self.change} saved ({self.bytes} bytes)"]
+        if self.overflow:
+            said.append(
+                f"hot budget {self.budget} bytes: {self.overflow} bytes moved out; raw "
+                f"text archived in {self.archived[-1]}; Scribe checkpointed it to cold "
+                f"({', '.join(self.cold) or 'queued'})"
+            )
+        elif self.left:
+            said.append(
+                f"{self.left} older item(s) left hot; archived in {self.archived[-1]} and "
+                "queued for the session summary"
+            )
+        return said
 
 
 @record
@@ -353,6 +385,24 @@ class ForgetReport(Result):
         metadata=about("Squad's own files (outside the store) holding some of the text."),
     )
     messages: list[str] = field(default_factory=list, metadata=about("What happened, in words."))
+
+    def lines(self) -> list[str]:
+        """What happened, in words (`messages`)."""
+        kept = [f"its text is kept in {self.archived}"] if self.archived else []
+        if not self.purged:
+            return [f"forgot {self.id}: {', '.join(self.ids)} left {', '.join(self.files)}", *kept]
+        left = f" left {', '.join(self.files)}" if self.files else ""
+        said = [
+            f"purged {self.id}: {', '.join(self.ids)}{left}",
+            *kept,
+            f"archive records rewritten: {', '.join(self.records) or 'none'}",
+            f"tombstone: {self.tombstone}",
+        ]
+        if self.still_in:
+            said.append(f"still holding some of the text: {', '.join(self.still_in)}")
+        if self.elsewhere:
+            said.append(f"Squad's files holding some of the text: {', '.join(self.elsewhere)}")
+        return said
 
 
 @record

@@ -109,9 +109,7 @@ def clear(ctx: Context, agent: str) -> WriteReport:
     ids = [e.id for e in tier_file.entries]
     if report.archived:
         ctx.audit("hot-clear", ids, ["hot", "archive"], "cleared by request")
-    report.messages.append(
-        f"hot: {agent} cleared; {len(ids)} item(s) archived and queued for Scribe"
-    )
+    report.change, report.left = "clear", len(ids)
     return report
 
 
@@ -175,18 +173,7 @@ def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
             failed = _move_out(ctx, tier_file, moved, overflow, report)
     if failed is not None:
         raise failed  # hot is saved and what left it waits in the queue
-    report.ids = new_ids
-    report.messages.append(f"hot: {agent} {what} saved ({hot.size(tier_file)} bytes)")
-    if overflow:
-        size = sum(len(e.text.encode("utf-8")) for e in overflow)
-        report.messages.append(
-            f"hot budget {rules.budget_bytes} bytes: {size} bytes moved out; raw "
-            f"text archived in {report.archived[-1]}; Scribe checkpointed it to cold "
-            f"({', '.join(report.cold) or 'queued'})"
-        )
-    elif moved:
-        report.messages.append(
-            f"{len(moved)} older item(s) left hot; archived in {report.archived[-1]} and "
-            "queued for the session summary"
-        )
+    report.ids, report.change, report.budget = new_ids, what, rules.budget_bytes
+    report.bytes, report.left = hot.size(tier_file), len(moved)
+    report.overflow = sum(len(e.text.encode("utf-8")) for e in overflow)
     return report

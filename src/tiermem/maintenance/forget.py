@@ -75,7 +75,6 @@ def forget(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
         )
     ctx.audit_redactions(kinds, "audit")
     ctx.sync()
-    report.messages = _messages(report)
     return report
 
 
@@ -503,20 +502,3 @@ def _squad_files(ctx: Context) -> list[Path]:
             continue
         found += [top] if top.is_file() else sorted(top.rglob("*"))
     return [p for p in found if p.is_file() and not p.is_symlink()]
-
-
-def _messages(report: ForgetReport) -> list[str]:
-    lines = [f"forgot {report.id}: {', '.join(report.ids)} left {', '.join(report.files)}"]
-    if report.archived:
-        lines.append(f"its text is kept in {report.archived}")
-    if report.purged:
-        lines[0] = f"purged {report.id}: {', '.join(report.ids)}" + (
-            f" left {', '.join(report.files)}" if report.files else ""
-        )
-        lines.append(f"archive records rewritten: {', '.join(report.records) or 'none'}")
-        lines.append(f"tombstone: {report.tombstone}")
-        if report.still_in:
-            lines.append(f"still holding some of the text: {', '.join(report.still_in)}")
-        if report.elsewhere:
-            lines.append(f"Squad's files holding some of the text: {', '.join(report.elsewhere)}")
-    return lines
