@@ -1348,6 +1348,11 @@ def _http_rules() -> tuple[_Rule, ...]:
 
 def _assignment_rules() -> tuple[_Rule, ...]:
     """Keys that name a secret, in any notation, and the short flags of password CLIs."""
+    return (*_password_rules(), *_secret_key_rules())
+
+
+def _password_rules() -> tuple[_Rule, ...]:
+    """A password named by its key, a password CLI's short flag, XML or SQL."""
     return (
         _keyed(
             _PASSWORD_KINDS,
@@ -1372,6 +1377,12 @@ def _assignment_rules() -> tuple[_Rule, ...]:
             ("identified",),
             judge=_judge_sql_password,
         ),
+    )
+
+
+def _secret_key_rules() -> tuple[_Rule, ...]:
+    """A token, key, secret, credential or PAT named by its key (npm's `_auth` too)."""
+    return (
         _keyed(
             "npm-token",
             r"_auth(?:token)?[ \t]*=[ \t]*(?:\"|')?(?P<v>[^\s\"'`]+)",
