@@ -51,20 +51,17 @@ def find(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Cand
     return marked + [c for c in fresh.values() if c.doc.id not in have]
 
 
-def matches(
-    index: Index, agent: str, text: str, tiers: Sequence[str], share: float = 1.0
-) -> list[Candidate]:
-    """The index's best matches for a text in each scope of some tiers (`share` of each
-    scope's pool)."""
-    return _matches(index, agent, text, tiers, share)[0]
+def matches(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
+    """The index's best matches for a text in each scope of some tiers."""
+    return _matches(index, agent, text, tiers)[0]
 
 
 def _matches(
-    index: Index, agent: str, text: str, tiers: Sequence[str], share: float = 1.0
+    index: Index, agent: str, text: str, tiers: Sequence[str]
 ) -> tuple[list[Candidate], list[str]]:
     """The best matches, and the bodies of the superseded entries the text reaches (what
     archived text must not bring back)."""
-    scopes = [(scope, max(1, round(n * share))) for scope, n in _scopes((agent, TEAM), tiers)]
+    scopes = _scopes((agent, TEAM), tiers)
     if not scopes:
         return [], []
     superseded = Scope(tiers=("cold", "wiki"), status="superseded")
@@ -140,12 +137,8 @@ def related(
     # coverage fell by 0.009 on the four teams).
     return [
         Candidate(c.doc, c.match * RELATED_SHARE)
-        for c in matches(index, agent, " ".join(facts), tiers, RELATED_POOLS)
+        for c in matches(index, agent, " ".join(facts), tiers)
     ]
-
-
-# Entries found by facts take this share of each scope's pool.
-RELATED_POOLS = 1.0
 
 
 # An entry whose title holds this share of the task's words is what the task names: it is
