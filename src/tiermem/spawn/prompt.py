@@ -6,7 +6,6 @@ memory reads as a quotation, not as a command.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -107,12 +106,22 @@ def _tag_at(text: str, at: int) -> str:
 
 
 def _reads_as_tag(window: str) -> bool:
-    decoded = html.unescape(window)  # `&#47;memory` is `/memory`
+    decoded = _unescaped(window)  # `&#47;memory` is `/memory`
     visible = "".join(
         " " if ch.isspace() or unicodedata.category(ch) == "Cf" else ch for ch in decoded
     )
     folded = unicodedata.normalize("NFKC", visible).translate(_LOOKALIKES)
     return bool(_TAG_START.match(folded.translate(_CONFUSABLES)))
+
+
+def _unescaped(text: str) -> str:
+    """HTML character references decoded (the table of names is loaded only for a text that
+    holds one)."""
+    if "&" not in text:
+        return text
+    import html
+
+    return html.unescape(text)
 
 
 # Where a title's label ends ("Note: ", "Decision: ").

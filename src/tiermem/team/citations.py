@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,6 +163,8 @@ def _prefix(layout: Layout, top: Path) -> str:
 
 def _list(layout: Layout, top: Path, stamp: str) -> Tracked | None:
     """Ask git for the tracked files, and keep the answer for the next process."""
+    import subprocess  # only when the cached answer is stale: most spawns never start git
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         proc = subprocess.run(
