@@ -99,7 +99,7 @@ def test_the_tracked_set_is_cached_across_processes_until_the_git_index_changes(
     def no_git(*_: object, **__: object) -> None:
         raise AssertionError("git was asked again although its index did not change")
 
-    monkeypatch.setattr(citations.subprocess, "run", no_git)
+    monkeypatch.setattr(subprocess, "run", no_git)
     assert tracked(repo.layout) == first
     monkeypatch.undo()
     (repo.root / "src" / "new.py").write_text("y\n")
