@@ -310,7 +310,8 @@ def chunks(text: str) -> list[Chunk]:
     fenced code). A search that matches a chunk returns its whole section. Metadata comments
     of archived entries are left out: they are noise to a reader.
     """
-    text = _META_LINE.sub("", text)
+    if "<!-- tiermem" in text:  # most records hold none: the pattern is not run over them
+        text = _META_LINE.sub("", text)
     shape = _Shape(text)
     found: list[Chunk] = []
     for n, (title, start, end) in enumerate(shape.sections(0, len(text), "")):
@@ -327,9 +328,10 @@ class _Shape:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.headings = markdown.titles(text)
+        found = markdown.scan(text)  # once: headings and code come from the same lines
+        self.headings = markdown.titles(text, found)
         self.titles = {h.start: h.title[:200] for h in self.headings}
-        self.code = markdown.code_spans(text)
+        self.code = markdown.code_spans(text, found)
         self.starts = [h.start for h in self.headings]
 
     def inside(self, start: int, end: int) -> list[markdown.Title]:

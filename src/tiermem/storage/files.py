@@ -248,7 +248,6 @@ class Folder:
         return got
 
     def _read_once(self, name: str) -> tuple[bytes, os.stat_result] | None:
-        path = self.path / name
         flags = os.O_RDONLY | safepath.NOFOLLOW | safepath.NONBLOCK | safepath.CLOEXEC
         try:
             if self.fd < 0:
@@ -258,20 +257,27 @@ class Folder:
             return None
         except OSError as exc:
             if safepath.is_link_error(exc):
-                raise UnsafePathError(path, safepath.LINK_REASON) from None
-            raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
+                raise UnsafePathError(self.path / name, safepath.LINK_REASON) from None
+            raise ParseError(self.path / name, 1, f"cannot be read ({exc.strerror})") from None
         try:
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file"
-                raise ParseError(path, 1, f"cannot be read ({what})")
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read()
-            return data, os.fstat(fd)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                what = "Is a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+                raise ParseError(self.path / name, 1, f"cannot be read ({what})")
+            return _read_all(fd, st.st_size), os.fstat(fd)
         except OSError as exc:
-            raise ParseError(path, 1, f"cannot be read ({exc.strerror})") from None
+            raise ParseError(self.path / name, 1, f"cannot be read ({exc.strerror})") from None
         finally:
             os.close(fd)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """Everything a descriptor still holds, read in the fewest calls its size allows (an
+    archive's thousands of small records are read each in one)."""
+    parts = []
+    while chunk := os.read(fd, max(size + 1, 65_536)):
+        parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def file_names(folder: Path, suffix: str = ".md") -> list[str]:

@@ -160,9 +160,10 @@ class Title:
     title: str
 
 
-def titles(text: str) -> list[Title]:
-    """The headings of a text outside fenced code, by character offset."""
-    found = scan(text)
+def titles(text: str, found: Scan | None = None) -> list[Title]:
+    """The headings of a text outside fenced code, by character offset (from its `scan`,
+    when one was made already)."""
+    found = found or scan(text)
     return [Title(found.starts[h.line], h.level, heading_text(h.text)) for h in found.headings]
 
 
@@ -172,9 +173,10 @@ def heading_text(line: str) -> str:
     return (match.group(2) or "").strip().strip("#").strip() if match else line.strip()
 
 
-def code_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) character spans of the fenced code blocks (an unclosed one runs to the end)."""
-    found = scan(text)
+def code_spans(text: str, found: Scan | None = None) -> list[tuple[int, int]]:
+    """(start, end) character spans of the fenced code blocks (an unclosed one runs to the
+    end), from the text's `scan` when one was made already."""
+    found = found or scan(text)
     fence_lines = [n for n in sorted(found.code) if FENCE.match(found.lines[n])]
     spans: list[tuple[int, int]] = []
     fence: str | None = None
