@@ -89,12 +89,16 @@ ROWS: tuple[tuple[str, str, int], ...] = (
     ("note_empty_cpu_p50_ms", "hot note, empty tier, CPU p50 (ms)", 2),
     ("note_empty_fsyncs", "hot note, empty tier, fsyncs", 1),
     ("note_empty_kb", "hot note, empty tier, KB written", 1),
+    ("note_empty_disk_p50_ms", "  the disk's bare write beside it, p50", 2),
+    ("note_empty_disk_p95_ms", "  the disk's bare write beside it, p95", 2),
     ("note_full_p50_ms", "hot note, full tier, p50 (ms)", 2),
     ("note_full_p95_ms", "hot note, full tier, p95 (ms)", 2),
     ("note_full_cpu_p50_ms", "hot note, full tier, CPU p50 (ms)", 2),
     ("note_full_fsyncs", "hot note, full tier, fsyncs", 1),
     ("note_full_kb", "hot note, full tier, KB written", 1),
     ("note_full_checkpointed", "full-tier notes that checkpointed", 2),
+    ("note_full_disk_p50_ms", "  the disk's bare write beside it, p50", 2),
+    ("note_full_disk_p95_ms", "  the disk's bare write beside it, p95", 2),
     ("cli_baseline_ms", "`python -c pass` median (ms)", 1),
     ("cli_hot_show_ms", "`tiermem hot show` median (ms)", 1),
     ("cli_hot_note_ms", "`tiermem hot note` median (ms)", 1),
@@ -121,6 +125,11 @@ GROWTH_FIGURES = tuple(
         "search_hits_mean",
         "cli_baseline_ms",
         "note_full_checkpointed",
+        # The disk's own write is a baseline, as `python -c pass` is for whole commands.
+        "note_empty_disk_p50_ms",
+        "note_empty_disk_p95_ms",
+        "note_full_disk_p50_ms",
+        "note_full_disk_p95_ms",
     )
 )
 COMMANDS = ("hot_show", "hot_note", "search", "spawn")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
+from ..storage import files
 from ..storage.files import INDEX_SIDES
 from ..storage.layout import Layout
 from .generated import AGENTS, NOW, prose_for
@@ -67,10 +68,30 @@ def _fsyncs() -> Iterator[Counter[str]]:
         os.fsync = real
 
 
+def disk_write_ms(folder: Path, size: int = 600) -> float:
+    """Milliseconds of the least durable write a hot note makes: a small file written,
+    fsynced and renamed in the tier's folder (then removed, untimed). What the disk alone
+    costs a note, measured beside each one: on a shared machine it moves with the load."""
+    path = folder / f"{files.TEMP_PREFIX}disk-{os.getpid()}"
+    start = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, b"x" * size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(path, f"{path}.done")
+    took = (time.perf_counter() - start) * 1000
+    os.unlink(f"{path}.done")
+    return took
+
+
 class NoteTimer:
-    """Times hot notes one at a time: wall and CPU time, fsyncs and bytes written."""
+    """Times hot notes one at a time: wall and CPU time, fsyncs and bytes written, and the
+    disk's own durable write just before each (see `disk_write_ms`)."""
 
     def __init__(self) -> None:
+        self.disk: list[float] = []
         self.wall: list[float] = []
         self.cpu: list[float] = []
         self.fsyncs = 0
@@ -78,7 +99,8 @@ class NoteTimer:
         self.checkpoints = 0
 
     def note(self, mem: Memory, text: str) -> None:
-        """One timed note."""
+        """One timed note, after a timed bare write of the disk."""
+        self.disk.append(disk_write_ms(mem.layout.tier_dir("hot")))
         written = _written_bytes()
         with _fsyncs() as counts:
             cpu, start = time.process_time(), time.perf_counter()
@@ -99,6 +121,8 @@ class NoteTimer:
             f"{name}_fsyncs": self.fsyncs / n,
             f"{name}_kb": self.bytes / n / 1000,
             f"{name}_checkpointed": self.checkpoints / n,
+            f"{name}_disk_p50_ms": percentile(self.disk, 50),
+            f"{name}_disk_p95_ms": percentile(self.disk, 95),
         }
 
 
