@@ -14,33 +14,37 @@ from ..errors import NotFoundError, ParseError
 from ..storage import files
 
 
+def _is_folder(path: Path) -> bool:
+    """A folder itself: a link to one is never followed, so it is no agent's folder."""
+    return path.is_dir() and not path.is_symlink()
+
+
 def _folders(ctx: Context) -> list[Path]:
     base = ctx.layout.squad / "agents"
+    if not _is_folder(base):
+        return []  # no agents folder (or not a folder): no Squad team
     try:
-        return sorted(p for p in base.iterdir() if p.is_dir())
-    except OSError:  # no agents folder (or not a folder): no Squad team
+        return sorted(p for p in base.iterdir() if _is_folder(p))
+    except OSError:
         return []
 
 
 def folder(ctx: Context, agent: str) -> Path:
     """An agent's Squad folder (as Squad spelled it, where it exists)."""
     exact = ctx.layout.squad / "agents" / agent
-    if exact.is_dir():
+    if _is_folder(exact):
         return exact
     return next((p for p in _folders(ctx) if p.name.lower() == agent), exact)
 
 
 def folders(ctx: Context) -> list[str]:
     """The names of the agents Squad has folders for, lower-cased as tiermem names agents."""
-    where = ctx.layout.squad / "agents"
-    if not where.is_dir():
-        return []
-    return sorted({p.name.lower() for p in where.iterdir() if p.is_dir()})
+    return sorted({p.name.lower() for p in _folders(ctx)})
 
 
 def has_folder(ctx: Context, agent: str) -> bool:
     """Whether Squad has a folder for the agent."""
-    return folder(ctx, agent).is_dir()
+    return _is_folder(folder(ctx, agent))
 
 
 def names(ctx: Context) -> list[str]:
