@@ -66,24 +66,26 @@ def _bad_config(root: Path) -> Path:
     return path
 
 
-def _local_is_a_file(root: Path) -> Path:
-    path = memory(root) / "local"
-    shutil.rmtree(path)
-    path.write_text("not a folder", encoding="utf-8")
-    return path
+def _file_for_folder(name: str) -> Callable[[Path], Path]:
+    """A damage: a file in place of one of the store's folders."""
+
+    def damage(root: Path) -> Path:
+        path = memory(root) / name
+        shutil.rmtree(path)
+        path.write_text("not a folder", encoding="utf-8")
+        return path
+
+    return damage
+
+
+_local_is_a_file = _file_for_folder("local")
+_archive_is_a_file = _file_for_folder("archive")
 
 
 def _audit_is_a_folder(root: Path) -> Path:
     path = memory(root) / "tiermem-audit.jsonl"
     path.unlink()
     path.mkdir()
-    return path
-
-
-def _archive_is_a_file(root: Path) -> Path:
-    path = memory(root) / "archive"
-    shutil.rmtree(path)
-    path.write_text("not a folder", encoding="utf-8")
     return path
 
 

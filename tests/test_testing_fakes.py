@@ -37,10 +37,6 @@ def test_first_words_keeps_the_leading_words_that_fit(words: list[str], budget: 
         assert len(" ".join(words[: len(kept) + 1]).encode("utf-8")) > budget
 
 
-def test_first_words_has_the_name_a_session_record_shows() -> None:
-    assert FirstWords.name == "first-words"
-
-
 def test_a_session_summarized_with_first_words_keeps_them_in_cold(tmp_path: Path) -> None:
     mem, _ = Memory.init(tmp_path, now=T1)
     mem.close()
