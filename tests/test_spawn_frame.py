@@ -86,6 +86,9 @@ def test_a_task_read_from_stdin_is_the_task(repo: Path, run_cli: RunCli) -> None
     piped = spawn(run_cli, repo, "flight", "--task", "-", stdin=b"Fix the reader\n")
     given = spawn(run_cli, repo, "flight", "--task", "Fix the reader")
     assert piped["prompt"] == given["prompt"]
+    code, out, _ = run_cli("log", "--format", "json", "--root", str(repo))
+    logged = [s["task"] for s in json.loads(out)["spawns"]]
+    assert code == 0 and logged[:2] == ["Fix the reader", "Fix the reader"]  # its newline gone
 
 
 @pytest.mark.parametrize(

@@ -398,7 +398,7 @@ class Memory:
         `SpawnRequest`, where each is described (a test holds the two the same)."""
         request = SpawnRequest(
             agent=validate.name(agent),
-            task=validate.text(task, "task"),
+            task=validate.text(task, "task").strip(),  # as a prompt shows it, and the log keeps
             why=why,
             criteria=tuple(criteria),
             include_cold=include_cold,
@@ -464,7 +464,7 @@ class Memory:
         if agent is not None:
             agent = validate.name(agent)
         if task is not None:
-            validate.text(task, "task")
+            task = validate.text(task, "task").strip()  # '-' reads stdin: its last newline
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
