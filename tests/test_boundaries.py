@@ -6,10 +6,16 @@ importing them."""
 from __future__ import annotations
 
 import ast
+import functools
+import itertools
 import re
+import sys
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import tiermem
+from tiermem.memory import Memory
 
 SRC = Path(tiermem.__file__).parent
 PAGE = SRC.parent.parent / "docs" / "ARCHITECTURE.md"
@@ -42,6 +48,7 @@ FLOORS = (
     "__main__",
 )
 MOST_AT_THE_TOP = 12
+MOST_CLIMBS = 10  # following the agent from `Memory.hot_set` back up the import floors
 # Who may import the Squad package: itself, the composition root (`Memory`), the command
 # line (`squad install`) and the benchmarks, which measure Squad's own load.
 SQUAD_EDGE = ("squad.", "memory", "cli.", "bench.")
@@ -179,3 +186,44 @@ def _names(row: str, part: str) -> bool:
     a package's modules)."""
     cell = re.sub(r"\([^)]*\)", "", row.split("|")[2])
     return f"`{part}`" in cell or f"`{part}/`" in cell
+
+
+@functools.cache
+def _height(module: str) -> int:
+    """How many floors of imports stand below a module (0: it imports no tiermem module)."""
+    return 1 + max((_height(m) for m in GRAPH[module]), default=-1)
+
+
+def _modules_handed(agent: str, call: Any) -> list[str]:
+    """The modules of the tiermem functions that `call` hands the agent (or a path naming it)
+    to, in call order, a module said once for calls in a row."""
+    seen: list[str] = []
+
+    def carries(value: object) -> bool:
+        return isinstance(value, str | Path) and agent in str(value)
+
+    def profile(frame: FrameType, event: str, _: object) -> None:
+        code = frame.f_code
+        if event != "call" or not code.co_filename.startswith(str(SRC)):
+            return
+        params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        module = _module(Path(code.co_filename))
+        if any(carries(frame.f_locals.get(p)) for p in params) and seen[-1:] != [module]:
+            seen.append(module)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_the_agent_of_a_hot_write_climbs_back_up_at_most_ten_times(tmp_path: Path) -> None:
+    Memory.init(tmp_path, now="2026-04-01T00:00:00Z")
+    mem = Memory(tmp_path, now="2026-04-01T00:00:00Z")
+    mem.hot_set("warmup", "load every module the write needs")  # imports are not the path
+    path = _modules_handed("zorblax", lambda: mem.hot_set("zorblax", "a task", why="a why"))
+    assert {"memory", "hot.writes", "storage.files"} <= set(path), path  # the trace follows
+    climbs = [(a, b) for a, b in itertools.pairwise(path) if _height(b) > _height(a)]
+    assert len(climbs) <= MOST_CLIMBS, f"{len(climbs)} climbs: {' > '.join(path)}"
