@@ -84,6 +84,7 @@ _PENDING_CHARS = 4_000_000
 _EAGER_CHARS = 65_536
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
 _SLICE = 100  # ranked matches whose scope search_each reads first (then twice as many)
+_SLICE_MOST = 3200  # and at most this many at once (SQLite takes some 32,000 arguments)
 _FEW = 2000  # a scope of at most this many documents is read whole by search_each
 
 
@@ -1166,7 +1167,8 @@ class FtsIndex:
 
     @_snapshot
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
-        """The best `limit` matches within each scope, ranked as `search` ranks them.
+        """The best `limit` matches within each scope, ranked as `search` ranks them, among
+        the documents that hold the query's rarest words (see RARE_ROWS).
 
         One FTS5 query serves every scope: BM25 weighs each query word by reading the whole
         row list of that word once per query, which for a few scopes costs more than scoring
@@ -1208,7 +1210,7 @@ class FtsIndex:
         start, size = 0, _SLICE
         while start < len(scored) and not all(len(best[n]) >= limit for n in many):
             part = scored[start : start + size]
-            start, size = start + size, size * 2
+            start, size = start + size, min(size * 2, _SLICE_MOST)
             kinds = self._kinds([rowid for rowid, _ in part])
             for row in part:
                 key = kinds.get(row[0])

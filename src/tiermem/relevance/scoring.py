@@ -92,22 +92,17 @@ class _Matched:
     terms: list[list[int]]  # the query terms (by position) each passage holds
 
 
-def pieces(
-    candidates: Sequence[Candidate],
-    query: Query,
-    agent: str,
-    tier_weights: Mapping[str, float] = TIER_WEIGHTS,
-) -> list[Piece]:
-    """Every passage of every candidate, scored."""
-    return Scorer(query, agent, tier_weights).pieces(candidates)
-
-
 # A passage of fewer words that names no fact is a sub-heading or a stub ("- **Learnings**"):
 # it says nothing on its own (unless it is all its entry says).
 MIN_WORDS = 4
 
 
-@functools.lru_cache(maxsize=8192)
+# A spawn scores about 200 entries: the cache holds the last ten spawns' worth, each entry's
+# text about three times over (25 MB at most, an archived chunk being at most 4,000 chars).
+_CUT_CACHED = 2048
+
+
+@functools.lru_cache(maxsize=_CUT_CACHED)
 def _texts(text: str, stored: str) -> tuple[str, list[tuple[Passage, str, str]]]:
     """A document's text lower-cased, and (passage, its text, lower-cased) of each passage
     but those that say nothing alone. Cached: the same entries come back spawn after spawn."""
