@@ -260,6 +260,23 @@ def _narrowed(scope: Scope, narrow: str, args: Sequence[object]) -> tuple[str, l
     return condition + narrow, [*condition_args, *args]
 
 
+def _moved(
+    reader: files.Folder, name: str, row: Sequence[Any] | None
+) -> tuple[bytes, os.stat_result] | object | None:
+    """A file's bytes and stat when its size or mtime moved from its row in `files` (or it
+    has none): None when they did not, `_GONE` when it vanished since the listing. A file
+    that cannot be read raises ParseError."""
+    try:
+        if row is not None:
+            st = reader.lstat(name)
+            if (row[0], row[1]) == (st.st_size, st.st_mtime_ns):
+                return None
+        got = reader.read(name)
+    except (FileNotFoundError, NotADirectoryError):
+        return _GONE
+    return _GONE if got is None else got
+
+
 def _cut(ranking: list[tuple[int, float]], limit: int) -> list[tuple[int, float]] | None:
     """The first `limit` of the best `limit + 1` (rowid, bm25), or None when the cut falls
     between equal scores: which of the tied documents make it depends on their dates."""
@@ -857,20 +874,14 @@ class FtsIndex:
         come with its bytes."""
         report.scanned += 1
         try:
-            if row is not None:
-                st = reader.lstat(name)
-                if row[0] == st.st_size and row[1] == st.st_mtime_ns:
-                    return None
-            got = reader.read(name)
-        except (FileNotFoundError, NotADirectoryError):
-            return _GONE
+            got = _moved(reader, name, row)
         except ParseError as exc:
             report.errors.append(exc)
             self._drop_rows(rel)  # what it held before must not be served as current
             self.db.execute("DELETE FROM files WHERE path=?", (rel,))
             return None
-        if got is None:
-            return _GONE
+        if not isinstance(got, tuple):
+            return got  # unchanged (None), or gone
         data, st = got
         path = reader.path / name
         sha = _sha(data)
@@ -1094,18 +1105,12 @@ class FtsIndex:
         indexed is said in `report.changed`). As a sync, a file whose stamp did not move is
         not read here; its rows are compared with it all the same (`index_check`)."""
         try:
-            if row is not None:
-                st = reader.lstat(name)
-                if (row[0], row[1]) == (st.st_size, st.st_mtime_ns):
-                    return ""
-            got = reader.read(name)
-        except (FileNotFoundError, NotADirectoryError):
-            return "gone"
+            got = _moved(reader, name, row)
         except ParseError as exc:
             report.errors.append(exc)
             return "unreadable"
-        if got is None:
-            return "gone"
+        if not isinstance(got, tuple):
+            return "" if got is None else "gone"
         if row is not None and _sha(got[0]) == row[2]:
             return ""
         try:
