@@ -178,6 +178,7 @@ def test_a_read_while_another_process_holds_the_index_reads_it_as_it_stood(
     assert cli(["--root", str(root), "search", "reader"])[0] == 0
     assert cli(["--root", str(root), "hot", "note", "agent0", "mark-after the last sync"])[0] == 0
     mem = Memory(root)
+    mem.sync()  # opened before the lock is taken: an index that needs building waits for it
     layout = mem.layout
     holder = files.open_lock(layout, files._lock_name(layout, layout.index))  # another holder
     files.acquire(holder, "index")
