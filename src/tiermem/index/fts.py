@@ -142,6 +142,9 @@ _QUESTION_WORDS = frozenset(
 )
 
 
+_PHRASE = re.compile(r'"([^"]*)"')  # a quoted run of words
+
+
 def fts_query(query: str) -> str:
     """Turn any user text into a safe FTS5 query: each word quoted, any word may match; a
     quoted run of words ("retry budget", a path) matches as a phrase."""
@@ -155,9 +158,6 @@ def fts_query(query: str) -> str:
     if not words:  # a query of stop words only still means something
         words = list(dict.fromkeys(_WORD.findall(loose)))
     return " OR ".join(f'"{w}"' for w in words)
-
-
-_PHRASE = re.compile(r'"([^"]*)"')
 
 
 def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
@@ -1257,12 +1257,12 @@ class FtsIndex:
         for term in terms:
             if term not in held:
                 held[term] = self._holding(term)
-        chosen: list[str] = []
+        chosen: set[str] = set()
         total = 0
-        for term in sorted(terms, key=lambda t: (held[t], terms.index(t))):
+        for term in sorted(terms, key=held.__getitem__):  # stable: ties keep the query's order
             if chosen and total + held[term] > RARE_ROWS:
                 break
-            chosen.append(term)
+            chosen.add(term)
             total += held[term]
         return " OR ".join(t for t in terms if t in chosen)
 
