@@ -1,4 +1,4 @@
-"""Write the README's command table from the command line's parser (`tiermem.cli.main.reference`).
+"""Write the README's command table from the command line's parser (`tiermem.cli.parser.reference`).
 
     python scripts/readme_commands.py          # rewrite the table in README.md
     python scripts/readme_commands.py --check  # exit 1 when README.md differs from the parser
@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tiermem.cli.main import reference
+from tiermem.cli.parser import reference
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- commands -->\n", "<!-- /commands -->\n"

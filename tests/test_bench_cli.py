@@ -9,7 +9,7 @@ import pytest
 
 from tiermem.bench import cli as bench_cli
 from tiermem.bench import commands as bench_commands
-from tiermem.cli.main import build_parser
+from tiermem.cli.parser import build_parser
 
 
 def _bench_commands() -> dict[str, argparse.ArgumentParser]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tiermem.cli.main import build_parser
+from tiermem.cli.parser import build_parser
 from tiermem.memory import Memory
 from tiermem.storage import store as tiermem_store
 from tiermem.storage.entries import Entry, TierFile, parse

@@ -8,7 +8,7 @@ import asyncio
 import inspect
 from pathlib import Path
 
-from tiermem.cli.main import build_parser
+from tiermem.cli.parser import build_parser
 from tiermem.memory import Memory
 from tiermem.options import REQUIRED, SpawnRequest, described, options_of
 from tiermem.server.mcp_server import build_server
@@ -46,7 +46,7 @@ def test_the_cli_flags_are_the_fields() -> None:
 
 
 def test_the_cli_fills_a_request_as_declared() -> None:
-    from tiermem.cli import main as cli
+    from tiermem.cli import commands as cli
 
     args = _spawn_parser().parse_args(
         ["ada", "--task", "t", "--criteria", "a", "--criteria", "b", "--include-wiki", "--refs"]

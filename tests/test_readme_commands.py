@@ -7,7 +7,7 @@ import argparse
 import importlib.util
 from pathlib import Path
 
-from tiermem.cli import main as cli
+from tiermem.cli import parser as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,6 +29,8 @@ NEVER = {
     "tiermem.server.mcp_server",
     "tiermem.bench",
 }
+# What a line read plainly (`cli.plain`) never needs: argparse and the translations it loads.
+PARSER = {"argparse", "gettext", "locale", "tiermem.cli.parser"}
 # Per command, beside NEVER: what it does not need either.
 NOT_FOR = {
     ("hot", "show", "ada"): {
@@ -44,6 +46,7 @@ NOT_FOR = {
         "tiermem.storage.archive",
         "tiermem.index.fts",
         "tiermem.storage.config",
+        *PARSER,
     },
     ("hot", "note", "ada", "a plain note"): {
         "sqlite3",
@@ -51,11 +54,13 @@ NOT_FOR = {
         "tiermem.scribe.session",  # nothing leaves hot: no checkpoint, no queue
         "tiermem.storage.archive",
         "tiermem.team.decisions",
+        *PARSER,
     },
     ("search", "release"): {
         "tiermem.text.redact",
         "tiermem.scribe.session",
         "tiermem.storage.config",
+        *PARSER,
     },
 }
 

@@ -1,4 +1,5 @@
-"""The command line: each command's parser and handler (`main`, the `tiermem` entry point) and
-the guided tour (`demo`). A front: a handler parses, calls `Memory` and prints; it may import
+"""The command line: the `tiermem` entry point (`main`), each command's handler (`commands`)
+and parser (`parser`; the commands users run most are read without it, `plain`), and the
+guided tour (`demo`). A front: a handler calls `Memory` and prints; it may import
 everything, and nothing but `__main__` imports it.
 """

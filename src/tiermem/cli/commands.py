@@ -1,0 +1,465 @@
+"""The commands' handlers: each calls `Memory` and prints what it returns.
+
+A handler imports what it runs when it runs, so that `tiermem hot show` starts in tens of
+milliseconds; `main` reads the command line and hands it to one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing is not imported at start-up
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from typing import Any
+
+    from ..memory import Memory
+    from ..results import ImportReport, SessionReport
+
+
+def _os_error(exc: OSError) -> str:
+    """What the system refused, and where (a path shortened to stay readable)."""
+    where = str(exc.filename or "")
+    where = where if len(where) <= 120 else where[:60] + "..." + where[-40:]
+    return f"{exc.strerror or exc}" + (f": {where}" if where else "")
+
+
+def _one_line(message: str) -> str:
+    """An error message as one printable line: argparse and paths quote input as given."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+
+
+def _shown_text(text: str) -> str:
+    """Memory text for a terminal: lines and tabs kept, other control characters (escape
+    sequences a tool's output may carry) shown as their escapes, never obeyed."""
+    import unicodedata
+
+    return "".join(
+        repr(ch)[1:-1] if unicodedata.category(ch) == "Cc" and ch not in "\n\t" else ch
+        for ch in text
+    )
+
+
+# The stores this command opened: main says the audit lines a full disk refused with the
+# command's outcome, so a failure stays one line.
+_OPENED: list[Memory] = []
+
+
+def _memory(args: Namespace, ends: bool = True) -> Memory:
+    """The store a command works on; a command that `ends` says the audit lines a full disk
+    refused with its outcome (a server says each when it happens)."""
+    from ..memory import Memory
+
+    return _opened(Memory(getattr(args, "root", None), now=getattr(args, "now", None)), ends)
+
+
+def _opened(mem: Memory, ends: bool = True) -> Memory:
+    if ends:
+        mem.context.hold_unaudited = True
+        _OPENED.append(mem)
+    return mem
+
+
+def _unaudited() -> str:
+    """The audit lines a full disk refused in this command, in a few words (or nothing)."""
+    missed = [line for mem in _OPENED for line in mem.context.unaudited]
+    _OPENED.clear()
+    if not missed:
+        return ""
+    return f"{len(missed)} audit line(s) not written ({missed[0]})"
+
+
+def _read_text(value: str, what: str) -> str:
+    """TEXT arguments: '-' reads stdin; argv text with undecodable bytes is rejected."""
+    from ..storage import validate
+
+    if value == "-":
+        return validate.decode(sys.stdin.buffer.read(validate.MAX_INPUT_BYTES + 1), what)
+    return validate.text(value, what)
+
+
+def _print_json(data: object) -> None:
+    import json  # only JSON output needs it: text commands start without it
+
+    print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def _say(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+def _skipped(inputs: Sequence[str]) -> None:
+    """Inputs a command left out, one line each on stderr, the same way for every command."""
+    for what in inputs:
+        print(f"tiermem: skipped {_one_line(what)}", file=sys.stderr)
+
+
+# --- handlers -------------------------------------------------------------------------
+
+
+def cmd_init(args: Namespace) -> int:
+    from ..memory import Memory
+
+    root = getattr(args, "root", None) or os.environ.get("TIERMEM_ROOT") or _root_above()
+    if args.merge_driver:
+        from pathlib import Path
+
+        from ..storage import merge
+
+        top = merge.repository_top(Path(root))  # outside git: refused before anything is made
+    mem, created = Memory.init(root, now=getattr(args, "now", None))
+    lines = [f"created {c}" for c in created]
+    if args.merge_driver:
+        lines += merge.install(top, mem.layout.memory)
+    _say(lines or [f"tiermem store already set up in {root}"])
+    return 0
+
+
+def _root_above() -> str:
+    """Where `init` sets up without --root: the .squad/ above, as every command finds it,
+    else the working directory."""
+    from ..errors import StoreError
+    from ..storage.layout import discover_root
+
+    try:
+        return str(discover_root())
+    except StoreError:
+        return os.getcwd()
+
+
+def cmd_merge_file(args: Namespace) -> int:
+    from pathlib import Path
+
+    from ..storage import merge
+
+    paths = [Path(p) for p in (args.base, args.ours, args.theirs)]
+    for path in paths:
+        if not path.is_file():
+            raise _usage(f"no such file: {path}")
+    if not merge.merge_file(*paths):
+        print(
+            f"warning: {args.ours} is not a tier file; merged line by line (union)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_hot(args: Namespace) -> int:
+    mem = _memory(args)
+    action = args.hot_action
+    if action == "show":
+        view = mem.hot_view(args.agent)
+        if args.format == "json":
+            _print_json(view.to_json())
+        else:
+            print(view.markdown)
+        return 0
+    if action == "set":
+        report = mem.hot_set(
+            args.agent,
+            _read_text(args.task, "task"),
+            _read_text(args.why, "why") if args.why is not None else None,
+            args.talking_to,
+            known_only=not args.new_agent,
+        )
+    elif action == "clear":
+        report = mem.hot_clear(args.agent)
+    elif action == "unblock":
+        report = mem.hot_unblock(args.agent, _read_text(args.text, "text"))
+    else:
+        slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
+            action
+        ]
+        text = _read_text(args.text, "text")
+        report = mem.hot_add(
+            args.agent, slot, text, source=args.source, known_only=not args.new_agent
+        )
+    _say(report.messages)
+    if report.redactions:
+        print(f"redacted: {', '.join(report.redactions)}", file=sys.stderr)
+    return 0
+
+
+def cmd_search(args: Namespace) -> int:
+    mem = _memory(args)
+    query = _read_text(args.query, "query")
+    hits = mem.search(query, agent=args.agent, tier=args.tier, limit=args.limit)
+    if args.format == "json":
+        _print_json([h.to_json() for h in hits])
+        return 0
+    if not hits:
+        print("no matches")
+    from ..spawn.search import entry_ids
+
+    whole = bool(entry_ids(query))  # a query of ids reads those entries, as JSON does
+    for h in hits:
+        print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}")
+        if whole:
+            print(f"         {h.path}")
+            print(f"         from: {h.origin}")
+            print(f"\n{_shown_text(h.text.rstrip())}\n")
+            continue
+        print(f"         {h.path}: {' '.join(h.text.split())[:160]}")
+        print(f"         from: {h.origin}")
+    return 0
+
+
+def cmd_forget(args: Namespace) -> int:
+    reason = _read_text(args.reason, "reason") if args.reason is not None else ""
+    report = _memory(args).forget(args.id, reason=reason, purge=args.purge)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say(report.messages)
+    return 0
+
+
+def cmd_report(args: Namespace) -> int:
+    task = _read_text(args.task, "task") if args.task is not None else None
+    result = _memory(args).report(args.out, task=task, agent=args.agent)
+    if args.format == "json":
+        _print_json(result.to_json())
+    else:
+        where = "; local to this clone, git-ignored" if result.local else ""
+        print(f"report: {result.path} ({result.bytes:,} bytes; {result.entries:,} entries{where})")
+    if args.open:
+        import webbrowser
+        from pathlib import Path
+
+        webbrowser.open(Path(result.path).as_uri())
+    return 0
+
+
+def cmd_reindex(args: Namespace) -> int:
+    mem = _memory(args)
+    lines = mem.reindex(check=args.check)
+    if args.check:
+        _say(lines or ["index matches the files"])
+        return 1 if lines else 0
+    _say(lines)
+    return 0
+
+
+def cmd_doctor(args: Namespace) -> int:
+    report = _memory(args).doctor(repair=args.repair)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say([_one_line(line) for line in report.lines()])
+    return 1 if report.problems else 0
+
+
+def cmd_stats(args: Namespace) -> int:
+    report = _memory(args).stats()
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        from ..render import tables
+
+        tables.stats(report)
+    return 0
+
+
+def cmd_scribe(args: Namespace) -> int:
+    mem = _memory(args)
+    if args.scribe_action == "end-session":
+        if bool(args.agent) == bool(args.all):
+            raise _usage("give one AGENT or --all")
+        if not args.all:
+            results = [mem.end_session(args.agent)]
+            skipped: list[str] = []
+        else:
+            results, skipped = _end_each(mem)
+        if args.format == "json":
+            _print_json([r.to_json() for r in results])
+            _say_skipped(skipped)
+            return 1 if skipped else 0
+        for r in results:
+            if not r.cold:
+                print(f"{r.agent}: nothing in hot to end")
+            else:
+                print(
+                    f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
+                    f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
+                    f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
+                )
+        _say_skipped(skipped)
+        return 1 if skipped else 0
+    report = mem.scribe_run(dry_run=args.dry_run)
+    if args.format == "json":
+        _print_json(report.to_json())
+    else:
+        _say(report.lines())
+    _skipped([*report.inbox_skipped, *report.skipped])
+    return 0
+
+
+def _end_each(mem: Memory) -> tuple[list[SessionReport], list[str]]:
+    """Every agent's session ended; one that cannot be (a damaged file it needs) is skipped
+    and said, and the others end all the same."""
+    from ..errors import TiermemError
+
+    results, skipped = [], []
+    for agent in mem.agents():
+        try:
+            results.append(mem.end_session(agent))
+        except TiermemError as exc:
+            skipped.append(f"{agent}: {exc}")
+    return results, skipped
+
+
+def _say_skipped(skipped: Sequence[str]) -> None:
+    for line in skipped:
+        print(f"tiermem: skipped {_one_line(line)}", file=sys.stderr)
+
+
+def cmd_decision(args: Namespace) -> int:
+    text = _read_text(args.text, "decision")
+    ids = _memory(args).decide(text, by=args.by, known_only=not args.new_agent)
+    print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
+    return 0
+
+
+def cmd_wiki(args: Namespace) -> int:
+    mem = _memory(args)
+    if args.wiki_action == "write":
+        text = _read_text(args.text, "text")
+        entry = mem.wiki_write(args.topic, text, by=args.by or "", known_only=not args.new_agent)
+        print(f"wiki: {entry.id} written to {entry.path} ({entry.cls})")
+    elif args.wiki_action == "list":
+        pages = mem.wiki_pages()
+        if args.format == "json":
+            _print_json([p.to_json() for p in pages])
+        else:
+            _say(
+                [
+                    f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  "
+                    f"{p.bytes:>8} bytes"
+                    for p in pages
+                ]
+                or ["no wiki pages yet"]
+            )
+    else:
+        sys.stdout.write(mem.wiki_read(args.topic))
+    return 0
+
+
+def cmd_spawn(args: Namespace) -> int:
+    from ..options import SpawnRequest
+
+    result = _memory(args).spawn(**_request_values(args, SpawnRequest))
+    if args.format == "json":
+        _print_json(result.to_json())
+    else:
+        sys.stdout.write(result.prompt)
+    return 0
+
+
+def cmd_log(args: Namespace) -> int:
+    found = _memory(args).log(agent=args.agent, entry=args.entry, limit=args.limit)
+    if args.format == "json":
+        _print_json(found.to_json())
+    else:
+        from ..render import tables
+
+        _say(tables.spawn_log(found))
+    _skipped(found.skipped)
+    return 0
+
+
+def cmd_import(args: Namespace) -> int:
+    mem = _memory_for_import(args)
+    show_progress = args.format == "text" and sys.stderr.isatty()
+    report = mem.import_squad(dry_run=args.dry_run, progress=show_progress)
+    if args.format == "json":
+        _print_import_json(report)
+    else:
+        from ..render import tables
+
+        tables.imported(report)
+    _skipped(report.skipped)
+    return 1 if report.skipped else 0
+
+
+def _print_import_json(report: ImportReport) -> None:
+    """An import's JSON, its sections written one by one: a dry run of a history of 100,000
+    sections says where each goes without holding them all as JSON at once."""
+    import dataclasses
+    import json
+
+    text = json.dumps(dataclasses.replace(report, sections=[]).to_json(), indent=2)
+    head, empty, tail = text.rpartition('"sections": []')
+    assert empty, "sections is the report's last field"
+    sys.stdout.write(head + '"sections": [')
+    for n, row in enumerate(report.sections):
+        sys.stdout.write(("," if n else "") + "\n    " + json.dumps(row.to_json()))
+    sys.stdout.write(("\n  ]" if report.sections else "]") + tail + "\n")
+
+
+def _memory_for_import(args: Namespace) -> Memory:
+    from ..memory import Memory
+    from ..storage.layout import discover_root
+
+    root = discover_root(getattr(args, "root", None))
+    if not args.dry_run:
+        # Idempotent: finishes a broken init; and an import writes only under .squad/memory.
+        Memory.init(root, now=getattr(args, "now", None), squad_files=False)
+    return _opened(Memory(root, now=getattr(args, "now", None)))
+
+
+def cmd_squad(args: Namespace) -> int:
+    from ..squad import install
+
+    root = getattr(args, "root", None)
+    if args.uninstall:
+        if args.coordinator:
+            raise _usage("--coordinator goes with an install or a --check, not with --uninstall")
+        report = install.uninstall(root)
+    elif args.check:
+        report = install.check(root, coordinator=args.coordinator)
+    else:
+        report = install.install(root, args.coordinator)
+    if args.format == "json":
+        _print_json({"action": report.action, "steps": [s.as_json() for s in report.steps]})
+    else:
+        _say(report.lines())
+    return report.exit_code
+
+
+def cmd_serve(args: Namespace) -> int:
+    from ..server.mcp_server import serve
+
+    serve(_memory(args, ends=False))
+    return 0
+
+
+def cmd_bench(args: Namespace) -> int:
+    from ..bench.cli import run
+
+    return run(args)
+
+
+def cmd_demo(args: Namespace) -> int:
+    from .demo import run
+
+    return run(getattr(args, "root", None), keep=args.keep)
+
+
+def _usage(message: str) -> Exception:
+    from ..errors import UsageError
+
+    return UsageError(message)
+
+
+def _request_values(args: Namespace, request: type) -> dict[str, Any]:
+    """The fields of a request from parsed flags (`-` reads stdin where a field says so)."""
+    from ..options import options_of, values
+
+    found = values(request, vars(args))
+    for name, item, _ in options_of(request):
+        if item.stdin:
+            found[name] = _read_text(found[name], name)
+    return found

@@ -1,0 +1,128 @@
+"""Command lines read without argparse: the commands users run most, written plainly.
+
+Importing argparse and building a command's parser took a tenth of a `tiermem hot show`. A
+line in one of the `Form`s below (its words, then its positionals and options in any order,
+each option once and written out whole, no value that starts with `-`) gives here the values
+argparse would give; any other line, and every line that asks for help or holds a mistake,
+is left to argparse (None), so help, errors and everything unusual stay argparse's own.
+`tests/test_plain.py` holds the two the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+else:  # what argparse's holds (attributes, `vars`), without importing argparse
+    from types import SimpleNamespace as Namespace
+
+ANY = ()  # an option that takes any value (that argparse would not read as an option)
+INT = "int"  # an option that takes a whole number
+SWITCH = None  # an option that takes no value: True when given
+Takes = tuple[str, ...] | str | None  # what an option takes: ANY, INT, SWITCH or its choices
+# The options every parser takes, at every level of a command line; absent when not given.
+EVERYWHERE = ("--root", "--now")
+
+
+class Form:
+    """A command line that can be read plainly: the words naming the command (and where
+    argparse keeps each), its positionals, its options (each ANY, INT, SWITCH or a tuple of
+    the values it takes) and the handler it runs."""
+
+    __slots__ = ("handler", "options", "positionals", "words")
+
+    def __init__(
+        self,
+        words: Mapping[str, str],
+        positionals: Sequence[str],
+        options: Mapping[str, Takes],
+        handler: Callable[[Namespace], int],
+    ) -> None:
+        self.words, self.positionals, self.options = dict(words), tuple(positionals), options
+        self.handler = handler
+
+    def defaults(self) -> dict[str, object]:
+        """What argparse holds for each option the line does not give."""
+        found: dict[str, object] = {}
+        for option, takes in self.options.items():
+            dest = option[2:].replace("-", "_")
+            found[dest] = False if takes is SWITCH else _DEFAULTS.get(option)
+        return found
+
+
+# Defaults of the options whose default is not None (or False for a switch).
+_DEFAULTS: dict[str, object] = {"--format": "text", "--source": "agent", "--limit": 10}
+
+
+def parse(argv: Sequence[str], forms: Mapping[tuple[str, ...], Form]) -> Namespace | None:
+    """The arguments of a line in one of `forms`, as argparse would hold them, or None."""
+    split = _split(argv)
+    if split is None:
+        return None
+    words, given, first_option = split
+    for size in (2, 1):
+        form = forms.get(tuple(words[:size]))
+        if form is not None:
+            return _read(form, words[size:], given, first_option < size)
+    return None
+
+
+def _split(argv: Sequence[str]) -> tuple[list[str], dict[str, str | None], int] | None:
+    """The line's positionals, its options with their values, and how many positionals came
+    before the first option other than --root and --now; None if it is not plain."""
+    words: list[str] = []
+    given: dict[str, str | None] = {}
+    first_option = len(argv)
+    tokens = iter(argv)
+    for token in tokens:
+        if not token.startswith("-") or token == "-":
+            words.append(token)
+            continue
+        if token in given or token not in _VALUED | {"--new-agent"}:
+            return None  # help, an abbreviation, `--opt=value`, `--`, twice...: argparse's
+        value = next(tokens, None) if token in _VALUED else None
+        if token in _VALUED and (value is None or (value.startswith("-") and value != "")):
+            return None
+        given[token] = value
+        if token not in EVERYWHERE:
+            first_option = min(first_option, len(words))
+    return words, given, first_option
+
+
+_VALUED = frozenset({*EVERYWHERE, "--format", "--source", "--agent", "--tier", "--limit"})
+
+
+def _read(
+    form: Form, rest: list[str], given: dict[str, str | None], early: bool
+) -> Namespace | None:
+    """The values of a line in this form, or None when argparse would refuse it."""
+    if early or len(rest) != len(form.positionals):
+        return None  # an option before the command that takes it, a positional too many...
+    values: dict[str, object] = {"version": None, **form.words, "handler": form.handler}
+    values |= dict(zip(form.positionals, rest, strict=True)) | form.defaults()
+    for option, value in given.items():
+        dest = option[2:].replace("-", "_")
+        if option in EVERYWHERE:
+            values[dest] = value
+            continue
+        if option not in form.options:
+            return None
+        read = _value(form.options[option], value)
+        if read is None:
+            return None
+        values[dest] = read
+    return Namespace(**values)
+
+
+def _value(takes: Takes, value: str | None) -> object:
+    """An option's value as argparse holds it, or None when argparse would refuse it."""
+    if takes is SWITCH:
+        return True
+    assert value is not None
+    if takes == INT:
+        return int(value) if value.isascii() and value.isdigit() else None
+    if takes == ANY or value in takes:
+        return value
+    return None
