@@ -3,7 +3,9 @@
 The markdown files are the truth; the index is a cache that can be deleted at any time. A
 sync compares each file's size and mtime with what was indexed, then its content hash, and
 re-reads only files that really changed. Archive folders are
-create-only, so an unchanged folder mtime means no record was added there.
+create-only, so an unchanged folder mtime means no record was added there. What changed is
+read and parsed before the index lock is taken, which is held only to write (see
+`FtsIndex._read_ahead`).
 
 A document's token count and passages are derived from its text. A sync that takes in much
 text at once (a fresh clone's first read, an import) writes its documents without them, in a
@@ -82,6 +84,10 @@ _PENDING_CHARS = 4_000_000
 # for the documents they return: cutting passages and counting tokens cost about 0.2 s per
 # million characters, two thirds of a 100,000-entry store's build.
 _EAGER_CHARS = 65_536
+# A sync reads and parses what changed before it takes the index lock, up to this many bytes
+# of files (about 2.5 times as much memory): the rest is read under the lock.
+_AHEAD_BYTES = 32_000_000
+_TURNS = "index.sqlite.sync"  # the lock syncs take turns by (the index lock is for writes)
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
 _SLICE = 100  # ranked matches whose scope search_each reads first (then twice as many)
 _SLICE_MOST = 3200  # and at most this many at once (SQLite takes some 32,000 arguments)
@@ -98,6 +104,37 @@ class _Pending:
     mtime_ns: int
     sha: str
     indexed: bool  # it has rows from before, which go first
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """A file read and parsed before the index lock was taken, with the stat that tells the
+    same file later: device, inode, size, mtime and change time. Any write changes the change
+    time, which no program can set; one within two seconds of the read could leave it as it
+    was (the clock's tick), so such a file is read again and its bytes' hash compared."""
+
+    ident: tuple[int, int, int, int, int]
+    sha: str
+    docs: list[Doc]
+    conflicts: list[str]
+    error: ParseError | None = None
+
+    def holds(self, st: os.stat_result, settled_ns: int) -> bool:
+        """Whether the file with this stat is still the one parsed, without reading it."""
+        return self.ident == _ident(st) and self.ident[4] <= settled_ns
+
+
+def _ident(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _parse(path: Path, rel: str, tier: str, data: bytes, st: os.stat_result, sha: str) -> _Parsed:
+    """What a file holds, from its bytes read once (a second read could differ)."""
+    try:
+        docs, conflicts = parsed_docs(path, rel, tier, data)
+    except ParseError as exc:
+        return _Parsed(_ident(st), sha, [], [], exc)
+    return _Parsed(_ident(st), sha, docs, conflicts)
 
 
 @dataclass
@@ -261,16 +298,23 @@ def _narrowed(scope: Scope, narrow: str, args: Sequence[object]) -> tuple[str, l
 
 
 def _moved(
-    reader: files.Folder, name: str, row: Sequence[Any] | None
-) -> tuple[bytes, os.stat_result] | object | None:
+    reader: files.Folder,
+    name: str,
+    row: Sequence[Any] | None,
+    prior: _Parsed | None = None,
+    settled_ns: int = 0,
+) -> tuple[bytes, os.stat_result] | _Parsed | object | None:
     """A file's bytes and stat when its size or mtime moved from its row in `files` (or it
-    has none): None when they did not, `_GONE` when it vanished since the listing. A file
-    that cannot be read raises ParseError."""
+    has none): None when they did not, `_GONE` when it vanished since the listing, `prior`
+    (what was parsed of it before) when it is provably the same file still. A file that
+    cannot be read raises ParseError."""
     try:
-        if row is not None:
+        if row is not None or prior is not None:
             st = reader.lstat(name)
-            if (row[0], row[1]) == (st.st_size, st.st_mtime_ns):
+            if row is not None and (row[0], row[1]) == (st.st_size, st.st_mtime_ns):
                 return None
+            if prior is not None and prior.holds(st, settled_ns):
+                return prior
         got = reader.read(name)
     except (FileNotFoundError, NotADirectoryError):
         return _GONE
@@ -422,7 +466,8 @@ class FtsIndex:
         # collected unclosed): a connection left open after its lock would keep a log beside
         # an index that another open takes for one no process wrote (`_left_behind`).
         self._users: weakref.finalize[[sqlite3.Connection, int], FtsIndex] | None = None
-        self._last_conflicts: list[str] = []
+        self._seen = ""  # the files' fingerprint, as a sync began
+        self._ahead: dict[str, _Parsed] = {}  # files parsed before the lock (`_read_ahead`)
         self._wanted = wanted(counter)
         self._racy_after = 0
         self._racy = False
@@ -631,18 +676,26 @@ class FtsIndex:
             self._start_over()
         if self._suspect:
             self._read_again()
-        before = self._fingerprint()
+        if self._up_to_date():
+            return SyncReport()
+        try:
+            # Syncs read the files in turns, so that two never parse the same changes (many
+            # processes open a fresh clone at once); only their writes hold the index lock.
+            with files.locked(self.layout, self.layout.memory / _TURNS):
+                if self._up_to_date():
+                    return SyncReport()  # another process synced while we waited
+                return self._sync_locked(self._seen)
+        except LockTimeout:
+            # Another process held the index the whole wait (a rebuild of a large store,
+            # many writers): what it holds is one consistent state; the next read syncs.
+            return SyncReport(stale=_BUSY)
+
+    def _up_to_date(self) -> bool:
+        """Whether the index was synced with the files as they stand (by their fingerprint,
+        kept in `_seen` for the sync that follows)."""
+        self._seen = self._fingerprint()
         row = self.db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
-        if row and row[0] == before:
-            report = SyncReport()
-        else:
-            try:
-                report = self._sync_locked(before)
-            except LockTimeout:
-                # Another process held the index the whole wait (a rebuild of a large store,
-                # many writers): what it holds is one consistent state; the next read syncs.
-                report = SyncReport(stale=_BUSY)
-        return report
+        return bool(row) and row[0] == self._seen
 
     def _read_again(self) -> None:
         """Forget what was indexed from files whose rows were found damaged: the sync that
@@ -656,15 +709,74 @@ class FtsIndex:
         self._note(f"damaged rows of {', '.join(suspect)} left out; the next read reads them again")
 
     def _sync_locked(self, before: str) -> SyncReport:
-        with files.locked(self.layout, self.layout.index):
-            report = SyncReport()
-            with self._transaction():
-                self._sync_folders(report, trust_archive=True)
-                # A file changed within the clock's tick could change again unseen: such a
-                # fingerprint is not kept, so the next read looks at the files again.
-                kept = "" if self._racy else before
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
-            return report
+        """Read and parse what changed, then write it under the index lock."""
+        self._read_ahead(everything=False)
+        try:
+            with files.locked(self.layout, self.layout.index):
+                report = SyncReport()
+                with self._transaction():
+                    self._sync_folders(report, trust_archive=True)
+                    # A file changed within the clock's tick could change again unseen: such
+                    # a fingerprint is not kept, so the next read looks at the files again.
+                    kept = "" if self._racy else before
+                    self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
+                return report
+        finally:
+            self._ahead = {}
+
+    def _read_ahead(self, everything: bool) -> None:
+        """Read and parse, before the index lock is taken, the files a sync is about to write:
+        those whose content is not the one indexed (every file, for a rebuild), up to
+        `_AHEAD_BYTES` (the rest is read under the lock). Other processes write the index
+        meanwhile: under the lock each file is compared again (`_sync_file`), and what was
+        parsed is taken only for the file it was parsed from. What cannot be read here is
+        left to the sync under the lock, which says it."""
+        self._ahead = {}
+        known: dict[str, tuple[int, int, str]] = {}
+        dirs: dict[str, int] = {}
+        if not everything:
+            known = {
+                r[0]: r[1:] for r in self.db.execute("SELECT path, size, mtime_ns, sha FROM files")
+            }
+            dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+        size = 0
+        for folder, tier in self._folders(SyncReport()):
+            rel_dir = self.layout.relative(folder)
+            if tier == "archive" and rel_dir in dirs and dirs[rel_dir] == _mtime(folder):
+                continue  # create-only: the same records (see `_unchanged`)
+            with contextlib.suppress(TiermemError):
+                size = self._ahead_in(folder, rel_dir, tier, known, size)
+            if size > _AHEAD_BYTES:
+                return
+
+    def _ahead_in(
+        self,
+        folder: Path,
+        rel_dir: str,
+        tier: str,
+        known: dict[str, tuple[int, int, str]],
+        size: int,
+    ) -> int:
+        """Parse ahead the changed files of one folder; the bytes read so far, after them."""
+        items = _listing(folder)
+        with files.Folder(folder) as reader:
+            for name in _readable(items, SyncReport()):
+                rel = f"{rel_dir}/{name}"
+                row = known.get(rel)
+                try:
+                    got = _moved(reader, name, row)
+                except ParseError:
+                    continue
+                if not isinstance(got, tuple):
+                    continue
+                data, st = got
+                sha = _sha(data)
+                if row is None or row[2] != sha:
+                    self._ahead[rel] = _parse(reader.path / name, rel, tier, data, st, sha)
+                    size += len(data)
+                    if size > _AHEAD_BYTES:
+                        break
+        return size
 
     def _stamp(self, mtime_ns: int) -> int:
         """An mtime as recorded: 0 (never trusted) when it is too recent to tell two writes
@@ -871,35 +983,57 @@ class FtsIndex:
         """The documents of a file whose content changed since it was indexed (`row`: its
         size, mtime, hash and rows digest then), None when it did not change, `_GONE` when it
         vanished since the listing. A file never indexed is read at once: its size and times
-        come with its bytes."""
+        come with its bytes. What was parsed of it before the lock (`_read_ahead`) is taken
+        when it is still the same file, or holds the same bytes."""
         report.scanned += 1
+        prior = self._ahead.pop(rel, None)
         try:
-            got = _moved(reader, name, row)
+            got = _moved(reader, name, row, prior, self._racy_after)
         except ParseError as exc:
             report.errors.append(exc)
             self._drop_rows(rel)  # what it held before must not be served as current
             self.db.execute("DELETE FROM files WHERE path=?", (rel,))
             return None
-        if not isinstance(got, tuple):
+        if isinstance(got, tuple):
+            data, st = got
+            sha = _sha(data)
+            if self._restamped(rel, row, sha, _ident(st)):
+                return None
+            if prior is None or prior.sha != sha:
+                prior = _parse(reader.path / name, rel, tier, data, st, sha)
+            got = replace(prior, ident=_ident(st))
+        elif isinstance(got, _Parsed) and self._restamped(rel, row, got.sha, got.ident):
+            return None
+        if not isinstance(got, _Parsed):
             return got  # unchanged (None), or gone
-        data, st = got
-        path = reader.path / name
-        sha = _sha(data)
-        if row and row[2] == sha and self._rows_hold(rel, row[3]):
-            self.db.execute(
-                "UPDATE files SET size=?, mtime_ns=? WHERE path=?",
-                (st.st_size, self._stamp(st.st_mtime_ns), rel),
-            )
+        return self._taken(got, rel, report, row is not None)
+
+    def _restamped(
+        self,
+        rel: str,
+        row: tuple[int, int, str, str] | None,
+        sha: str,
+        ident: tuple[int, int, int, int, int],
+    ) -> bool:
+        """Whether a file's rows already hold its content (its stamp moved, its content did
+        not): then its new size and mtime are recorded, and it is not parsed."""
+        if not (row and row[2] == sha and self._rows_hold(rel, row[3])):
+            return False
+        stamp = (ident[2], self._stamp(ident[3]), rel)
+        self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stamp)
+        return True
+
+    def _taken(
+        self, parsed: _Parsed, rel: str, report: SyncReport, indexed: bool
+    ) -> _Pending | None:
+        """A file's documents to write; None when it does not parse (said in the report)."""
+        if parsed.error is not None:
+            report.errors.append(parsed.error)
             return None
-        try:
-            docs = self._docs_of(path, rel, tier, data)
-        except ParseError as exc:
-            report.errors.append(exc)
-            return None
-        report.conflicts.extend(self._last_conflicts)
-        self._last_conflicts = []
+        report.conflicts.extend(parsed.conflicts)
         report.changed.append(rel)
-        return _Pending(rel, docs, st.st_size, self._stamp(st.st_mtime_ns), sha, row is not None)
+        stamp = self._stamp(parsed.ident[3])
+        return _Pending(rel, parsed.docs, parsed.ident[2], stamp, parsed.sha, indexed)
 
     def _rows_hold(self, rel: str, digest: str | None) -> bool:
         """Whether a file's rows (and their search terms) are still what was indexed from
@@ -917,11 +1051,6 @@ class FtsIndex:
         # Passages are not in the digest (a read may derive them later): made again.
         self.db.execute("UPDATE docs SET passages=NULL WHERE path=?", (rel,))
         return True
-
-    def _docs_of(self, path: Path, rel: str, tier: str, data: bytes) -> list[Doc]:
-        """The documents of a file, from the bytes read once (a second read could differ)."""
-        docs, self._last_conflicts = parsed_docs(path, rel, tier, data)
-        return docs
 
     def _drop_rows(self, rel: str) -> None:
         """Drop a file's documents and their search terms."""
@@ -1003,6 +1132,7 @@ class FtsIndex:
         """
         self._racy_after = time.time_ns() - _RACY_NS
         try:
+            self._read_ahead(everything=True)
             # Emptied and filled again in one transaction: readers see the old or the new.
             with files.locked(self.layout, self.layout.index), self._transaction():
                 self._held = ((0, 0), 0, {})
@@ -1017,6 +1147,8 @@ class FtsIndex:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):
                 raise _store_error(exc) from None
+        finally:
+            self._ahead = {}
         try:
             self._start_over()
         except sqlite3.Error as again:
