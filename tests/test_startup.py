@@ -31,6 +31,8 @@ NEVER = {
 }
 # What a line read plainly (`cli.plain`) never needs: argparse and the translations it loads.
 PARSER = {"argparse", "gettext", "locale", "tiermem.cli.parser"}
+# OpenSSL, for a few short digests (`storage.digest` hashes them without it).
+OPENSSL = {"hashlib", "hmac", "_hashlib"}
 # Per command, beside NEVER: what it does not need either.
 NOT_FOR = {
     ("hot", "show", "ada"): {
@@ -55,12 +57,18 @@ NOT_FOR = {
         "tiermem.storage.archive",
         "tiermem.team.decisions",
         *PARSER,
+        *OPENSSL,
     },
     ("search", "release"): {
         "tiermem.text.redact",
         "tiermem.scribe.session",
         "tiermem.storage.config",
         *PARSER,
+        *OPENSSL,
+    },
+    ("spawn", "ada", "--task", "Draft the release notes", "--auto"): {
+        "tiermem.scribe.session",
+        *OPENSSL,
     },
 }
 

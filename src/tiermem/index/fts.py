@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hmac
 import itertools
 import operator
 import os
@@ -34,6 +33,7 @@ from typing import Any, TypeVar
 
 from ..errors import LockTimeout, ParseError, StoreError, TiermemError, UnsafePathError
 from ..storage import clone, files, safepath, store
+from ..storage.digest import same as same_digest
 from ..storage.layout import Layout
 from .protocol import Doc, Hit, Scope, SyncReport
 from .schema import (
@@ -558,7 +558,7 @@ class FtsIndex:
             return "another schema"
         mark = clone.peek(self.layout)  # none yet: no index was built on this clone
         expected = clone.seal(mark, self._sealed(db)) if mark is not None else ""
-        sealed = bool(expected) and hmac.compare_digest(str(meta.get("seal", "")), expected)
+        sealed = bool(expected) and same_digest(str(meta.get("seal", "")), expected)
         return "" if sealed else UNTRUSTED
 
     def _sealed(self, db: sqlite3.Connection) -> str:
@@ -1042,7 +1042,7 @@ class FtsIndex:
             f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
         ).fetchall()
         docs = [Doc(*row[1:]) for row in rows]
-        if not hmac.compare_digest(digest or "", rows_digest(docs)):
+        if not same_digest(digest or "", rows_digest(docs)):
             return False
         if _terms_of(self.db, [row[0] for row in rows]) != {
             row[0]: (d.title, d.text, owners(d)) for row, d in zip(rows, docs, strict=True)

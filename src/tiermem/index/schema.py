@@ -6,13 +6,12 @@ holds. It may import `protocol`, `passages` and the store.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
-from ..storage import archive, store
+from ..storage import archive, digest, store
 from ..storage.layout import Layout
 from . import passages
 from .protocol import Doc, archive_docs, entry_doc
@@ -160,5 +159,4 @@ def objects(db: sqlite3.Connection) -> str:
 
 def sha(data: bytes | str) -> str:
     """The SHA-256 of text or bytes, in hex."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    return hashlib.sha256(raw).hexdigest()
+    return digest.sha256_hex(data)

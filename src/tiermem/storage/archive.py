@@ -42,9 +42,9 @@ _HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9/:.\-_@#]")
 
 
 def _sha256(raw: bytes) -> str:
-    import hashlib
+    from .digest import sha256_hex
 
-    return hashlib.sha256(raw).hexdigest()
+    return sha256_hex(raw)
 
 
 _META_LINE = re.compile(r"^<!-- tiermem[ -][^\n]*-->\n?", re.MULTILINE)

@@ -14,14 +14,12 @@ The key file is written once and never again (its change time must not move).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
 from pathlib import Path
 
 from ..errors import ParseError, StoreError
-from . import files, safepath
+from . import digest, files, safepath
 from .layout import Layout
 
 KEY_NAME = "clone-key"
@@ -81,4 +79,4 @@ def seal(clone_mark: str, what: str) -> str:
     """The seal of an index over `what` (its schema and its objects), by this clone."""
     key, _, identity = clone_mark.partition(":")
     message = f"{identity}\n{what}".encode()
-    return hmac.new(bytes.fromhex(key), message, hashlib.sha256).hexdigest()
+    return digest.hmac_sha256_hex(bytes.fromhex(key), message)

@@ -123,9 +123,9 @@ class TierFile:
 
 def content_id(prefix: str, *parts: str) -> str:
     """A stable id derived from content, so the same fact gets the same id everywhere."""
-    import hashlib  # here, not at the top: `tiermem hot show` never hashes
+    from .digest import short_sha256  # here, not at the top: `tiermem hot show` never hashes
 
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    digest = short_sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
     return f"{prefix}-{digest[:10]}"
 
 
@@ -276,9 +276,9 @@ def winner(a: Entry, b: Entry) -> Entry:
     """The version of one entry that a merge keeps: order-independent, so every clone agrees."""
 
     def rank(e: Entry) -> tuple[int, str, str, str]:
-        import hashlib
+        from .digest import short_sha256
 
-        digest = hashlib.sha256(render_entry(e).encode("utf-8")).hexdigest()
+        digest = short_sha256(render_entry(e).encode("utf-8")).hexdigest()
         return (STATUSES.index(e.status) if e.status in STATUSES else 0, e.used, e.created, digest)
 
     return a if rank(a) >= rank(b) else b

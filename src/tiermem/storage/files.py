@@ -660,9 +660,9 @@ def _lock_name(layout: Layout, path: Path) -> str:
             name = path.relative_to(base).as_posix().replace("/", "__")
             break
     if len(name.encode("utf-8", "surrogateescape")) > _LOCK_NAME_BYTES:
-        import hashlib
+        from .digest import short_sha256
 
-        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        digest = short_sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:32]
         name = f"long-{digest}"
     return name + ".lock"
 
