@@ -369,7 +369,7 @@ def test_a_spawn_query_ranks_the_documents_holding_its_rarest_words(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # "parser" is in every entry: with room for three documents, the spawn's query ranks
-    # those holding its rarer words, scored by every word; search ranks all of them.
+    # those holding its rarer words, by those words; search ranks all of them by every word.
     monkeypatch.setattr(fts, "RARE_ROWS", 3)
     notes = [entry(f"c-{n:010x}", f"Parser note {n}", f"Parser tidy {n}.", "ada") for n in range(9)]
     put(mem, "cold", "ada", *notes, entry("c-00000000ff", "Retry cap", "Parser retry cap jitter."))
@@ -377,7 +377,8 @@ def test_a_spawn_query_ranks_the_documents_holding_its_rarest_words(
     index, cold, words = mem.context.index, [Scope(tiers=("cold",))], "parser retry cap jitter"
     [found] = index.search_each(words, cold, 20)
     assert [h.doc.id for h in found] == ["c-00000000ff"]
-    assert found[0].score == index.search(words, limit=1)[0].score
+    assert found[0].score == index.search("retry cap jitter", limit=1)[0].score
+    assert found[0].score != index.search(words, limit=1)[0].score
     assert len(index.search(words, limit=20)) == 10
     assert len(index.search_each("parser", cold, 20)[0]) == 10  # one word, however common
 

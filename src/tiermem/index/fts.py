@@ -70,10 +70,13 @@ _BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
 # A spawn's query ranks the documents that hold its rarest words, as many words as hold about
-# this many documents together, and scores them by every word: a document holding only the
-# query's common words ("src", "docs", "test") is not among the best few dozen of a store of
-# thousands, and scoring every one of them is what made a query's time grow with the store.
-# Search ranks every document holding any word: a person's query is short, its words chosen.
+# this many documents together, by those words alone: a document holding only the query's
+# common words ("src", "docs", "test") is not among the best few dozen of a store of
+# thousands, and BM25 reads the whole row list of every word it weighs, once per query, so
+# weighing the common words was most of a spawn's time in a large store. Left out, they
+# changed the four shared teams' forward coverage by less than 0.003 each (the passages
+# chosen afterwards are still scored by every word). Search ranks every document holding any
+# word: a person's query is short, its words chosen.
 RARE_ROWS = 5000
 
 # Changed files are written together, up to this much text: a folder of 50 MB of archive
@@ -285,16 +288,6 @@ def _mtime(folder: Path) -> int:
         return os.lstat(folder).st_mtime_ns
     except (FileNotFoundError, NotADirectoryError):
         return 0
-
-
-# Narrows an FTS5 query to the documents that match a second one (a query's rarest words).
-_HOLDING = " AND +docs_fts.rowid IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)"
-
-
-def _narrowed(scope: Scope, narrow: str, args: Sequence[object]) -> tuple[str, list[object]]:
-    """A scope's filter of an FTS5 query, narrowed further by a filter of rowids."""
-    condition, condition_args = _scope_filter(scope)
-    return condition + narrow, [*condition_args, *args]
 
 
 def _moved(
@@ -1304,8 +1297,8 @@ class FtsIndex:
 
     @_snapshot
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
-        """The best `limit` matches within each scope, ranked as `search` ranks them, among
-        the documents that hold the query's rarest words (see RARE_ROWS).
+        """The best `limit` matches within each scope among the documents holding the
+        query's rarest words, ranked as `search` ranks them by those words (see RARE_ROWS).
 
         One FTS5 query serves every scope: BM25 weighs each query word by reading the whole
         row list of that word once per query, which for a few scopes costs more than scoring
@@ -1314,22 +1307,36 @@ class FtsIndex:
         words = fts_query(query)
         if not words or limit <= 0 or not scopes:
             return [[] for _ in scopes]
-        match = _match(words, [])
-        rare = self._rarest(words)
-        narrow, narrow_args = ("", []) if rare == words else (_HOLDING, [_match(rare, [])])
+        match = _match(self._rarest(words), [])
         scored = self.db.execute(
-            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{narrow}"
+            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?"
             " ORDER BY score, rowid",
-            [match, *narrow_args],
+            [match],
         ).fetchall()
-        rankings = [_cut(best, limit) for best in self._best_within(scored, scopes, limit + 1)]
-        found = iter(self._hits([r for r in rankings if r is not None]))
-        return [
-            next(found)
-            if ranking is not None
-            else self._ranked_in_full(match, *_narrowed(scope, narrow, narrow_args), limit)
-            for scope, ranking in zip(scopes, rankings, strict=True)
-        ]
+        rankings = []
+        for scope, best in zip(scopes, self._best_within(scored, scopes, limit + 1), strict=True):
+            cut = _cut(best, limit)
+            if cut is None:  # a tie at the cut: broken by date and id, not by ranking again
+                cut = self._through_tie(scored, scope, best, limit)
+            rankings.append(cut)
+        return [hits[:limit] for hits in self._hits(rankings)]
+
+    def _through_tie(
+        self,
+        scored: list[tuple[int, float]],
+        scope: Scope,
+        best: list[tuple[int, float]],
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """A scope's ranking whose cut falls between equal scores: the rows above the tie and
+        every row of the scope that shares its score (`_hits` orders them by date and id)."""
+        tie = best[limit - 1][1]
+        tied = [row for row in scored if row[1] == tie]
+        kinds: dict[int, tuple[str, str, str]] = {}
+        for start in range(0, len(tied), _SLICE_MOST):
+            kinds |= self._kinds([rowid for rowid, _ in tied[start : start + _SLICE_MOST]])
+        held = [row for row in tied if row[0] in kinds and scope.holds(*kinds[row[0]])]
+        return [row for row in best if row[1] != tie] + held
 
     def _best_within(
         self, scored: list[tuple[int, float]], scopes: Sequence[Scope], limit: int
