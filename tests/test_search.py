@@ -420,6 +420,24 @@ def test_a_cut_through_tied_rare_matches_still_ranks_only_them(
     assert mem.context.index.search("alpha beta", limit=1)[0].doc.id.startswith("c-b")
 
 
+def test_a_cut_through_a_tie_takes_the_newer_then_the_smaller_id(mem: Memory) -> None:
+    # Two better matches, then forty equal ones: the cut at five takes the three newest of
+    # the forty, the two of the same day by id; search and search_each alike.
+    def dated(entry_id: str, title: str, day: int) -> Entry:
+        made = entry(entry_id, title, "Cache warmup.", "ada")
+        return replace(made, created=f"2026-02-{day:02d}T09:00:00Z")
+
+    tied = [dated(f"c-t{n:09x}", "Note", 1 + n % 20) for n in range(40)]
+    better = [dated(f"c-b{n:09x}", "Cache warmup", 1) for n in range(2)]
+    put(mem, "cold", "ada", *tied, *better)
+    mem.sync()
+    index = mem.context.index
+    expected = ["c-b000000000", "c-b000000001", "c-t000000013", "c-t000000027", "c-t000000012"]
+    assert [h.doc.id for h in index.search("cache warmup", limit=5)] == expected
+    [found] = index.search_each("cache warmup", [Scope(tiers=("cold",))], 5)
+    assert [h.doc.id for h in found] == expected
+
+
 # --- looking entries up by id -------------------------------------------------------------------
 
 

@@ -329,14 +329,16 @@ def _listing(folder: Path) -> list[files.Item]:
     return files.listing(folder)
 
 
-def _stamp_of(item: files.Item) -> str:
-    """Size and mtime of a listed file or folder, the link itself for a link (never followed:
-    a link to nothing must not fail every read), empty when it vanished since the listing."""
-    try:
-        st = item.lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        return ""
-    return f"{st.st_size}:{st.st_mtime_ns}"
+def _tier_file(name: str, kind: str) -> bool:
+    """Whether a fingerprint stamps a tier folder's entry: its markdown files (a link in
+    place of one too, by the link's own stamp: a link to nothing must not fail every read)."""
+    return name.endswith(".md") and not name.startswith(files.TEMP_PREFIX)
+
+
+def _record_folder(name: str, kind: str) -> bool:
+    """Whether a fingerprint stamps an archive entry: an agent's folder of records (or a
+    link in its place)."""
+    return kind in ("folder", "link")
 
 
 def _unsaid(line: str) -> None:
@@ -394,6 +396,7 @@ def _readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+_V = TypeVar("_V")  # what a slice of rows is read for
 
 
 def _one_line(method: _Method) -> _Method:
@@ -782,23 +785,22 @@ class FtsIndex:
     def _fingerprint(self) -> str:
         """Every tier file's size and mtime, and every archive folder's mtime, as one digest.
 
-        Every read runs it, so it scans with `os.scandir` (names and types come with the
-        listing) instead of building, sorting and testing paths: one stat per file or folder.
+        Every read runs it, so it stamps what `os.scandir` lists (names and types come with
+        the listing) relative to the open folder, instead of building and testing paths.
         """
         parts: list[str] = []
         self._racy = False
         for tier in ("hot", "cold", "wiki", "archive"):
+            wanted = _record_folder if tier == "archive" else _tier_file
             try:
-                items = _listing(self.layout.tier_dir(tier))
+                found = files.stamps(self.layout.tier_dir(tier), wanted)
             except ParseError:
                 parts.append(f"{tier}/: unreadable")
                 continue
-            for item in items:
-                if tier == "archive":
-                    if item.kind in ("folder", "link"):
-                        parts.append(f"{item.name}/:{_stamp_of(item)}")
-                elif item.name.endswith(".md") and not item.name.startswith(files.TEMP_PREFIX):
-                    parts.append(f"{tier}/{item.name}:{_stamp_of(item)}")
+            if tier == "archive":
+                parts.extend(f"{name}/:{stamp}" for name, stamp in found)
+            else:
+                parts.extend(f"{tier}/{name}:{stamp}" for name, stamp in found)
         return _sha("\n".join(sorted(parts)))
 
     @contextlib.contextmanager
@@ -1290,10 +1292,7 @@ class FtsIndex:
         agents = [agent] if isinstance(agent, str) else list(agent or [])
         scope, scope_args = _scope(agents, tiers or [], active_only, paths or [], whole_wiki)
         match = _match(words, agents, whole_wiki)
-        ranked = self._ranked(match, scope, scope_args, limit)
-        if ranked is None:
-            return self._ranked_in_full(match, scope, scope_args, limit)
-        return self._hits([ranked])[0]
+        return self._hits([self._ranked(match, scope, scope_args, limit)])[0]
 
     @_snapshot
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
@@ -1328,15 +1327,43 @@ class FtsIndex:
         best: list[tuple[int, float]],
         limit: int,
     ) -> list[tuple[int, float]]:
-        """A scope's ranking whose cut falls between equal scores: the rows above the tie and
-        every row of the scope that shares its score (`_hits` orders them by date and id)."""
+        """A scope's first `limit` when its cut falls between equal scores: the rows above
+        the tie, then the scope's rows of that score, the newer first."""
         tie = best[limit - 1][1]
         tied = [row for row in scored if row[1] == tie]
-        kinds: dict[int, tuple[str, str, str]] = {}
-        for start in range(0, len(tied), _SLICE_MOST):
-            kinds |= self._kinds([rowid for rowid, _ in tied[start : start + _SLICE_MOST]])
+        kinds = self._read_sliced(self._kinds, [rowid for rowid, _ in tied])
         held = [row for row in tied if row[0] in kinds and scope.holds(*kinds[row[0]])]
-        return [row for row in best if row[1] != tie] + held
+        return self._tie_broken([row for row in best if row[1] != tie] + held, limit)
+
+    def _tie_broken(self, ranked: list[tuple[int, float]], limit: int) -> list[tuple[int, float]]:
+        """The first `limit` of ranked (rowid, bm25) rows whose cut falls between equal
+        scores, the tie broken as `_hits` orders hits: the newer document, then the smaller
+        id. Only the tied rows' dates are read: a tie can hold thousands of documents."""
+        tie = ranked[limit - 1][1]
+        above = [row for row in ranked if row[1] < tie]
+        tied = [row for row in ranked if row[1] == tie]
+        order = self._read_sliced(self._dates, [rowid for rowid, _ in tied])
+        tied = [row for row in tied if row[0] in order]
+        tied.sort(key=lambda row: order[row[0]][1])
+        tied.sort(key=lambda row: order[row[0]][0], reverse=True)
+        return above + tied[: limit - len(above)]
+
+    def _read_sliced(
+        self, read: Callable[[Sequence[int]], dict[int, _V]], rowids: Sequence[int]
+    ) -> dict[int, _V]:
+        """What `read` says of many rows, asked a slice at a time (SQLite's argument limit)."""
+        found: dict[int, _V] = {}
+        for start in range(0, len(rowids), _SLICE_MOST):
+            found |= read(rowids[start : start + _SLICE_MOST])
+        return found
+
+    def _dates(self, rowids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """The date and id of some documents, by rowid."""
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.execute(
+            f"SELECT rowid, created, id FROM docs WHERE rowid IN ({marks})", list(rowids)
+        )
+        return {rowid: (created, doc_id) for rowid, created, doc_id in rows}
 
     def _best_within(
         self, scored: list[tuple[int, float]], scopes: Sequence[Scope], limit: int
@@ -1445,31 +1472,24 @@ class FtsIndex:
 
     def _ranked(
         self, match: str, scope: str, scope_args: list[object], limit: int
-    ) -> list[tuple[int, float]] | None:
-        """(rowid, bm25) of the best `limit` matches, or None when a tie crosses the cut.
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the best `limit` matches.
 
         Ranking rowids alone lets SQLite keep only the best few while it scores: joining the
-        documents first would sort every match with its text.
+        documents first would sort every match with its text. A cut through a tie asks again
+        for every match as good as the tie, and breaks it by date (see `_tie_broken`).
         """
+        ranked = f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
         rows: list[tuple[int, float]] = self.db.execute(
-            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
-            " ORDER BY score LIMIT ?",
-            [match, *scope_args, limit + 1],
+            f"{ranked} ORDER BY score LIMIT ?", [match, *scope_args, limit + 1]
         ).fetchall()
-        return _cut(rows, limit)
-
-    def _ranked_in_full(
-        self, match: str, scope: str, scope_args: list[object], limit: int
-    ) -> list[Hit]:
-        """The search with ties broken inside SQLite, for the rare cut through a tie."""
+        if _cut(rows, limit) is not None:
+            return rows
         rows = self.db.execute(
-            f"SELECT d.rowid, d.sha, {', '.join(f'd.{c}' for c in DOC_FIELDS)}, {_BM25} AS score"
-            f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE docs_fts MATCH ?{scope}"
-            " ORDER BY score, d.created DESC, d.id LIMIT ?",
-            [match, *scope_args, limit],
+            f"SELECT rowid, score FROM ({ranked}) WHERE score <= ? ORDER BY score",
+            [match, *scope_args, rows[limit][1]],
         ).fetchall()
-        sound = self._sound([row[:-1] for row in rows])
-        return [Hit(d, -float(r[-1])) for r, d in zip(rows, sound, strict=True) if d is not None]
+        return self._tie_broken(rows, limit)
 
     @_snapshot
     def docs(

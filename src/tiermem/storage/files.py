@@ -17,7 +17,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import LockTimeout, ParseError, StoreError, UnsafePathError
@@ -28,7 +28,9 @@ from .layout import Layout
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
-    from typing import BinaryIO
+    from typing import BinaryIO, TypeVar
+
+    _T = TypeVar("_T")
 
 LOCK_TIMEOUT_SECONDS = 60.0
 TEMP_PREFIX = ".tmp-"
@@ -176,6 +178,30 @@ def _scan(folder: Path) -> list[tuple[str, str]]:
     """(name, kind) of a folder's entries, unsorted (nothing when it does not exist or is no
     folder); the folder itself is reached without following links (UnsafePathError
     otherwise)."""
+    return _entries(folder, _kind_of)
+
+
+def stamps(folder: Path, wanted: Callable[[str, str], bool]) -> list[tuple[str, str]]:
+    """(name, "size:mtime") of the entries of a folder that `wanted(name, kind)` keeps, as
+    `_scan` lists them; each stamp is read beside the listing, relative to the open folder
+    (no path resolved again: every read stamps every tier file), a link's own, "" when the
+    entry vanished since the listing."""
+
+    def stamp(item: os.DirEntry[str]) -> str | None:
+        if not wanted(item.name, _kind_of(item)):
+            return None
+        try:
+            st = item.stat(follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+        return f"{st.st_size}:{st.st_mtime_ns}"
+
+    return _entries(folder, stamp)
+
+
+def _entries(folder: Path, read: Callable[[os.DirEntry[str]], _T | None]) -> list[tuple[str, _T]]:
+    """(name, what `read` says of it) of a folder's entries it says something of; the folder
+    reached as `_scan` reaches it, read while its descriptor is open."""
     folder = safepath.check(folder)
     flags = os.O_RDONLY | safepath.NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | safepath.CLOEXEC
     try:
@@ -187,8 +213,8 @@ def _scan(folder: Path) -> list[tuple[str, str]]:
             raise UnsafePathError(folder, safepath.LINK_REASON) from None
         raise ParseError(folder, 1, f"cannot be listed ({exc.strerror})") from None
     try:
-        with os.scandir(fd) as found:  # kinds while the descriptor is open
-            return [(i.name, _kind_of(i)) for i in found]
+        with os.scandir(fd) as found:
+            return [(i.name, said) for i in found if (said := read(i)) is not None]
     except FileNotFoundError:
         return []
     finally:
