@@ -27,7 +27,6 @@ from .layout import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import threading
     from typing import BinaryIO, TypeVar
 
     _T = TypeVar("_T")
@@ -658,19 +657,12 @@ def open_lock(layout: Layout, name: str) -> int:
         raise _failed("lock", path, exc) from None
 
 
-_THREAD: threading.local | None = None  # made on first use: most commands take no lock
-_MAKING = _thread.allocate_lock()
+# `threading.local` itself: the `threading` module, which a lock does not need, is not loaded.
+_THREAD = _thread._local()
 
 
 def _held() -> dict[str, int]:
     """The locks this thread holds, by name (re-entry within a thread is allowed)."""
-    global _THREAD
-    if _THREAD is None:
-        with _MAKING:
-            if _THREAD is None:
-                import threading
-
-                _THREAD = threading.local()
     if not hasattr(_THREAD, "held"):
         _THREAD.held = {}
     held: dict[str, int] = _THREAD.held
