@@ -118,3 +118,49 @@ def test_making_and_comparing_records_never_imports_dataclasses() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), check=True
     )
     assert done.stdout.split() == ["False", "False"]
+
+
+@record
+class Derived:
+    """A record with a field `__init__` leaves to `__post_init__`, and one from a default."""
+
+    agent: str
+    id: str = "a1"
+    location: str = field(init=False, metadata={"doc": "where it is"})
+    seen: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.location = f"archive/{self.agent}/{self.id}.md"
+
+
+@dataclasses.dataclass
+class DerivedTwin:
+    """`Derived` as a dataclass."""
+
+    agent: str
+    id: str = "a1"
+    location: str = dataclasses.field(init=False, metadata={"doc": "where it is"})
+    seen: int = dataclasses.field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.location = f"archive/{self.agent}/{self.id}.md"
+
+
+def test_a_field_left_out_of_init_is_set_after_it_as_in_a_dataclass() -> None:
+    made, twin = Derived("ada", id="b2"), DerivedTwin("ada", id="b2")
+    assert (made.location, made.seen) == (twin.location, twin.seen) == ("archive/ada/b2.md", 0)
+    assert repr(made) == repr(twin).replace("DerivedTwin", "Derived")
+    assert Derived.__match_args__ == DerivedTwin.__match_args__ == ("agent", "id")
+    assert made == Derived("ada", "b2") != Derived("bob", "b2")
+    with pytest.raises(TypeError):
+        Derived("ada", location="x")  # type: ignore[call-arg]
+    moved = replace(made, agent="bob")
+    assert moved.location == dataclasses.replace(twin, agent="bob").location == "archive/bob/b2.md"
+    with pytest.raises(ValueError, match="init=False"):
+        replace(made, location="x")
+    with pytest.raises(ValueError, match="init=False"):
+        dataclasses.replace(made, location="x")
+    assert [(f.name, f.init) for f in dataclasses.fields(made)] == [
+        (f.name, f.init) for f in dataclasses.fields(twin)
+    ]
+    assert dataclasses.asdict(made) == dataclasses.asdict(twin)

@@ -33,6 +33,8 @@ NEVER = {
 PARSER = {"argparse", "gettext", "locale", "tiermem.cli.parser"}
 # OpenSSL, for a few short digests (`storage.digest` hashes them without it).
 OPENSSL = {"hashlib", "hmac", "_hashlib"}
+# What `dataclasses` brings: value classes are records (`record.py`), which do without it.
+DATACLASSES = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
 # Per command, beside NEVER: what it does not need either.
 NOT_FOR = {
     ("hot", "show", "ada"): {
@@ -56,8 +58,10 @@ NOT_FOR = {
         "tiermem.scribe.session",  # nothing leaves hot: no checkpoint, no queue
         "tiermem.storage.archive",
         "tiermem.team.decisions",
+        "threading",  # a lock keeps what a thread holds in _thread's own local
         *PARSER,
         *OPENSSL,
+        *DATACLASSES,
     },
     ("search", "release"): {
         "tiermem.text.redact",
@@ -65,10 +69,12 @@ NOT_FOR = {
         "tiermem.storage.config",
         *PARSER,
         *OPENSSL,
+        *DATACLASSES,
     },
     ("spawn", "ada", "--task", "Draft the release notes", "--auto"): {
         "tiermem.scribe.session",
         *OPENSSL,
+        *DATACLASSES,
     },
 }
 

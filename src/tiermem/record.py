@@ -6,8 +6,9 @@ result class took as much again. A record class gets what a dataclass gets (`__i
 `__repr__`, `__eq__`; for a frozen one `__hash__` and refused assignment) from code made the
 first time one is created, and it is a dataclass to `dataclasses` itself (`fields`, `replace`,
 `asdict`, `is_dataclass`) from the first time that asks, when `dataclasses` is imported.
-Defaults, `field(default=..., default_factory=..., metadata=...)` and keyword arguments
-work as in a dataclass; nothing else of the dataclass options is taken.
+Defaults, `field(default=..., default_factory=..., metadata=..., init=...)`, keyword
+arguments and `__post_init__` work as in a dataclass; nothing else of the dataclass options
+is taken.
 """
 
 from __future__ import annotations
@@ -30,12 +31,15 @@ _MADE = _thread.RLock()  # two threads creating a first record: one makes the me
 class _Field:
     """A field of a record class as its body gives it."""
 
-    __slots__ = ("default", "factory", "metadata", "name")
+    __slots__ = ("default", "factory", "init", "metadata", "name")
 
-    def __init__(self, default: object, factory: object, metadata: Mapping[str, Any]) -> None:
+    def __init__(
+        self, default: object, factory: object, metadata: Mapping[str, Any], init: bool = True
+    ) -> None:
         self.default = default
         self.factory = factory
         self.metadata = metadata
+        self.init = init  # False: not an argument of `__init__` (`__post_init__` sets it)
         self.name = ""
 
 
@@ -44,9 +48,11 @@ def field(
     default: Any = _MISSING,
     default_factory: Callable[[], Any] | object = _MISSING,
     metadata: Mapping[str, Any] | None = None,
+    init: bool = True,
 ) -> Any:
-    """A field with a default, a default made by a factory, or metadata (as in dataclasses)."""
-    return _Field(default, default_factory, metadata or {})
+    """A field with a default, a default made by a factory, metadata, or left out of
+    `__init__` (as in dataclasses)."""
+    return _Field(default, default_factory, metadata or {}, init)
 
 
 class _Lazy:
@@ -78,6 +84,7 @@ def _as_dataclass(cls: type) -> None:
                     spec.factory if spec.factory is not _MISSING else dataclasses.MISSING
                 ),
                 metadata=spec.metadata,
+                init=spec.init,
             )
         made: type = type(cls.__name__, (), body)
         twin: type = dataclasses.dataclass(frozen=cls.__dict__["__record_frozen__"])(made)
@@ -118,6 +125,11 @@ def _source(cls: type, specs: list[_Field], frozen: bool) -> tuple[str, dict[str
                 scope[f"_d_{s.name}"] = s.default
             params.append(s.name if s.default is _MISSING else f"{s.name}=_d_{s.name}")
             value = s.name
+        if not s.init:  # set from its default, if it has one, and by `__post_init__`
+            params.pop()
+            if s.default is _MISSING and s.factory is _MISSING:
+                continue
+            value = f"_f_{s.name}()" if s.factory is not _MISSING else f"_d_{s.name}"
         put = (
             f"object.__setattr__(self, {s.name!r}, {value})"
             if frozen
@@ -127,6 +139,8 @@ def _source(cls: type, specs: list[_Field], frozen: bool) -> tuple[str, dict[str
     mine = "(" + "".join(f"self.{n}," for n in names) + ")"
     theirs = "(" + "".join(f"other.{n}," for n in names) + ")"
     shown = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
+    if hasattr(cls, "__post_init__"):
+        lines.append("    self.__post_init__()")
     code = [
         f"def __init__(self, {', '.join(params)}):",
         *(lines or ["    pass"]),
@@ -180,7 +194,7 @@ def _finish(cls: _T, frozen: bool) -> _T:
         "__record_fields__": tuple(specs),
         "__record_frozen__": frozen,
         "__record_init__": True,  # until the first record is made
-        "__match_args__": tuple(s.name for s in specs),
+        "__match_args__": tuple(s.name for s in specs if s.init),
         "__init__": _first_init,
         "__dataclass_fields__": _Lazy("__dataclass_fields__"),
         "__dataclass_params__": _Lazy("__dataclass_params__"),
@@ -224,7 +238,10 @@ def replace(value: _V, /, **changes: Any) -> _V:
     unknown = set(changes) - {s.name for s in specs}
     if unknown:
         raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
-    kept = {s.name: getattr(value, s.name) for s in specs if s.name not in changes}
+    derived = sorted(s.name for s in specs if not s.init and s.name in changes)
+    if derived:
+        raise ValueError(f"field {derived[0]} is declared with init=False, it cannot be replaced")
+    kept = {s.name: getattr(value, s.name) for s in specs if s.init and s.name not in changes}
     return type(value)(**kept, **changes)
 
 

@@ -325,11 +325,11 @@ def _spawn_parser(sub: Any) -> None:
 def add_flags(parser: Any, request: type, into: dict[str, Any] | None = None) -> None:
     """The flags of a request's fields (`options`), each added to the parser or to the group
     `into` names for it."""
-    import inspect
-
     from ..options import REQUIRED, options_of
 
-    hints = inspect.get_annotations(request)  # as written: "bool", "int | None"...
+    # As written ("bool", "int | None"...), read as `inspect.get_annotations` reads a class's
+    # own: inspect brings ast, dis and tokenize, which a spawn otherwise never loads.
+    hints = dict(request.__dict__.get("__annotations__", {}))  # noqa: RUF063
     for name, item, default in options_of(request):
         how: dict[str, Any] = {"help": _flag_help(item), "metavar": item.metavar}
         target = (into or {}).get(name, parser)

@@ -27,11 +27,11 @@ import time
 import urllib.parse
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import LockTimeout, ParseError, StoreError, TiermemError, UnsafePathError
+from ..record import field, record, replace
 from ..storage import clone, files, safepath, store
 from ..storage.digest import same as same_digest
 from ..storage.layout import Layout
@@ -97,7 +97,7 @@ _SLICE_MOST = 3200  # and at most this many at once (SQLite takes some 32,000 ar
 _FEW = 2000  # a scope of at most this many documents is read whole by search_each
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Pending:
     """A changed file's documents, waiting to be written with the folder's others."""
 
@@ -109,7 +109,7 @@ class _Pending:
     indexed: bool  # it has rows from before, which go first
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Parsed:
     """A file read and parsed before the index lock was taken, with the stat that tells the
     same file later: device, inode, size, mtime and change time. Any write changes the change
@@ -140,7 +140,7 @@ def _parse(path: Path, rel: str, tier: str, data: bytes, st: os.stat_result, sha
     return _Parsed(_ident(st), sha, docs, conflicts)
 
 
-@dataclass
+@record
 class _Batch:
     """Changed files of one folder waiting to be written, and the text they hold."""
 

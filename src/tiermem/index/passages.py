@@ -9,10 +9,9 @@ entry's text (so it is quoted exactly) with the key facts it holds.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
 
+from ..record import record
 from ..text.facts import key_facts
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
@@ -26,7 +25,7 @@ _FENCE = re.compile(r"\s*(```|~~~)")
 _BARE = re.compile(r"\s*(?:[-*_=|:\s]+|<!--.*-->|[-*+>]|\d+\.)\s*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Passage:
     """A span of an entry's text, and the key facts it holds."""
 
@@ -105,12 +104,16 @@ def _at_spaces(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 def encode(passages: list[Passage]) -> str:
     """Passages as the index stores them (compact JSON)."""
+    import json  # here: a search that shows no passage never loads it
+
     rows = [[p.start, p.end, int(p.code), sorted(p.facts)] for p in passages]
     return json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
 
 
 def decode(stored: str) -> list[Passage]:
     """Passages from what `encode` stored (none from an empty or damaged value)."""
+    import json
+
     try:
         rows = json.loads(stored) if stored else []
         return [Passage(int(a), int(b), frozenset(f), bool(c)) for a, b, c, f in rows]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 from ..index.protocol import Doc, Hit, Index, Scope
+from ..record import record, replace
 from ..storage.layout import TEAM
 from . import words
 from .words import gist
@@ -30,7 +30,7 @@ SUPERSEDED_POOL = 20
 RETIRED_CHARS = 20
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Candidate:
     """An entry (or archived chunk) and how well the index matched it, 0..1 (best = 1)."""
 

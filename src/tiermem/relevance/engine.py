@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass
 
 from ..index.protocol import Doc
+from ..record import record
 from ..storage.entries import STRUCTURED
 from . import candidates, packing, scoring
 from .candidates import Candidate
@@ -24,7 +24,7 @@ STANDING_TAG = "standing"
 LEFT_OUT_LISTED = 10
 
 
-@dataclass
+@record
 class Choice:
     """What a prompt's memory holds, and what bore on the task but did not fit."""
 
@@ -97,7 +97,7 @@ FACT_NEWEST = 0.6
 FACT_SUMMARY = 0.3
 
 
-@dataclass
+@record
 class _FactSeen:
     match: float = 0.0
     mentions: int = 0

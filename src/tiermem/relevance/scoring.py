@@ -13,11 +13,11 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ..index import passages
 from ..index.passages import Passage
 from ..index.protocol import Doc
+from ..record import record
 from ..storage.layout import TEAM
 from . import words
 from .candidates import Candidate
@@ -34,7 +34,7 @@ OTHERS_WEIGHT = 1.0
 TIER_WEIGHTS: Mapping[str, float] = {"cold": 1.0, "wiki": 1.0, "archive": 0.9}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Piece:
     """A passage of a candidate, priced and scored."""
 
@@ -86,7 +86,7 @@ class Scorer:
         return self._matched[key]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Matched:
     passages: list[tuple[Passage, str]]
     terms: list[list[int]]  # the query terms (by position) each passage holds

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from ..context import Context
 from ..hot import view as render
 from ..index import tokens
 from ..index.protocol import Doc, Hit
 from ..options import SpawnRequest as SpawnRequest  # where callers of the assembler find it
+from ..record import field, record
 from ..relevance import candidates, engine, packing, query, situation
 from ..relevance.candidates import Candidate
 from ..relevance.packing import Group
@@ -103,7 +103,7 @@ def _policy_groups(ctx: Context, agent: str, found: Sequence[Candidate]) -> list
 POLICY_FLOOR = 0.7
 
 
-@dataclass
+@record
 class _Picked:
     """What the prompt's memory holds, and what bore on the task but did not fit."""
 
@@ -250,7 +250,7 @@ def _frame(ctx: Context, request: SpawnRequest, chosen_for: str) -> prompt.Frame
     )
 
 
-@dataclass
+@record
 class _Prompt:
     text: str
     tokens: dict[str, int]

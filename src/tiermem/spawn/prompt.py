@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index.protocol import Doc
+from ..record import record
 
 if TYPE_CHECKING:
     from ..relevance.packing import Group
@@ -57,7 +57,7 @@ _TAG_START = re.compile(
 _TAG_WINDOW = 256  # characters after a bracket that can still be part of a look-alike tag
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Frame:
     """What surrounds memory in the prompt."""
 

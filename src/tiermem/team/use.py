@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from ..context import Context
 from ..errors import ParseError
 from ..index.protocol import Doc
+from ..record import replace
 from ..storage import clone, files, store
 from ..storage.entries import Entry
 from ..storage.layout import Layout

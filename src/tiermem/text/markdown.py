@@ -12,9 +12,10 @@ import functools
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import add
+
+from ..record import field, record
 
 BOM = "\ufeff"  # the byte order mark some editors write at the start of a file
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
@@ -23,7 +24,7 @@ FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _ENTRY_LINE = re.compile(r"^#{1,3}[ \t]+20\d\d-\d\d")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Heading:
     """An ATX heading line outside code fences."""
 
@@ -32,7 +33,7 @@ class Heading:
     text: str
 
 
-@dataclass
+@record
 class Scan:
     """A markdown text split into lines, with its headings and marked lines located."""
 
@@ -84,7 +85,7 @@ def _fence_step(line: str, fence: str | None) -> tuple[str | None, bool]:
     return fence, True
 
 
-@dataclass
+@record
 class _FencePass:
     """One sweep over candidate lines: which are code, and an opener judged stray."""
 
@@ -151,7 +152,7 @@ def scan(text: str, marks: tuple[str, ...] = ()) -> Scan:
 # --- cutting ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Title:
     """A heading located by character offset, with its text without marks."""
 
