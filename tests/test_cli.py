@@ -85,6 +85,29 @@ def test_a_parser_built_for_one_command_parses_it_like_the_whole_parser(
         assert described(build_parser(argv)) == described(build_parser())
 
 
+def test_a_command_run_in_process_closes_the_stores_it_opened(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last connection to close folds the index's log into it and removes the log: left
+    # to the garbage collector, that happened at some later moment, under whatever ran then.
+    Memory.init(tmp_path)[0].close()
+    run_cli("hot", "note", "ada", "Retries cap at three.", "--root", str(tmp_path))
+    assert run_cli("search", "retries", "--root", str(tmp_path))[0] == 0
+    index = tmp_path / ".squad" / "memory" / "index.sqlite"
+    assert index.exists() and not Path(f"{index}-wal").exists()
+
+    closed: list[Memory] = []
+    real_close = Memory.close
+
+    def close(mem: Memory) -> None:
+        closed.append(mem)
+        real_close(mem)
+
+    monkeypatch.setattr(Memory, "close", close)
+    assert run_cli("spawn", "ghost", "--task", "retries", "--root", str(tmp_path))[0] == 2
+    assert len(closed) == 1  # a refused command too
+
+
 def test_version_is_known(run_cli: RunCli) -> None:
     code, out, err = run_cli("--version")
     assert code == 0

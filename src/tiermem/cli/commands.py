@@ -65,10 +65,17 @@ def _opened(mem: Memory, ends: bool = True) -> Memory:
 def _unaudited() -> str:
     """The audit lines a full disk refused in this command, in a few words (or nothing)."""
     missed = [line for mem in _OPENED for line in mem.context.unaudited]
-    _OPENED.clear()
     if not missed:
         return ""
     return f"{len(missed)} audit line(s) not written ({missed[0]})"
+
+
+def _close_opened() -> None:
+    """Close the stores this command opened. A command run in process (by a test, by a
+    program embedding tiermem) that left them to the garbage collector would have SQLite
+    fold the index's log into it at some later moment, under whatever runs then."""
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def _read_text(value: str, what: str) -> str:

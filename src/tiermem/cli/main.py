@@ -13,11 +13,11 @@ import sys
 from collections.abc import Sequence
 
 from . import plain
-from .commands import _one_line, _os_error, _unaudited, cmd_hot, cmd_search
+from .commands import _close_opened, _one_line, _os_error, _unaudited, cmd_hot, cmd_search
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
-    from argparse import ArgumentParser
+    from argparse import ArgumentParser, Namespace
 
 
 def build_parser(argv: Sequence[str] | None = None) -> ArgumentParser:
@@ -73,10 +73,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from ..errors import TiermemError
-
     arguments = sys.argv[1:] if argv is None else list(argv)
     args = plain.parse(arguments, _PLAIN) or build_parser(arguments).parse_args(arguments)
+    try:
+        return _run(args)
+    finally:
+        _close_opened()
+
+
+def _run(args: Namespace) -> int:
+    """The command's handler, its failures said in one line."""
+    from ..errors import TiermemError
+
     try:
         code: int = args.handler(args)
     except TiermemError as exc:
