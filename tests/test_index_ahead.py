@@ -48,9 +48,13 @@ def _probe(layout: Layout) -> str:
 
 @pytest.fixture
 def clone(tmp_path: Path) -> Iterator[tuple[Path, Memory]]:
-    """A fresh clone (no index) and the store opened on it."""
+    """A clone whose index was built, then a note written in each of its 7 hot files: the
+    next sync parses those."""
     root = races.fresh_clone(tmp_path / "clone")
     mem = Memory(root, now=races.T0)
+    mem.sync()
+    for agent in [*(f"agent{n}" for n in range(6)), "eecom"]:
+        mem.hot_add(agent, "note", f"Later note of {agent}")
     yield root, mem
     mem.close()
 
@@ -89,7 +93,7 @@ def test_a_sync_parses_while_the_index_lock_is_free(
     seen = _probe_while_parsing_and_writing(monkeypatch, mem.layout)
     mem.sync()
     assert seen == {"parse": {"free"}, "write": {"held"}}
-    assert any("Open note 3" in h.doc.text for h in mem.context.index.search("open note"))
+    assert any("agent3" in h.doc.text for h in mem.context.index.search("later note"))
 
 
 def test_a_rebuild_parses_the_whole_store_while_the_index_lock_is_free(
@@ -138,7 +142,7 @@ def test_a_file_replaced_after_its_parse_is_indexed_as_it_is_at_the_write(
     mem.sync()
     texts = [d.text for d in mem.context.index.docs()]
     assert any("Shut note 2" in t for t in texts) and not any("Open note 2" in t for t in texts)
-    assert counts["parsed"] == 19 + 1  # every file once, the replaced one again
+    assert counts["parsed"] == 7 + 1  # every file once, the replaced one again
     assert cli(["--root", str(root), "reindex", "--check"])[:2] == (0, "index matches the files\n")
 
 
@@ -150,6 +154,8 @@ def test_a_file_rewritten_in_place_with_its_old_size_and_mtime_is_read_again(
     mtime still moves the change time, and that file is read again."""
     monkeypatch.setattr(fts, "_RACY_NS", 0)  # the clone's files count as long written
     root, mem = clone
+    mem.sync()  # every file's stamp recorded (none within the tick now)
+    mem.hot_add("agent4", "note", "One more note")
     hot = root / ".squad" / "memory" / "hot" / "agent4.md"
     old = hot.stat()
 
@@ -166,7 +172,7 @@ def test_a_file_rewritten_in_place_with_its_old_size_and_mtime_is_read_again(
     assert (hot.stat().st_size, hot.stat().st_mtime_ns) == (old.st_size, old.st_mtime_ns)
     texts = [d.text for d in mem.context.index.docs()]
     assert any("Shut note 4" in t for t in texts) and not any("Open note 4" in t for t in texts)
-    assert counts == {"parsed": 19 + 1, "read under the lock": 1}
+    assert counts == {"parsed": 1 + 1, "read under the lock": 1}
 
 
 def test_syncs_take_turns_so_that_two_never_parse_the_same_changes(
@@ -188,8 +194,8 @@ def test_syncs_take_turns_so_that_two_never_parse_the_same_changes(
     monkeypatch.setattr(fts.FtsIndex, "_read_ahead", asked_meanwhile)
     first.sync()
     assert [r.stale for r in meanwhile] == [fts._BUSY]  # it waited, parsing nothing
-    assert parses["parsed"] == 19
+    assert parses["parsed"] == 7
     assert not other.submit(second.context.index.sync).result().changed  # found done
-    assert parses["parsed"] == 19
+    assert parses["parsed"] == 7
     other.submit(second.close).result()
     other.shutdown()

@@ -16,6 +16,7 @@ shows, not for the whole store.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import itertools
@@ -23,6 +24,7 @@ import operator
 import os
 import re
 import sqlite3
+import sys
 import time
 import urllib.parse
 import weakref
@@ -38,8 +40,9 @@ from ..storage.layout import Layout
 from .protocol import Doc, Hit, Scope, SyncReport
 from .schema import (
     DOC_FIELDS,
-    SCHEMA,
+    DOC_INDEXES,
     SQLITE_TIMEOUT_SECONDS,
+    TABLES,
     USERS_LOCK,
     WIKI_TERM,
     cut_passages,
@@ -90,6 +93,13 @@ _EAGER_CHARS = 65_536
 # A sync reads and parses what changed before it takes the index lock, up to this many bytes
 # of files (about 2.5 times as much memory): the rest is read under the lock.
 _AHEAD_BYTES = 32_000_000
+# A store of at least this many files is parsed, when built whole, by worker processes
+# (`_Parsing`): archive records in runs of `_JOB_FILES`, other tier files one by one.
+_PARALLEL_FILES = 400
+_JOB_FILES = 200
+_WORKERS = min(os.cpu_count() or 1, 4)
+_FILL_CACHE_KB = 65_536  # the page cache of a build (SQLite's default is 2 MB)
+_OWN_READS = sys.maxsize  # what a build of its own file has parsed is taken as it is read
 _TURNS = "index.sqlite.sync"  # the lock syncs take turns by (the index lock is for writes)
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
 _SLICE = 100  # ranked matches whose scope search_each reads first (then twice as many)
@@ -102,11 +112,13 @@ class _Pending:
     """A changed file's documents, waiting to be written with the folder's others."""
 
     rel: str
-    docs: list[Doc]
-    size: int
-    mtime_ns: int
-    sha: str
+    parsed: _Parsed
+    mtime_ns: int  # as recorded (see `_stamp`)
     indexed: bool  # it has rows from before, which go first
+
+    @property
+    def docs(self) -> list[Doc]:
+        return self.parsed.docs
 
 
 @record(frozen=True)
@@ -121,6 +133,8 @@ class _Parsed:
     docs: list[Doc]
     conflicts: list[str]
     error: ParseError | None = None
+    texts: list[str] = field(default_factory=list)  # the hash of each document's text
+    digest: str = ""  # what the rows hold (`rows_digest`)
 
     def holds(self, st: os.stat_result, settled_ns: int) -> bool:
         """Whether the file with this stat is still the one parsed, without reading it."""
@@ -137,7 +151,70 @@ def _parse(path: Path, rel: str, tier: str, data: bytes, st: os.stat_result, sha
         docs, conflicts = parsed_docs(path, rel, tier, data)
     except ParseError as exc:
         return _Parsed(_ident(st), sha, [], [], exc)
-    return _Parsed(_ident(st), sha, docs, conflicts)
+    texts = [_sha(d.text) for d in docs]
+    return _Parsed(_ident(st), sha, docs, conflicts, None, texts, rows_digest(docs))
+
+
+def _parse_files(
+    folder: str, rel_dir: str, tier: str, names: list[str]
+) -> list[tuple[str, _Parsed]]:
+    """Files of one folder read and parsed (in a worker process), by path: what cannot be
+    read is left out, for the sync to read and say."""
+    found: list[tuple[str, _Parsed]] = []
+    with contextlib.suppress(TiermemError), files.Folder(Path(folder)) as reader:
+        for name in names:
+            try:
+                got = reader.read(name)
+            except TiermemError:
+                continue
+            if got is not None:
+                rel = f"{rel_dir}/{name}"
+                found.append((rel, _parse(reader.path / name, rel, tier, *got, _sha(got[0]))))
+    return found
+
+
+class _Parsing:
+    """Files parsed in worker processes, handed over in the order a sync visits them: the
+    workers parse a few jobs ahead of the writer, so that parsing and writing overlap, in
+    memory bounded by those jobs. Forked: nothing is imported again."""
+
+    def __init__(self, jobs: list[tuple[str, str, str, list[str]]]) -> None:
+        import multiprocessing
+
+        self._pool = multiprocessing.get_context("fork").Pool(_WORKERS)
+        self._jobs = iter(jobs)
+        self._running: collections.deque[Any] = collections.deque()
+        self._job_of = {f"{job[1]}/{name}": n for n, job in enumerate(jobs) for name in job[3]}
+        self._taken = 0  # jobs handed over so far
+        self._fill()
+
+    def _fill(self) -> None:
+        while len(self._running) < _WORKERS * 4:
+            job = next(self._jobs, None)
+            if job is None:
+                return
+            self._running.append(self._pool.apply_async(_parse_files, job))
+
+    def until(self, rel: str, into: dict[str, _Parsed]) -> None:
+        """Hand over every job up to the one that holds `rel` (none when no job does)."""
+        last = self._job_of.get(rel, -1)
+        while self._taken <= last and self._running:
+            into.update(self._running.popleft().get())
+            self._taken += 1
+            self._fill()
+
+    def close(self) -> None:
+        """Stop the workers (they hold copies of this process's descriptors, locks too)."""
+        self._pool.terminate()
+        self._pool.join()
+
+
+def _jobs(
+    rel_dir: str, folder: Path, tier: str, names: list[str]
+) -> list[tuple[str, str, str, list[str]]]:
+    """A folder's files in runs of about `_JOB_FILES`, as `_parse_files` takes them."""
+    step = 1 if tier != "archive" else _JOB_FILES
+    return [(str(folder), rel_dir, tier, names[n : n + step]) for n in range(0, len(names), step)]
 
 
 @record
@@ -463,6 +540,11 @@ class FtsIndex:
         # an index that another open takes for one no process wrote (`_left_behind`).
         self._users: weakref.finalize[[sqlite3.Connection, int], FtsIndex] | None = None
         self._seen = ""  # the files' fingerprint, as a sync began
+        # Files changed before this are taken as parsed when their stat is the same (see
+        # `_Parsed.holds`); the time a sync began, less the clock's tick.
+        self._settled = 0
+        self._parsing: _Parsing | None = None  # worker processes parsing for a build
+        self._built: SyncReport | None = None  # what the build on opening read, not said yet
         self._ahead: dict[str, _Parsed] = {}  # files parsed before the lock (`_read_ahead`)
         self._wanted = wanted(counter)
         self._racy_after = 0
@@ -483,18 +565,22 @@ class FtsIndex:
     @property
     def db(self) -> sqlite3.Connection:
         """The open connection (opened, or built, on first use)."""
-        if self._db is None:
-            try:
-                self._db = self._open()
-            except sqlite3.Error as exc:
-                raise _store_error(exc) from None
+        return self._db if self._db is not None else self._opened_now(whole=True)
+
+    def _opened_now(self, whole: bool) -> sqlite3.Connection:
+        """The connection, opened now: an index that must be built is built whole from the
+        files, or (not `whole`) empty."""
+        try:
+            self._db = self._open(whole)
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from None
         return self._db
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self, whole: bool) -> sqlite3.Connection:
         files.check_store(self.layout)  # no link in place of the index or its side files
         users = files.open_lock(self.layout, USERS_LOCK)
         try:
-            db = self._current(users) or self._replace(users, force=False)
+            db = self._current(users) or self._replace(users, force=False, whole=whole)
         except BaseException:
             os.close(users)
             raise
@@ -565,42 +651,111 @@ class FtsIndex:
         """Which files the index and its log are (a read checks they are still the same)."""
         return _identity(self._paths[0]), _identity(self._paths[1])
 
-    def _replace(self, users: int, force: bool) -> sqlite3.Connection:
-        """Build a new, empty index and put it in place; the users lock is held shared after.
+    def _replace(self, users: int, force: bool, whole: bool = True) -> sqlite3.Connection:
+        """Build a new index of the files and put it in place; the users lock is held shared
+        after.
 
-        Only one process builds at a time (the index lock), and only when no other process
-        has the old file open (the users lock, exclusive): SQLite keeps the write-ahead log
+        The index is built whole in a temp file no other process sees (see `_fill`), holding
+        no lock but the turns of syncs, so that processes opening a fresh clone at once build
+        it once. It is put in place under the index lock, and only when no other process has
+        the old file open (the users lock, exclusive): SQLite keeps the write-ahead log
         beside the database by name, and a database swapped under an open connection would
         later be paired with that connection's log.
         """
-        with files.locked(self.layout, self.layout.index):
+        with files.locked(self.layout, self.layout.memory / _TURNS):
             if not force:
                 db = self._current(users)  # another process built it while we waited
                 if db is not None:
                     return db
-            self._close_others()
-            files.acquire(users, "the search index (open in another process)")
-            self._build()
-            files.acquire(users, "the search index", shared=True)  # we hold the index lock
-            db = self._connect(self.layout.index)
-            db.execute("SELECT 1 FROM meta LIMIT 1")  # opens the log, whose file is recorded
-            self._opened = self._identities()
+            tmp = (
+                self.layout.memory / f"{files.TEMP_PREFIX}index-{os.getpid()}-{os.urandom(6).hex()}"
+            )
+            try:
+                built = self._fill(tmp, whole)
+                with files.locked(self.layout, self.layout.index):
+                    self._close_others()
+                    files.acquire(users, "the search index (open in another process)")
+                    self._put_in_place(tmp)
+                    files.acquire(users, "the search index", shared=True)  # we hold the lock
+                    db = self._connect(self.layout.index)
+                    db.execute("SELECT 1 FROM meta LIMIT 1")  # opens the log, its file recorded
+                    self._opened = self._identities()
+            finally:
+                for leftover in (
+                    tmp,
+                    Path(f"{tmp}-wal"),
+                    Path(f"{tmp}-shm"),
+                    Path(f"{tmp}-journal"),
+                ):
+                    with contextlib.suppress(OSError):
+                        os.unlink(leftover)
+        self._built = built
         return db
 
-    def _build(self) -> None:
-        """An empty index with this schema, renamed over whatever was in its place."""
-        tmp = self.layout.memory / f"{files.TEMP_PREFIX}index-{os.getpid()}-{os.urandom(6).hex()}"
+    def _fill(self, tmp: Path, whole: bool) -> SyncReport:
+        """A whole index of the files (or, not `whole`, an empty one), with this schema and
+        this clone's seal, built in a new file: as fast as SQLite writes, since nobody reads
+        it yet (no journal, the documents' own indexes made after their rows, a large page
+        cache), with the files parsed in worker processes meanwhile. A file changed while it
+        is built is found by the next sync: the fingerprint it keeps is from before it read
+        the files."""
         clone_mark = clone.mark(self.layout)
         try:
             db = self._connect(safepath.check(tmp), create=True)
             try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.executescript(SCHEMA)
+                for pragma in (
+                    "journal_mode=OFF",
+                    "synchronous=OFF",
+                    f"cache_size=-{_FILL_CACHE_KB}",
+                ):
+                    db.execute(f"PRAGMA {pragma}")
+                db.executescript(TABLES)
                 db.execute("INSERT INTO meta VALUES('schema', ?)", (self._wanted,))
+                report = self._sync_into(db) if whole else SyncReport()
+                db.executescript(DOC_INDEXES)
+                db.execute("PRAGMA journal_mode=WAL")
                 seal = clone.seal(clone_mark, self._sealed(db))
                 db.execute("INSERT INTO meta VALUES('seal', ?)", (seal,))
             finally:
                 db.close()
+        except OSError as exc:
+            raise StoreError(f"cannot build the search index: {exc.strerror}") from None
+        return report
+
+    def _sync_into(self, db: sqlite3.Connection) -> SyncReport:
+        """Sync the files into a new index of this process's own (see `_fill`): what it
+        reads is what it writes, no other process writing between."""
+        saved, self._db = self._db, db
+        self._racy_after = time.time_ns() - _RACY_NS
+        self._settled = _OWN_READS
+        self._parsing = self._workers()
+        try:
+            return self._sync_all(self._fingerprint())
+        finally:
+            self._db, self._ahead = saved, {}
+            if self._parsing is not None:
+                self._parsing.close()
+                self._parsing = None
+
+    def _workers(self) -> _Parsing | None:
+        """Worker processes to parse the store's files, when they are many and this system
+        forks (else the sync parses them itself)."""
+        import multiprocessing
+
+        if _WORKERS < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return None
+        jobs = []
+        for folder, tier in self._folders(SyncReport()):
+            with contextlib.suppress(TiermemError):
+                names = list(_readable(_listing(folder), SyncReport()))
+                jobs += _jobs(self.layout.relative(folder), folder, tier, names)
+        if sum(len(job[3]) for job in jobs) < _PARALLEL_FILES:
+            return None
+        return _Parsing(jobs)
+
+    def _put_in_place(self, tmp: Path) -> None:
+        """Rename a new index over whatever was in its place (no one has the old open)."""
+        try:
             for side in files.index_files(self.layout)[1:]:  # the old log: no one has it open
                 files.unlink(self.layout.memory / side)
             if safepath.kind(self.layout.index) == "folder":
@@ -611,10 +766,12 @@ class FtsIndex:
             os.replace(tmp, self.layout.index)
         except OSError as exc:
             raise StoreError(f"cannot build the search index: {exc.strerror}") from None
-        finally:
-            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-                with contextlib.suppress(OSError):
-                    os.unlink(leftover)
+
+    def _ready(self) -> None:
+        """Open (or build) the index before its lock is taken: a build takes the turns of
+        syncs first (`_replace`), and every process takes the two in that order."""
+        if self._db is None:
+            _ = self.db
 
     def _close_others(self) -> None:
         """Close this process's other connections to the same index (they open it again
@@ -665,7 +822,21 @@ class FtsIndex:
             raise _store_error(exc) from None
 
     def _sync(self) -> SyncReport:
-        self._racy_after = time.time_ns() - _RACY_NS
+        report = self._synced()
+        built, self._built = self._built, None
+        if built is not None:  # the index was built on opening: what that read is said here
+            report.scanned += built.scanned
+            said = {str(e) for e in report.errors}
+            report.errors[:0] = [e for e in built.errors if str(e) not in said]
+            for kept, found in (
+                (report.changed, built.changed),
+                (report.conflicts, built.conflicts),
+            ):
+                kept[:0] = [x for x in found if x not in kept]
+        return report
+
+    def _synced(self) -> SyncReport:
+        self._racy_after = self._settled = time.time_ns() - _RACY_NS
         if self._db is not None and self._identities() != self._opened:
             # The index or its log was replaced under this connection (a checkout or a copy
             # of one tiermem did not write): nothing in it is trusted.
@@ -709,16 +880,20 @@ class FtsIndex:
         self._read_ahead(everything=False)
         try:
             with files.locked(self.layout, self.layout.index):
-                report = SyncReport()
-                with self._transaction():
-                    self._sync_folders(report, trust_archive=True)
-                    # A file changed within the clock's tick could change again unseen: such
-                    # a fingerprint is not kept, so the next read looks at the files again.
-                    kept = "" if self._racy else before
-                    self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
-                return report
+                return self._sync_all(before)
         finally:
             self._ahead = {}
+
+    def _sync_all(self, before: str) -> SyncReport:
+        """Sync every folder in one transaction, and keep the fingerprint the files had
+        before (`before`): a file changed within the clock's tick could change again unseen,
+        so then none is kept, and the next read looks at the files again."""
+        report = SyncReport()
+        with self._transaction():
+            self._sync_folders(report, trust_archive=True)
+            kept = "" if self._racy else before
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
+        return report
 
     def _read_ahead(self, everything: bool) -> None:
         """Read and parse, before the index lock is taken, the files a sync is about to write:
@@ -898,7 +1073,7 @@ class FtsIndex:
         for item in batch.files:
             if item.indexed:
                 self._drop_rows(item.rel)
-        shas = [_sha(d.text) for d in docs]
+        shas = [sha for p in batch.files for sha in p.parsed.texts]
         derived: list[tuple[int | None, str | None]] = [(None, None)] * len(docs)
         if batch.chars <= _EAGER_CHARS:
             counts = self._counts(shas, [d.text for d in docs])
@@ -906,7 +1081,10 @@ class FtsIndex:
         self._insert(batch.files, shas, derived)
         self.db.executemany(
             "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
-            [(p.rel, rel_dir, p.size, p.mtime_ns, p.sha, rows_digest(p.docs)) for p in batch.files],
+            [
+                (p.rel, rel_dir, p.parsed.ident[2], p.mtime_ns, p.parsed.sha, p.parsed.digest)
+                for p in batch.files
+            ],
         )
 
     def _insert(
@@ -981,9 +1159,12 @@ class FtsIndex:
         come with its bytes. What was parsed of it before the lock (`_read_ahead`) is taken
         when it is still the same file, or holds the same bytes."""
         report.scanned += 1
+        if self._parsing is not None:
+            self._parsing.until(rel, self._ahead)
         prior = self._ahead.pop(rel, None)
         try:
-            got = _moved(reader, name, row, prior, self._racy_after)
+            own = prior is not None and row is None and self._settled == _OWN_READS
+            got = prior if own else _moved(reader, name, row, prior, self._settled)
         except ParseError as exc:
             report.errors.append(exc)
             self._drop_rows(rel)  # what it held before must not be served as current
@@ -1028,7 +1209,7 @@ class FtsIndex:
         report.conflicts.extend(parsed.conflicts)
         report.changed.append(rel)
         stamp = self._stamp(parsed.ident[3])
-        return _Pending(rel, parsed.docs, parsed.ident[2], stamp, parsed.sha, indexed)
+        return _Pending(rel, parsed, stamp, indexed)
 
     def _rows_hold(self, rel: str, digest: str | None) -> bool:
         """Whether a file's rows (and their search terms) are still what was indexed from
@@ -1125,8 +1306,12 @@ class FtsIndex:
         It is emptied in one transaction, which other processes' connections survive; a
         damaged database is replaced by a new one instead.
         """
-        self._racy_after = time.time_ns() - _RACY_NS
+        self._racy_after = self._settled = time.time_ns() - _RACY_NS
         try:
+            self._ready()
+            if self._built is not None:  # just built whole from the files, as asked
+                built, self._built = self._built, None
+                return built
             self._read_ahead(everything=True)
             # Emptied and filled again in one transaction: readers see the old or the new.
             with files.locked(self.layout, self.layout.index), self._transaction():
@@ -1154,6 +1339,7 @@ class FtsIndex:
     def scrub(self) -> None:
         """Deleted text lingers in FTS5 segments, free pages and the write-ahead log: merge the
         segments, rewrite the file and empty the log (a purge runs this after its rebuild)."""
+        self._ready()
         with files.locked(self.layout, self.layout.index):
             self.db.execute("INSERT INTO docs_fts(docs_fts) VALUES('optimize')")
             self.db.execute("VACUUM")
@@ -1175,6 +1361,8 @@ class FtsIndex:
                 ),
                 *_tracked(self.layout),
             ]
+        if self._db is None:  # an index not built yet is made empty: every file differs
+            self._opened_now(whole=False)
         # One state of the index, read without its lock: other processes write and sync on
         # meanwhile (a whole store is read and parsed here, too long to keep them waiting).
         self.db.execute("BEGIN")

@@ -6,6 +6,7 @@ holds. It may import `protocol`, `passages` and the store.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 from pathlib import Path
@@ -54,6 +55,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
 """
 
 
+# A whole index is built with its documents' own indexes made after their rows (one sort
+# each costs less than keeping them in order row by row).
+_LATE = "CREATE INDEX IF NOT EXISTS docs_"
+DOC_INDEXES = "\n".join(line for line in SCHEMA.splitlines() if line.startswith(_LATE))
+TABLES = "\n".join(line for line in SCHEMA.splitlines() if not line.startswith(_LATE))
+
+
 DOC_FIELDS = (
     "id tier agent path title text cls status created used session trust tags tokens parent"
     " sources passages".split()
@@ -80,6 +88,7 @@ def owners(doc: Doc) -> str:
     return owner_terms(doc.agent, doc.tier)
 
 
+@functools.lru_cache(maxsize=4096)  # a build asks for every document: a store has few owners
 def owner_terms(agent: str, tier: str) -> str:
     """The owner column of a document of this agent in this tier."""
     owner = owner_term(agent)

@@ -1,0 +1,116 @@
+"""An index that is not there (a fresh clone) or may not be read is built whole in a file of
+its own, with no lock held while it is built, its files parsed by worker processes when they
+are many: it holds exactly what a sync of the files writes, row for row."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import races
+from test_index_ahead import _before, _probe
+from tiermem.bench.generated import NOW as GENERATED_NOW
+from tiermem.bench.generated import generate
+from tiermem.index import fts
+from tiermem.memory import Memory
+
+
+def _tables(root: Path) -> dict[str, Any]:
+    """What the index holds: every document (but what reads derive from its text, and a
+    sync within the clock's tick derives again), its search terms, and every file, folder and
+    fact recorded (but time stamps)."""
+    db = sqlite3.connect(root / ".squad" / "memory" / "index.sqlite")
+    columns = "rowid, id, path, tier, agent, cls, status, title, text, created, used, session,"
+    columns += " trust, tags, sha, ord, parent, sources"
+    try:
+        return {
+            "docs": db.execute(f"SELECT {columns} FROM docs ORDER BY rowid").fetchall(),
+            "terms": db.execute("SELECT rowid, * FROM docs_fts ORDER BY rowid").fetchall(),
+            # Stamps of files changed within the clock's tick are recorded as 0: left out.
+            "files": db.execute(
+                "SELECT path, dir, size, sha, rows FROM files ORDER BY path"
+            ).fetchall(),
+            "dirs": db.execute("SELECT path FROM dirs ORDER BY path").fetchall(),
+            "meta": db.execute("SELECT * FROM meta WHERE key != 'fingerprint'").fetchall(),
+        }
+    finally:
+        db.close()
+
+
+def _built(root: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> dict[str, Any]:
+    """The index a first read of the store builds, with this many workers."""
+    for path in (root / ".squad" / "memory").glob("index.sqlite*"):
+        path.unlink()
+    monkeypatch.setattr(fts, "_WORKERS", workers)
+    mem = Memory(root, now=GENERATED_NOW)
+    assert mem.context.index.sync().errors == []
+    mem.close()
+    return _tables(root)
+
+
+def test_a_build_by_worker_processes_holds_what_one_process_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "store"
+    root.mkdir()
+    generate(root, 400, lambda _: None)
+    monkeypatch.setattr(fts, "_PARALLEL_FILES", 1)
+    monkeypatch.setattr(fts, "_JOB_FILES", 3)  # many jobs, handed over in order
+    pools: list[object] = []
+    _before(monkeypatch, fts._Parsing, "__init__", lambda *args: pools.append(args[0]))
+    parallel = _built(root, monkeypatch, workers=2)
+    assert len(pools) == 1
+    serial = _built(root, monkeypatch, workers=1)
+    assert len(pools) == 1
+    assert len(parallel["docs"]) == 400 and len(parallel["files"]) > 100
+    assert parallel == serial
+    mem = Memory(root, now=GENERATED_NOW)
+    mem.reindex()  # the sync's own way, under the lock: the same rows
+    mem.close()
+    assert _tables(root) == serial
+
+
+def test_a_fresh_clone_is_built_in_a_file_of_its_own_with_the_index_lock_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone")
+    index = root / ".squad" / "memory" / "index.sqlite"
+    mem = Memory(root, now=races.T0)
+    seen: list[tuple[str, bool]] = []
+    _before(
+        monkeypatch,
+        fts.FtsIndex,
+        "_sync_into",
+        lambda *_: seen.append((_probe(mem.layout), index.exists())),
+    )
+    report = mem.context.index.sync()
+    assert seen == [("free", False)]  # no lock held, nothing in place of the index yet
+    assert len(report.changed) == len(set(report.changed)) == 19  # what the build read, said
+    assert mem.context.index.sync().changed == []
+    mem.close()
+
+
+def test_the_first_read_says_what_the_build_could_not_read(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone")
+    record = sorted((root / ".squad" / "memory" / "archive" / "agent1").glob("a-*.md"))[0]
+    record.write_bytes(record.read_bytes() + b"more than was archived\n")
+    mem = Memory(root, now=races.T0)
+    report = mem.context.index.sync()
+    assert [e.path for e in report.errors] == [record]
+    assert "does not match its recorded size and hash" in str(report.errors[0])
+    mem.close()
+
+
+def test_reindex_of_a_fresh_clone_reads_each_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone")
+    parsed: list[str] = []
+    _before(monkeypatch, fts, "parsed_docs", lambda *args: parsed.append(args[1]))
+    mem = Memory(root, now=races.T0)
+    assert mem.reindex() == ["indexed 19 files"]
+    assert len(parsed) == len(set(parsed)) == 19
+    mem.close()
