@@ -400,6 +400,26 @@ def test_the_rarest_words_are_counted_again_when_another_process_writes(
     assert len(mem.context.index.search_each("alpha beta", cold, 20)[0]) == 3
 
 
+def test_a_small_scope_is_read_again_when_its_documents_change(mem: Memory) -> None:
+    # The wiki's members are kept from one ranking to the next, until a write changes them:
+    # another process's, or this one's.
+    wiki = [Scope(tiers=("wiki",))]
+    put(mem, "wiki", "parsing", entry("d-00000000a1", "Parser retry", "Retry cap."))
+    mem.sync()
+    index = mem.context.index
+    assert len(index.search_each("retry", wiki, 20)[0]) == 1
+
+    other = Memory(mem.root, now=T0)
+    put(other, "wiki", "cache", entry("d-00000000a2", "Cache retry", "Retry warmup."))
+    other.sync()
+    other.close()
+    assert len(index.search_each("retry", wiki, 20)[0]) == 2
+
+    put(mem, "wiki", "queue", entry("d-00000000a3", "Queue retry", "Retry later."))
+    mem.sync()
+    assert len(index.search_each("retry", wiki, 20)[0]) == 3
+
+
 def test_a_cut_through_tied_rare_matches_still_ranks_only_them(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -560,6 +560,11 @@ class FtsIndex:
         # index (its connection, the commits of other processes) and this object's writes.
         self._writes = 0  # documents written or dropped
         self._held: tuple[tuple[int, int], int, dict[str, int]] = ((0, 0), 0, {})
+        # The members of small scopes (see `_members`), as of one state and this one's writes.
+        self._scopes: tuple[tuple[int, int, int], dict[tuple[Scope, int], set[int] | None]] = (
+            (0, 0, -1),
+            {},
+        )
         _IN_PROCESS.add(self)
 
     @property
@@ -1315,7 +1320,7 @@ class FtsIndex:
             self._read_ahead(everything=True)
             # Emptied and filled again in one transaction: readers see the old or the new.
             with files.locked(self.layout, self.layout.index), self._transaction():
-                self._held = ((0, 0), 0, {})
+                self._held, self._scopes = ((0, 0), 0, {}), ((0, 0, -1), {})
                 for table in ("files", "dirs", "docs", "docs_fts"):
                     self.db.execute(f"DELETE FROM {table}")
                 report = SyncReport()
@@ -1593,7 +1598,18 @@ class FtsIndex:
         return {rowid: (tier, status, agent) for rowid, tier, status, agent in rows}
 
     def _members(self, scope: Scope, most: int) -> set[int] | None:
-        """The rowids of a scope's documents, or None when it holds more than `most`."""
+        """The rowids of a scope's documents, or None when it holds more than `most`; kept
+        while the index holds the same documents (a server's spawns ask for the same few
+        scopes, the wiki's and the superseded, spawn after spawn)."""
+        state = (*self._state(), self._writes)
+        if self._scopes[0] != state:
+            self._scopes = (state, {})
+        known = self._scopes[1]
+        if (scope, most) not in known:
+            known[(scope, most)] = self._read_members(scope, most)
+        return known[(scope, most)]
+
+    def _read_members(self, scope: Scope, most: int) -> set[int] | None:
         condition, args = _scope_condition(scope)
         within = f"SELECT rowid FROM docs WHERE {condition}"
         (count,) = self.db.execute(
@@ -1624,11 +1640,16 @@ class FtsIndex:
         """The documents holding each word, as counted so far. The counts choose the words
         that hold about RARE_ROWS documents: they hold until another process commits, or this
         one has written a tenth of RARE_ROWS documents since (each could change each count)."""
-        (version,) = self.db.execute("PRAGMA data_version").fetchone()
         state, since, _ = self._held
-        if state != (id(self.db), int(version)) or self._writes - since > RARE_ROWS / 10:
-            self._held = ((id(self.db), int(version)), self._writes, {})
+        if state != self._state() or self._writes - since > RARE_ROWS / 10:
+            self._held = (self._state(), self._writes, {})
         return self._held[2]
+
+    def _state(self) -> tuple[int, int]:
+        """Which state of the index this connection reads: it changes when another process
+        commits (this one's own writes are counted in `_writes`)."""
+        (version,) = self.db.execute("PRAGMA data_version").fetchone()
+        return id(self.db), int(version)
 
     def _holding(self, term: str) -> int:
         """How many documents hold a word of the query (in their title or text), counted up
