@@ -164,3 +164,32 @@ def test_a_field_left_out_of_init_is_set_after_it_as_in_a_dataclass() -> None:
         (f.name, f.init) for f in dataclasses.fields(twin)
     ]
     assert dataclasses.asdict(made) == dataclasses.asdict(twin)
+
+
+@record(frozen=True)
+class One:
+    """A frozen record of one field."""
+
+    x: int
+
+
+@record(frozen=True)
+class Empty:
+    """A frozen record of no field."""
+
+
+def test_a_frozen_record_hashes_as_its_dataclass_twin() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class OneTwin:
+        x: int
+
+    @dataclasses.dataclass(frozen=True)
+    class PointTwin:
+        x: int
+        y: int = 0
+        tags: tuple[str, ...] = ()
+
+    assert hash(One(3)) == hash(OneTwin(3)) and One(3) == One(3) != One(4)
+    assert hash(Point(1, 2, ("a",))) == hash(PointTwin(1, 2, ("a",)))
+    assert hash(Empty()) == hash(()) and Empty() == Empty() and repr(Empty()) == "Empty()"
+    assert One(3).__eq__(OneTwin(3)) is NotImplemented

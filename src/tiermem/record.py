@@ -14,6 +14,7 @@ is taken.
 from __future__ import annotations
 
 import _thread
+from operator import attrgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,9 +111,8 @@ def _specs(cls: type) -> list[_Field]:
 
 
 def _source(cls: type, specs: list[_Field], frozen: bool) -> tuple[str, dict[str, Any]]:
-    """The code of a record class's methods, and the names it refers to."""
-    names = [s.name for s in specs]
-    scope: dict[str, Any] = {"_cls": cls, "_MISSING": _MISSING, "_frozen": _frozen_error}
+    """The code of a record class's `__init__`, and the names it refers to."""
+    scope: dict[str, Any] = {"_cls": cls, "_MISSING": _MISSING}
     params = []
     lines = []
     for s in specs:
@@ -136,26 +136,42 @@ def _source(cls: type, specs: list[_Field], frozen: bool) -> tuple[str, dict[str
             else f"self.{s.name} = {value}"
         )
         lines.append(f"    {put}")
-    mine = "(" + "".join(f"self.{n}," for n in names) + ")"
-    theirs = "(" + "".join(f"other.{n}," for n in names) + ")"
-    shown = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
     if hasattr(cls, "__post_init__"):
         lines.append("    self.__post_init__()")
-    code = [
-        f"def __init__(self, {', '.join(params)}):",
-        *(lines or ["    pass"]),
-        "def __repr__(self):",
-        f"    return f'{{self.__class__.__qualname__}}({shown})'",
-        "def __eq__(self, other):",
-        f"    return {mine} == {theirs} if other.__class__ is self.__class__ else NotImplemented",
-    ]
-    if frozen:
-        code += [
-            f"def __hash__(self):\n    return hash({mine})",
-            "def __setattr__(self, name, value):\n    _frozen(name)",
-            "def __delattr__(self, name):\n    _frozen(name)",
-        ]
+    code = [f"def __init__(self, {', '.join(params)}):", *(lines or ["    pass"])]
     return "\n".join(code), scope
+
+
+# The other methods are the same for every record class, and need no code made for it: a
+# record's fields as a tuple (`__record_key__`) are what it is compared and hashed by.
+def _key(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
+    """What gives a record's fields as a tuple, in order."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    one = attrgetter(*names) if names else None
+    return lambda value: (one(value),) if one is not None else ()
+
+
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{s.name}={getattr(self, s.name)!r}" for s in self.__record_fields__)
+    return f"{self.__class__.__qualname__}({shown})"
+
+
+def _eq(self: Any, other: Any) -> Any:
+    key = self.__record_key__
+    return key(self) == key(other) if other.__class__ is self.__class__ else NotImplemented
+
+
+def _hash(self: Any) -> int:
+    return hash(self.__record_key__(self))
+
+
+def _refuse_set(self: Any, name: str, value: object) -> None:
+    _frozen_error(name)
+
+
+def _refuse_del(self: Any, name: str) -> None:
+    _frozen_error(name)
 
 
 def _frozen_error(name: str) -> None:
@@ -172,11 +188,7 @@ def _make_methods(cls: type) -> None:
         specs, frozen = cls.__dict__["__record_fields__"], cls.__dict__["__record_frozen__"]
         code, scope = _source(cls, specs, frozen)
         exec(code, scope)
-        for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
-            if name in scope:
-                setattr(cls, name, scope[name])
-        if not frozen:
-            cls.__hash__ = None  # type: ignore[assignment]  # mutable and compared: unhashable
+        cls.__init__ = scope["__init__"]  # type: ignore[misc]
         delattr(cls, "__record_init__")
 
 
@@ -198,7 +210,14 @@ def _finish(cls: _T, frozen: bool) -> _T:
         "__init__": _first_init,
         "__dataclass_fields__": _Lazy("__dataclass_fields__"),
         "__dataclass_params__": _Lazy("__dataclass_params__"),
+        "__record_key__": staticmethod(_key(tuple(s.name for s in specs))),
+        "__repr__": _repr,
+        "__eq__": _eq,
+        # Mutable and compared: unhashable, as a dataclass.
+        "__hash__": _hash if frozen else None,
     }
+    if frozen:
+        marks |= {"__setattr__": _refuse_set, "__delattr__": _refuse_del}
     for name, value in marks.items():
         setattr(cls, name, value)
     return cls
