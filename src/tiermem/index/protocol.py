@@ -118,7 +118,8 @@ class Index(Protocol):
         ...
 
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
-        """The best `limit` matches within each scope, ranked as `search` ranks them."""
+        """The best `limit` matches within each scope, ranked as `search` ranks them, or, for
+        a query whose words are common in a large store, by its rarest words alone."""
         ...
 
     def docs(
