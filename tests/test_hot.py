@@ -15,8 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiermem.errors import NotFoundError, UsageError
+from tiermem.hot import tier as hot_tier
 from tiermem.hot.tier import slot_text
 from tiermem.memory import Memory
+from tiermem.storage.entries import Entry, TierFile
 
 RunCli = Callable[..., tuple[int, str, str]]
 NOW = "2026-03-02T10:00:00Z"
@@ -448,3 +450,52 @@ def test_a_hot_write_returns_data_and_its_result_says_it(store: Memory) -> None:
     queued = f"{cleared.left} item(s) archived and queued for Scribe"
     assert cleared.messages == [f"hot: ada cleared; {queued}"]
     assert cleared.to_json()["messages"] == cleared.messages
+
+
+def _fit_by_rendering(hot: TierFile, budget: int, protect: set[str]) -> list[Entry]:
+    """`fit` as it was written first: the whole file rendered again before each eviction."""
+    evicted: list[Entry] = []
+    down_to = int(budget * hot_tier.CHECKPOINT_DOWN_TO)
+    if hot_tier.size(hot) > budget:
+        for slots, floor in ((("note", "action"), down_to), (hot_tier._EVICTION_ORDER, budget)):
+            for slot in slots:
+                ordered = sorted(
+                    hot_tier.of_slot(hot, slot), key=lambda e: (e.id in protect, e.created)
+                )
+                for entry in ordered:
+                    now = hot_tier.size(hot)
+                    if now <= floor or (entry.id in protect and now <= budget):
+                        break
+                    hot.remove({entry.id})
+                    evicted.append(entry)
+                else:
+                    continue
+                break
+    return evicted
+
+
+_SLOTS = st.sampled_from(tuple(hot_tier.LABELS))
+_TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    notes=st.lists(st.tuples(_SLOTS, _TEXTS, st.integers(0, 9)), max_size=25),
+    budget=st.integers(200, 6000),
+    protect_first=st.booleans(),
+)
+def test_a_full_tier_gives_up_what_rendering_it_again_each_time_would(
+    notes: list[tuple[str, str, int]], budget: int, protect_first: bool
+) -> None:
+    # `fit` counts each leaving entry's bytes instead of rendering the file again: the same
+    # entries leave, in the same order, and the file ends at the size it says.
+    hot = hot_tier.new_file("ada", "s1", "2026-03-01T09:00:00Z")
+    for n, (slot, text, day) in enumerate(notes):
+        stamp = f"2026-03-{1 + day:02d}T09:00:00Z"
+        hot.entries.append(hot_tier.make_entry("ada", slot, text, stamp, "s1", n))
+    protect = {hot.entries[0].id} if protect_first and hot.entries else set()
+    again = TierFile(heading=hot.heading, meta=dict(hot.meta), entries=list(hot.entries))
+    assert [e.id for e in hot_tier.fit(hot, budget, protect)] == [
+        e.id for e in _fit_by_rendering(again, budget, protect)
+    ]
+    assert hot.entries == again.entries

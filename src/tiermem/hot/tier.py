@@ -5,7 +5,7 @@ These are pure functions over a parsed hot file; `Memory` holds the locks and wr
 
 from __future__ import annotations
 
-from ..storage.entries import Entry, TierFile, content_id, render
+from ..storage.entries import Entry, TierFile, content_id, render, render_entry
 
 SLOTS = ("task", "why", "talking-to", "decision", "blocker", "action", "note")
 SINGLE_SLOTS = ("task", "why", "talking-to")
@@ -115,9 +115,10 @@ def fit(hot: TierFile, budget: int, protect: set[str]) -> list[Entry]:
     is only cut (its body moved out) when nothing else can make room.
     """
     evicted: list[Entry] = []
-    if size(hot) > budget:
-        _evict(hot, _RUNNING, int(budget * CHECKPOINT_DOWN_TO), budget, protect, evicted)
-        _evict(hot, _EVICTION_ORDER, budget, budget, protect, evicted)
+    now = size(hot)
+    if now > budget:
+        now = _evict(hot, _RUNNING, int(budget * CHECKPOINT_DOWN_TO), budget, protect, evicted, now)
+        _evict(hot, _EVICTION_ORDER, budget, budget, protect, evicted, now)
     return evicted
 
 
@@ -128,12 +129,21 @@ def _evict(
     budget: int,
     protect: set[str],
     evicted: list[Entry],
-) -> None:
-    """Evict the oldest entries of some slots until the file is down to `down_to` bytes (an
-    entry in `protect` only while the file is over the budget itself)."""
+    now: int,
+) -> int:
+    """Evict the oldest entries of some slots until the file (`now` bytes) is down to
+    `down_to` bytes (an entry in `protect` only while the file is over the budget itself);
+    the file's size after. Each entry leaving takes its own bytes with it: the file is not
+    rendered again for each (a full tier gave up a dozen notes in a row that way)."""
     for slot in slots:
         for entry in sorted(of_slot(hot, slot), key=lambda e: (e.id in protect, e.created)):
-            if size(hot) <= down_to or (entry.id in protect and size(hot) <= budget):
-                return
-            hot.remove({entry.id})
+            if now <= down_to or (entry.id in protect and now <= budget):
+                return now
+            now -= sum(_entry_bytes(e) for e in hot.remove({entry.id}))
             evicted.append(entry)
+    return now
+
+
+def _entry_bytes(entry: Entry) -> int:
+    """The bytes an entry takes in its file as `render` writes it: a blank line, then it."""
+    return 1 + len(render_entry(entry).encode("utf-8"))
