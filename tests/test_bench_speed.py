@@ -11,7 +11,7 @@ import pytest
 from test_bench_locomo import write_fixture
 from tiermem.bench.generated import Prose, generate, plan
 from tiermem.bench.speed import GROWTH_FIGURES, ROWS, TARGETS, StoreReport, growth, percentile
-from tiermem.bench.startup import own_times
+from tiermem.bench.startup import outside_times, own_times
 from tiermem.bench.writes import locomo_ingest
 from tiermem.cli.main import main
 from tiermem.errors import UsageError
@@ -99,6 +99,23 @@ def test_import_times_are_read_as_python_prints_them() -> None:
         "some other line\n"
     )
     assert own_times(printed) == {"errno": 0.12, "tiermem.storage.files": 2.5}
+
+
+def test_what_tiermem_imports_from_outside_is_timed_with_what_it_brings() -> None:
+    printed = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |   _io\n"  # Python's own start-up
+        "import time:       300 |        400 | site\n"
+        "import time:       200 |        200 |       ast\n"
+        "import time:       900 |       1100 |     inspect\n"
+        "import time:       400 |       1500 |   dataclasses\n"
+        "import time:        50 |         50 |     tiermem.record\n"
+        "import time:       700 |        700 |     hashlib\n"
+        "import time:       250 |       1000 |   tiermem.storage\n"
+        "import time:       100 |       2600 | tiermem\n"
+        "import time:        80 |         80 | json\n"  # imported by no tiermem module
+    )
+    assert outside_times(printed) == {"dataclasses": 1.5, "hashlib": 0.7}
 
 
 def test_locomo_conversations_are_timed_at_each_number_of_turns_per_note(
