@@ -145,14 +145,32 @@ def _ident(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def _parse(path: Path, rel: str, tier: str, data: bytes, st: os.stat_result, sha: str) -> _Parsed:
-    """What a file holds, from its bytes read once (a second read could differ)."""
+def _parse(
+    path: Path,
+    rel: str,
+    tier: str,
+    got: tuple[bytes, os.stat_result],
+    sha: str = "",
+    hashed: Callable[[bytes | str], str] = _sha,
+) -> _Parsed:
+    """What a file holds, from its bytes read once (a second read could differ), and their
+    hash (made here when not given)."""
+    data, st = got
+    sha = sha or hashed(data)
     try:
         docs, conflicts = parsed_docs(path, rel, tier, data)
     except ParseError as exc:
         return _Parsed(_ident(st), sha, [], [], exc)
-    texts = [_sha(d.text) for d in docs]
-    return _Parsed(_ident(st), sha, docs, conflicts, None, texts, rows_digest(docs))
+    texts = [hashed(d.text) for d in docs]
+    return _Parsed(_ident(st), sha, docs, conflicts, None, texts, rows_digest(docs, hashed))
+
+
+def _bulk_sha(data: bytes | str) -> str:
+    """The SHA-256 of text or bytes in hex, as `_sha` gives it, by OpenSSL: a worker
+    process hashes a whole store, where loading it pays (see `storage.digest`)."""
+    import hashlib
+
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
 def _parse_files(
@@ -169,7 +187,7 @@ def _parse_files(
                 continue
             if got is not None:
                 rel = f"{rel_dir}/{name}"
-                found.append((rel, _parse(reader.path / name, rel, tier, *got, _sha(got[0]))))
+                found.append((rel, _parse(reader.path / name, rel, tier, got, hashed=_bulk_sha)))
     return found
 
 
@@ -240,9 +258,9 @@ _DERIVED = ("tokens", "passages")
 _DIGESTED = operator.attrgetter(*(f for f in DOC_FIELDS if f not in _DERIVED))
 
 
-def rows_digest(docs: Sequence[Doc]) -> str:
+def rows_digest(docs: Sequence[Doc], hashed: Callable[[bytes | str], str] = _sha) -> str:
     """What the rows of one file hold (all but what is derived from their text)."""
-    return _sha(repr([_DIGESTED(d) for d in docs]))
+    return hashed(repr([_DIGESTED(d) for d in docs]))
 
 
 # Words too common to rank by: matching them only makes the query slower.
@@ -945,11 +963,10 @@ class FtsIndex:
                     continue
                 if not isinstance(got, tuple):
                     continue
-                data, st = got
-                sha = _sha(data)
+                sha = _sha(got[0])
                 if row is None or row[2] != sha:
-                    self._ahead[rel] = _parse(reader.path / name, rel, tier, data, st, sha)
-                    size += len(data)
+                    self._ahead[rel] = _parse(reader.path / name, rel, tier, got, sha)
+                    size += len(got[0])
                     if size > _AHEAD_BYTES:
                         break
         return size
@@ -1181,7 +1198,7 @@ class FtsIndex:
             if self._restamped(rel, row, sha, _ident(st)):
                 return None
             if prior is None or prior.sha != sha:
-                prior = _parse(reader.path / name, rel, tier, data, st, sha)
+                prior = _parse(reader.path / name, rel, tier, got, sha)
             got = replace(prior, ident=_ident(st))
         elif isinstance(got, _Parsed) and self._restamped(rel, row, got.sha, got.ident):
             return None
