@@ -63,7 +63,7 @@ def test_a_build_by_worker_processes_holds_what_one_process_builds(
     _before(monkeypatch, fts._Parsing, "__init__", lambda *args: pools.append(args[0]))
     parallel = _built(root, monkeypatch, workers=2)
     assert len(pools) == 1
-    serial = _built(root, monkeypatch, workers=1)
+    serial = _built(root, monkeypatch, workers=0)
     assert len(pools) == 1
     assert len(parallel["docs"]) == 400 and len(parallel["files"]) > 100
     assert parallel == serial

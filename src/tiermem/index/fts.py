@@ -97,8 +97,9 @@ _AHEAD_BYTES = 32_000_000
 # (`_Parsing`): archive records in runs of `_JOB_FILES`, other tier files one by one.
 _PARALLEL_FILES = 400
 _JOB_FILES = 200
-_WORKERS = min(os.cpu_count() or 1, 4)
-_FILL_CACHE_KB = 65_536  # the page cache of a build (SQLite's default is 2 MB)
+# One core is the writer's: SQLite writes in one process, and a build waits for it.
+_WORKERS = min((os.cpu_count() or 1) - 1, 4)
+_FILL_CACHE_KB = 16_384  # the page cache of a build (SQLite's default is 2 MB)
 _OWN_READS = sys.maxsize  # what a build of its own file has parsed is taken as it is read
 _TURNS = "index.sqlite.sync"  # the lock syncs take turns by (the index lock is for writes)
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
@@ -765,7 +766,7 @@ class FtsIndex:
         forks (else the sync parses them itself)."""
         import multiprocessing
 
-        if _WORKERS < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if _WORKERS < 1 or "fork" not in multiprocessing.get_all_start_methods():
             return None
         jobs = []
         for folder, tier in self._folders(SyncReport()):
