@@ -108,6 +108,28 @@ def test_a_command_run_in_process_closes_the_stores_it_opened(
     assert len(closed) == 1  # a refused command too
 
 
+def test_a_refused_command_says_one_line_though_its_sync_skipped_a_file(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    # A spawn's sync skips a link in the wiki, then the damaged config.toml stops it: the
+    # skip is said only by a command that goes on to its end.
+    Memory.init(tmp_path)[0].close()
+    root, memory = str(tmp_path), tmp_path / ".squad" / "memory"
+    run_cli("hot", "note", "ada", "Retries cap at three.", "--root", root)
+    (memory / "wiki" / "elsewhere.md").symlink_to(tmp_path / "outside.md")
+    config = memory / "config.toml"
+    kept = config.read_text(encoding="utf-8")
+    config.write_text("[spawn]\nbudget =\n", encoding="utf-8")
+    code, _, err = run_cli("spawn", "ada", "--task", "retries", "--budget", "900", "--root", root)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("tiermem: error: ") and "config.toml" in err
+
+    config.write_text(kept, encoding="utf-8")
+    code, _, err = run_cli("spawn", "ada", "--task", "retries", "--root", root)
+    assert code == 0
+    assert err.startswith("tiermem: skipped ") and "elsewhere.md" in err
+
+
 def test_version_is_known(run_cli: RunCli) -> None:
     code, out, err = run_cli("--version")
     assert code == 0

@@ -42,9 +42,12 @@ def _shown_text(text: str) -> str:
     )
 
 
-# The stores this command opened: main says the audit lines a full disk refused with the
-# command's outcome, so a failure stays one line.
+# The stores this command opened, and the lines they had to say (an input skipped, a
+# fallback): main says them, and the audit lines a full disk refused, with the command's
+# outcome, so that a failure is one line (a spawn's sync may skip a link before a damaged
+# config.toml stops it).
 _OPENED: list[Memory] = []
+_HELD: list[str] = []
 
 
 def _memory(args: Namespace, ends: bool = True) -> Memory:
@@ -58,8 +61,16 @@ def _memory(args: Namespace, ends: bool = True) -> Memory:
 def _opened(mem: Memory, ends: bool = True) -> Memory:
     if ends:
         mem.context.hold_unaudited = True
+        mem.context.warn = _HELD.append
         _OPENED.append(mem)
     return mem
+
+
+def _held() -> list[str]:
+    """The lines this command's stores had to say, in order (taken: said once)."""
+    taken = list(_HELD)
+    _HELD.clear()
+    return taken
 
 
 def _unaudited() -> str:
@@ -76,6 +87,7 @@ def _close_opened() -> None:
     fold the index's log into it at some later moment, under whatever runs then."""
     while _OPENED:
         _OPENED.pop().close()
+    _HELD.clear()  # a failed command's, left unsaid
 
 
 def _read_text(value: str, what: str) -> str:
@@ -101,7 +113,12 @@ def _say(lines: Sequence[str]) -> None:
 def _skipped(inputs: Sequence[str]) -> None:
     """Inputs a command left out, one line each on stderr, the same way for every command."""
     for what in inputs:
-        print(f"tiermem: skipped {_one_line(what)}", file=sys.stderr)
+        _tell(f"tiermem: skipped {_one_line(what)}")
+
+
+def _tell(line: str) -> None:
+    """A line for stderr, said with the command's outcome (see `_HELD`)."""
+    _HELD.append(line)
 
 
 # --- handlers -------------------------------------------------------------------------
@@ -147,10 +164,7 @@ def cmd_merge_file(args: Namespace) -> int:
         if not path.is_file():
             raise _usage(f"no such file: {path}")
     if not merge.merge_file(*paths):
-        print(
-            f"warning: {args.ours} is not a tier file; merged line by line (union)",
-            file=sys.stderr,
-        )
+        _tell(f"warning: {args.ours} is not a tier file; merged line by line (union)")
     return 0
 
 
@@ -186,7 +200,7 @@ def cmd_hot(args: Namespace) -> int:
         )
     _say(report.messages)
     if report.redactions:
-        print(f"redacted: {', '.join(report.redactions)}", file=sys.stderr)
+        _tell(f"redacted: {', '.join(report.redactions)}")
     return 0
 
 
@@ -282,7 +296,7 @@ def cmd_scribe(args: Namespace) -> int:
             results, skipped = _end_each(mem)
         if args.format == "json":
             _print_json([r.to_json() for r in results])
-            _say_skipped(skipped)
+            _skipped(skipped)
             return 1 if skipped else 0
         for r in results:
             if not r.cold:
@@ -293,7 +307,7 @@ def cmd_scribe(args: Namespace) -> int:
                     f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
                     f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
                 )
-        _say_skipped(skipped)
+        _skipped(skipped)
         return 1 if skipped else 0
     report = mem.scribe_run(dry_run=args.dry_run)
     if args.format == "json":
@@ -316,11 +330,6 @@ def _end_each(mem: Memory) -> tuple[list[SessionReport], list[str]]:
         except TiermemError as exc:
             skipped.append(f"{agent}: {exc}")
     return results, skipped
-
-
-def _say_skipped(skipped: Sequence[str]) -> None:
-    for line in skipped:
-        print(f"tiermem: skipped {_one_line(line)}", file=sys.stderr)
 
 
 def cmd_decision(args: Namespace) -> int:

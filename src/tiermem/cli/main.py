@@ -13,7 +13,15 @@ import sys
 from collections.abc import Sequence
 
 from . import plain
-from .commands import _close_opened, _one_line, _os_error, _unaudited, cmd_hot, cmd_search
+from .commands import (
+    _close_opened,
+    _held,
+    _one_line,
+    _os_error,
+    _unaudited,
+    cmd_hot,
+    cmd_search,
+)
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -98,6 +106,8 @@ def _run(args: Namespace) -> int:
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
         return 130
+    for line in _held():
+        print(line, file=sys.stderr)
     if missed := _unaudited():
         print(f"tiermem: warning: {missed}", file=sys.stderr)
     return code
