@@ -114,3 +114,35 @@ def test_reindex_of_a_fresh_clone_reads_each_file_once(
     assert mem.reindex() == ["indexed 19 files"]
     assert len(parsed) == len(set(parsed)) == 19
     mem.close()
+
+
+def test_a_build_killed_midway_leaves_nothing_the_next_build_keeps(tmp_path: Path) -> None:
+    root = races.fresh_clone(tmp_path / "clone")
+    memory = root / ".squad" / "memory"
+    left = memory / f"{fts._BUILDING}4242-0123456789ab"
+    left.write_bytes(b"half an index" * 1000)  # a build killed midway
+    mem = Memory(root, now=races.T0)
+    mem.sync()
+    assert not left.exists()
+    assert [p.name for p in memory.glob(".tmp-*")] == []
+    assert mem.context.index.documents() > 0
+    mem.close()
+
+
+def _stuck(folder: str, rel_dir: str, tier: str, names: list[str]) -> list[Any]:
+    """A worker that never answers (as one killed would)."""
+    import time
+
+    time.sleep(30)
+    return []
+
+
+def test_a_worker_that_never_answers_leaves_the_parsing_to_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = races.fresh_clone(tmp_path / "clone")
+    serial = _built(root, monkeypatch, workers=0)
+    monkeypatch.setattr(fts, "_PARALLEL_FILES", 1)
+    monkeypatch.setattr(fts, "_JOB_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(fts, "_parse_files", _stuck)
+    assert _built(root, monkeypatch, workers=1) == serial

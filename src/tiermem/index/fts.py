@@ -97,10 +97,12 @@ _AHEAD_BYTES = 32_000_000
 # (`_Parsing`): archive records in runs of `_JOB_FILES`, other tier files one by one.
 _PARALLEL_FILES = 400
 _JOB_FILES = 200
+_JOB_WAIT_SECONDS = 120.0  # a job takes milliseconds: one this late lost its worker
 # One core is the writer's: SQLite writes in one process, and a build waits for it.
 _WORKERS = min((os.cpu_count() or 1) - 1, 4)
 _FILL_CACHE_KB = 16_384  # the page cache of a build (SQLite's default is 2 MB)
 _OWN_READS = sys.maxsize  # what a build of its own file has parsed is taken as it is read
+_BUILDING = f"{files.TEMP_PREFIX}index-"  # the temp files a build writes, then renames
 _TURNS = "index.sqlite.sync"  # the lock syncs take turns by (the index lock is for writes)
 _KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
 _SLICE = 100  # ranked matches whose scope search_each reads first (then twice as many)
@@ -215,10 +217,19 @@ class _Parsing:
             self._running.append(self._pool.apply_async(_parse_files, job))
 
     def until(self, rel: str, into: dict[str, _Parsed]) -> None:
-        """Hand over every job up to the one that holds `rel` (none when no job does)."""
+        """Hand over every job up to the one that holds `rel` (none when no job does). A job
+        that never comes back (its worker killed) stops the handing over: the sync reads
+        and parses the rest itself."""
+        import multiprocessing
+
         last = self._job_of.get(rel, -1)
         while self._taken <= last and self._running:
-            into.update(self._running.popleft().get())
+            try:
+                into.update(self._running.popleft().get(timeout=_JOB_WAIT_SECONDS))
+            except multiprocessing.TimeoutError:
+                self._running.clear()
+                self._jobs = iter(())
+                return
             self._taken += 1
             self._fill()
 
@@ -691,9 +702,8 @@ class FtsIndex:
                 db = self._current(users)  # another process built it while we waited
                 if db is not None:
                     return db
-            tmp = (
-                self.layout.memory / f"{files.TEMP_PREFIX}index-{os.getpid()}-{os.urandom(6).hex()}"
-            )
+            self._drop_killed_builds()
+            tmp = self.layout.memory / f"{_BUILDING}{os.getpid()}-{os.urandom(6).hex()}"
             try:
                 built = self._fill(tmp, whole)
                 with files.locked(self.layout, self.layout.index):
@@ -715,6 +725,14 @@ class FtsIndex:
                         os.unlink(leftover)
         self._built = built
         return db
+
+    def _drop_killed_builds(self) -> None:
+        """Remove what builds killed midway left (up to a whole index each): every build runs
+        holding the turns, so a temp index found by the one holding them is no other's."""
+        for item in _listing(self.layout.memory):
+            if item.kind == "file" and item.name.startswith(_BUILDING):
+                with contextlib.suppress(OSError):
+                    os.unlink(item.path)
 
     def _fill(self, tmp: Path, whole: bool) -> SyncReport:
         """A whole index of the files (or, not `whole`, an empty one), with this schema and
