@@ -591,11 +591,9 @@ class FtsIndex:
         # index (its connection, the commits of other processes) and this object's writes.
         self._writes = 0  # documents written or dropped
         self._held: tuple[tuple[int, int], int, dict[str, int]] = ((0, 0), 0, {})
-        # The members of small scopes (see `_members`), as of one state and this one's writes.
-        self._scopes: tuple[tuple[int, int, int], dict[tuple[Scope, int], set[int] | None]] = (
-            (0, 0, -1),
-            {},
-        )
+        # The members of small scopes (see `_small_scopes`), as of one state and this one's
+        # writes.
+        self._scopes: tuple[tuple[int, int, int], dict[Scope, set[int] | None]] = ((0, 0, -1), {})
         _IN_PROCESS.add(self)
 
     @property
@@ -1605,7 +1603,7 @@ class FtsIndex:
         small scope (the wiki, the superseded) may never fill: its members are read whole.
         """
         best: list[list[tuple[int, float]]] = [[] for _ in scopes]
-        few = {n: m for n, s in enumerate(scopes) if (m := self._members(s, _FEW)) is not None}
+        few = self._small_scopes(scopes)
         many = [n for n in range(len(scopes)) if n not in few]
         within: dict[tuple[str, str, str], list[int]] = {}
         start, size = 0, _SLICE
@@ -1634,19 +1632,21 @@ class FtsIndex:
         )
         return {rowid: (tier, status, agent) for rowid, tier, status, agent in rows}
 
-    def _members(self, scope: Scope, most: int) -> set[int] | None:
-        """The rowids of a scope's documents, or None when it holds more than `most`; kept
+    def _small_scopes(self, scopes: Sequence[Scope]) -> dict[int, set[int]]:
+        """The members of the scopes (by position) that hold at most _FEW documents; kept
         while the index holds the same documents (a server's spawns ask for the same few
         scopes, the wiki's and the superseded, spawn after spawn)."""
         state = (*self._state(), self._writes)
         if self._scopes[0] != state:
             self._scopes = (state, {})
         known = self._scopes[1]
-        if (scope, most) not in known:
-            known[(scope, most)] = self._read_members(scope, most)
-        return known[(scope, most)]
+        for scope in scopes:
+            if scope not in known:
+                known[scope] = self._members(scope, _FEW)
+        return {n: members for n, s in enumerate(scopes) if (members := known[s]) is not None}
 
-    def _read_members(self, scope: Scope, most: int) -> set[int] | None:
+    def _members(self, scope: Scope, most: int) -> set[int] | None:
+        """The rowids of a scope's documents, or None when it holds more than `most`."""
         condition, args = _scope_condition(scope)
         within = f"SELECT rowid FROM docs WHERE {condition}"
         (count,) = self.db.execute(
@@ -1678,8 +1678,9 @@ class FtsIndex:
         that hold about RARE_ROWS documents: they hold until another process commits, or this
         one has written a tenth of RARE_ROWS documents since (each could change each count)."""
         state, since, _ = self._held
-        if state != self._state() or self._writes - since > RARE_ROWS / 10:
-            self._held = (self._state(), self._writes, {})
+        now = self._state()
+        if state != now or self._writes - since > RARE_ROWS / 10:
+            self._held = (now, self._writes, {})
         return self._held[2]
 
     def _state(self) -> tuple[int, int]:
