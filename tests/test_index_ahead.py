@@ -18,7 +18,7 @@ import pytest
 
 import races
 from reliability import cli
-from tiermem.index import fts
+from tiermem.index import fts, parsing
 from tiermem.index.protocol import SyncReport
 from tiermem.memory import Memory
 from tiermem.storage import files
@@ -75,14 +75,19 @@ def _probe_while_parsing_and_writing(
 ) -> dict[str, set[str]]:
     """What another process finds of the index lock at each parse and each write."""
     seen: dict[str, set[str]] = {"parse": set(), "write": set()}
-    for owner, name, when in ((fts, "parsed_docs", "parse"), (fts.FtsIndex, "_insert", "write")):
+    for owner, name, when in (
+        (parsing, "parsed_docs", "parse"),
+        (fts.FtsIndex, "_insert", "write"),
+    ):
         _before(monkeypatch, owner, name, lambda *_, w=when: seen[w].add(_probe(layout)))
     return seen
 
 
 def _counted_parses(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     counts = {"parsed": 0}
-    _before(monkeypatch, fts, "parsed_docs", lambda *_: counts.update(parsed=counts["parsed"] + 1))
+    _before(
+        monkeypatch, parsing, "parsed_docs", lambda *_: counts.update(parsed=counts["parsed"] + 1)
+    )
     return counts
 
 

@@ -14,7 +14,7 @@ import races
 from test_index_ahead import _before, _probe
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
-from tiermem.index import fts
+from tiermem.index import fts, parsing
 from tiermem.memory import Memory
 
 
@@ -44,7 +44,7 @@ def _built(root: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> dict[st
     """The index a first read of the store builds, with this many workers."""
     for path in (root / ".squad" / "memory").glob("index.sqlite*"):
         path.unlink()
-    monkeypatch.setattr(fts, "_WORKERS", workers)
+    monkeypatch.setattr(parsing, "WORKERS", workers)
     mem = Memory(root, now=GENERATED_NOW)
     assert mem.context.index.sync().errors == []
     mem.close()
@@ -57,10 +57,10 @@ def test_a_build_by_worker_processes_holds_what_one_process_builds(
     root = tmp_path / "store"
     root.mkdir()
     generate(root, 400, lambda _: None)
-    monkeypatch.setattr(fts, "_PARALLEL_FILES", 1)
-    monkeypatch.setattr(fts, "_JOB_FILES", 3)  # many jobs, handed over in order
+    monkeypatch.setattr(parsing, "PARALLEL_FILES", 1)
+    monkeypatch.setattr(parsing, "JOB_FILES", 3)  # many jobs, handed over in order
     pools: list[object] = []
-    _before(monkeypatch, fts._Parsing, "__init__", lambda *args: pools.append(args[0]))
+    _before(monkeypatch, parsing.Parsing, "__init__", lambda *args: pools.append(args[0]))
     parallel = _built(root, monkeypatch, workers=2)
     assert len(pools) == 1
     serial = _built(root, monkeypatch, workers=0)
@@ -109,7 +109,7 @@ def test_reindex_of_a_fresh_clone_reads_each_file_once(
 ) -> None:
     root = races.fresh_clone(tmp_path / "clone")
     parsed: list[str] = []
-    _before(monkeypatch, fts, "parsed_docs", lambda *args: parsed.append(args[1]))
+    _before(monkeypatch, parsing, "parsed_docs", lambda *args: parsed.append(args[1]))
     mem = Memory(root, now=races.T0)
     assert mem.reindex() == ["indexed 19 files"]
     assert len(parsed) == len(set(parsed)) == 19
@@ -142,7 +142,7 @@ def test_a_worker_that_never_answers_leaves_the_parsing_to_the_build(
 ) -> None:
     root = races.fresh_clone(tmp_path / "clone")
     serial = _built(root, monkeypatch, workers=0)
-    monkeypatch.setattr(fts, "_PARALLEL_FILES", 1)
-    monkeypatch.setattr(fts, "_JOB_WAIT_SECONDS", 0.5)
-    monkeypatch.setattr(fts, "_parse_files", _stuck)
+    monkeypatch.setattr(parsing, "PARALLEL_FILES", 1)
+    monkeypatch.setattr(parsing, "JOB_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(parsing, "_parse_files", _stuck)
     assert _built(root, monkeypatch, workers=1) == serial

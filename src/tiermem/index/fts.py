@@ -16,11 +16,9 @@ shows, not for the whole store.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import itertools
-import operator
 import os
 import re
 import sqlite3
@@ -37,6 +35,7 @@ from ..record import field, record, replace
 from ..storage import clone, files, safepath, store
 from ..storage.digest import same as same_digest
 from ..storage.layout import Layout
+from . import parsing
 from .protocol import Doc, Hit, Scope, SyncReport
 from .schema import (
     DOC_FIELDS,
@@ -93,14 +92,6 @@ _EAGER_CHARS = 65_536
 # A sync reads and parses what changed before it takes the index lock, up to this many bytes
 # of files (about 2.5 times as much memory): the rest is read under the lock.
 _AHEAD_BYTES = 32_000_000
-# A store of at least this many files is parsed, when built whole, by worker processes
-# (`_Parsing`): archive records in runs of `_JOB_FILES`, other tier files one by one.
-_PARALLEL_FILES = 400
-_JOB_FILES = 200
-_JOB_WAIT_SECONDS = 120.0  # a job takes milliseconds: one this late lost its worker
-# As many workers as cores (a single core parses in the writing process): on 2 quiet cores
-# one worker left the writer waiting 2.5 s of a 6 s build for what it parsed, two 0.9 s.
-_WORKERS = min(_CORES, 4) if (_CORES := os.cpu_count() or 1) > 1 else 0
 _FILL_CACHE_KB = 16_384  # the page cache of a build (SQLite's default is 2 MB)
 _OWN_READS = sys.maxsize  # what a build of its own file has parsed is taken as it is read
 _BUILDING = f"{files.TEMP_PREFIX}index-"  # the temp files a build writes, then renames
@@ -116,136 +107,13 @@ class _Pending:
     """A changed file's documents, waiting to be written with the folder's others."""
 
     rel: str
-    parsed: _Parsed
+    parsed: parsing.Parsed
     mtime_ns: int  # as recorded (see `_stamp`)
     indexed: bool  # it has rows from before, which go first
 
     @property
     def docs(self) -> list[Doc]:
         return self.parsed.docs
-
-
-@record(frozen=True)
-class _Parsed:
-    """A file read and parsed before the index lock was taken, with the stat that tells the
-    same file later: device, inode, size, mtime and change time. Any write changes the change
-    time, which no program can set; one within two seconds of the read could leave it as it
-    was (the clock's tick), so such a file is read again and its bytes' hash compared."""
-
-    ident: tuple[int, int, int, int, int]
-    sha: str
-    docs: list[Doc]
-    conflicts: list[str]
-    error: ParseError | None = None
-    texts: list[str] = field(default_factory=list)  # the hash of each document's text
-    digest: str = ""  # what the rows hold (`rows_digest`)
-
-    def holds(self, st: os.stat_result, settled_ns: int) -> bool:
-        """Whether the file with this stat is still the one parsed, without reading it."""
-        return self.ident == _ident(st) and self.ident[4] <= settled_ns
-
-
-def _ident(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
-def _parse(
-    path: Path,
-    rel: str,
-    tier: str,
-    got: tuple[bytes, os.stat_result],
-    sha: str = "",
-    hashed: Callable[[bytes | str], str] = _sha,
-) -> _Parsed:
-    """What a file holds, from its bytes read once (a second read could differ), and their
-    hash (made here when not given)."""
-    data, st = got
-    sha = sha or hashed(data)
-    try:
-        docs, conflicts = parsed_docs(path, rel, tier, data)
-    except ParseError as exc:
-        return _Parsed(_ident(st), sha, [], [], exc)
-    texts = [hashed(d.text) for d in docs]
-    return _Parsed(_ident(st), sha, docs, conflicts, None, texts, rows_digest(docs, hashed))
-
-
-def _bulk_sha(data: bytes | str) -> str:
-    """The SHA-256 of text or bytes in hex, as `_sha` gives it, by OpenSSL: a worker
-    process hashes a whole store, where loading it pays (see `storage.digest`)."""
-    import hashlib
-
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
-
-
-def _parse_files(
-    folder: str, rel_dir: str, tier: str, names: list[str]
-) -> list[tuple[str, _Parsed]]:
-    """Files of one folder read and parsed (in a worker process), by path: what cannot be
-    read is left out, for the sync to read and say."""
-    found: list[tuple[str, _Parsed]] = []
-    with contextlib.suppress(TiermemError), files.Folder(Path(folder)) as reader:
-        for name in names:
-            try:
-                got = reader.read(name)
-            except TiermemError:
-                continue
-            if got is not None:
-                rel = f"{rel_dir}/{name}"
-                found.append((rel, _parse(reader.path / name, rel, tier, got, hashed=_bulk_sha)))
-    return found
-
-
-class _Parsing:
-    """Files parsed in worker processes, handed over in the order a sync visits them: the
-    workers parse a few jobs ahead of the writer, so that parsing and writing overlap, in
-    memory bounded by those jobs. Forked: nothing is imported again."""
-
-    def __init__(self, jobs: list[tuple[str, str, str, list[str]]]) -> None:
-        import multiprocessing
-
-        self._pool = multiprocessing.get_context("fork").Pool(_WORKERS)
-        self._jobs = iter(jobs)
-        self._running: collections.deque[Any] = collections.deque()
-        self._job_of = {f"{job[1]}/{name}": n for n, job in enumerate(jobs) for name in job[3]}
-        self._taken = 0  # jobs handed over so far
-        self._fill()
-
-    def _fill(self) -> None:
-        while len(self._running) < _WORKERS * 4:
-            job = next(self._jobs, None)
-            if job is None:
-                return
-            self._running.append(self._pool.apply_async(_parse_files, job))
-
-    def until(self, rel: str, into: dict[str, _Parsed]) -> None:
-        """Hand over every job up to the one that holds `rel` (none when no job does). A job
-        that never comes back (its worker killed) stops the handing over: the sync reads
-        and parses the rest itself."""
-        import multiprocessing
-
-        last = self._job_of.get(rel, -1)
-        while self._taken <= last and self._running:
-            try:
-                into.update(self._running.popleft().get(timeout=_JOB_WAIT_SECONDS))
-            except multiprocessing.TimeoutError:
-                self._running.clear()
-                self._jobs = iter(())
-                return
-            self._taken += 1
-            self._fill()
-
-    def close(self) -> None:
-        """Stop the workers (they hold copies of this process's descriptors, locks too)."""
-        self._pool.terminate()
-        self._pool.join()
-
-
-def _jobs(
-    rel_dir: str, folder: Path, tier: str, names: list[str]
-) -> list[tuple[str, str, str, list[str]]]:
-    """A folder's files in runs of about `_JOB_FILES`, as `_parse_files` takes them."""
-    step = 1 if tier != "archive" else _JOB_FILES
-    return [(str(folder), rel_dir, tier, names[n : n + step]) for n in range(0, len(names), step)]
 
 
 @record
@@ -264,16 +132,6 @@ def wanted(counter: TokenCounter) -> str:
     """The schema an index must have to be read: this version's, with this counter's counts
     (another counter, a test's fake, gets an index of its own counts)."""
     return f"{SCHEMA_VERSION}/{type(counter).__name__}"
-
-
-# What a file's rows hold of their own; token counts and passages are derived from the text.
-_DERIVED = ("tokens", "passages")
-_DIGESTED = operator.attrgetter(*(f for f in DOC_FIELDS if f not in _DERIVED))
-
-
-def rows_digest(docs: Sequence[Doc], hashed: Callable[[bytes | str], str] = _sha) -> str:
-    """What the rows of one file hold (all but what is derived from their text)."""
-    return hashed(repr([_DIGESTED(d) for d in docs]))
 
 
 # Words too common to rank by: matching them only makes the query slower.
@@ -402,9 +260,9 @@ def _moved(
     reader: files.Folder,
     name: str,
     row: Sequence[Any] | None,
-    prior: _Parsed | None = None,
+    prior: parsing.Parsed | None = None,
     settled_ns: int = 0,
-) -> tuple[bytes, os.stat_result] | _Parsed | object | None:
+) -> tuple[bytes, os.stat_result] | parsing.Parsed | object | None:
     """A file's bytes and stat when its size or mtime moved from its row in `files` (or it
     has none): None when they did not, `_GONE` when it vanished since the listing, `prior`
     (what was parsed of it before) when it is provably the same file still. A file that
@@ -572,11 +430,11 @@ class FtsIndex:
         self._users: weakref.finalize[[sqlite3.Connection, int], FtsIndex] | None = None
         self._seen = ""  # the files' fingerprint, as a sync began
         # Files changed before this are taken as parsed when their stat is the same (see
-        # `_Parsed.holds`); the time a sync began, less the clock's tick.
+        # `parsing.Parsed.holds`); the time a sync began, less the clock's tick.
         self._settled = 0
-        self._parsing: _Parsing | None = None  # worker processes parsing for a build
+        self._parsing: parsing.Parsing | None = None  # worker processes parsing for a build
         self._built: SyncReport | None = None  # what the build on opening read, not said yet
-        self._ahead: dict[str, _Parsed] = {}  # files parsed before the lock (`_read_ahead`)
+        self._ahead: dict[str, parsing.Parsed] = {}  # files parsed before the lock (`_read_ahead`)
         self._wanted = wanted(counter)
         self._racy_after = 0
         self._racy = False
@@ -778,21 +636,21 @@ class FtsIndex:
                 self._parsing.close()
                 self._parsing = None
 
-    def _workers(self) -> _Parsing | None:
+    def _workers(self) -> parsing.Parsing | None:
         """Worker processes to parse the store's files, when they are many and this system
         forks (else the sync parses them itself)."""
         import multiprocessing
 
-        if _WORKERS < 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if parsing.WORKERS < 1 or "fork" not in multiprocessing.get_all_start_methods():
             return None
         jobs = []
         for folder, tier in self._folders(SyncReport()):
             with contextlib.suppress(TiermemError):
                 names = list(_readable(_listing(folder), SyncReport()))
-                jobs += _jobs(self.layout.relative(folder), folder, tier, names)
-        if sum(len(job[3]) for job in jobs) < _PARALLEL_FILES:
+                jobs += parsing.jobs(self.layout.relative(folder), folder, tier, names)
+        if sum(len(job[3]) for job in jobs) < parsing.PARALLEL_FILES:
             return None
-        return _Parsing(jobs)
+        return parsing.Parsing(jobs)
 
     def _put_in_place(self, tmp: Path) -> None:
         """Rename a new index over whatever was in its place (no one has the old open)."""
@@ -983,7 +841,7 @@ class FtsIndex:
                     continue
                 sha = _sha(got[0])
                 if row is None or row[2] != sha:
-                    self._ahead[rel] = _parse(reader.path / name, rel, tier, got, sha)
+                    self._ahead[rel] = parsing.parse_file(reader.path / name, rel, tier, got, sha)
                     size += len(got[0])
                     if size > _AHEAD_BYTES:
                         break
@@ -1213,14 +1071,14 @@ class FtsIndex:
         if isinstance(got, tuple):
             data, st = got
             sha = _sha(data)
-            if self._restamped(rel, row, sha, _ident(st)):
+            if self._restamped(rel, row, sha, parsing.ident(st)):
                 return None
             if prior is None or prior.sha != sha:
-                prior = _parse(reader.path / name, rel, tier, got, sha)
-            got = replace(prior, ident=_ident(st))
-        elif isinstance(got, _Parsed) and self._restamped(rel, row, got.sha, got.ident):
+                prior = parsing.parse_file(reader.path / name, rel, tier, got, sha)
+            got = replace(prior, ident=parsing.ident(st))
+        elif isinstance(got, parsing.Parsed) and self._restamped(rel, row, got.sha, got.ident):
             return None
-        if not isinstance(got, _Parsed):
+        if not isinstance(got, parsing.Parsed):
             return got  # unchanged (None), or gone
         return self._taken(got, rel, report, row is not None)
 
@@ -1240,7 +1098,7 @@ class FtsIndex:
         return True
 
     def _taken(
-        self, parsed: _Parsed, rel: str, report: SyncReport, indexed: bool
+        self, parsed: parsing.Parsed, rel: str, report: SyncReport, indexed: bool
     ) -> _Pending | None:
         """A file's documents to write; None when it does not parse (said in the report)."""
         if parsed.error is not None:
@@ -1258,7 +1116,7 @@ class FtsIndex:
             f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
         ).fetchall()
         docs = [Doc(*row[1:]) for row in rows]
-        if not same_digest(digest or "", rows_digest(docs)):
+        if not same_digest(digest or "", parsing.rows_digest(docs)):
             return False
         if _terms_of(self.db, [row[0] for row in rows]) != {
             row[0]: (d.title, d.text, owners(d)) for row, d in zip(rows, docs, strict=True)
