@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -41,8 +42,8 @@ def test_stems_match_endings() -> None:
 # --- passages ----------------------------------------------------------------------------------
 
 
-def body(text: str, spans: list[tuple[int, int, bool]]) -> list[str]:
-    return [text[a:b] for a, b, _ in spans]
+def body(text: str, spans: list[passages.Span]) -> list[str]:
+    return [text[a:b] for a, b, _, _ in spans]
 
 
 def test_a_short_entry_is_one_passage_under_its_title() -> None:
@@ -57,8 +58,38 @@ def test_a_long_entry_is_cut_in_lines_and_long_lines_in_sentences() -> None:
     shown = body(text, cut)
     assert shown[0] == "- first bullet with `a.ts`"
     assert "---" not in shown  # a rule says nothing alone
-    assert all(b - a <= passages.MAX_CHARS for a, b, _ in cut)
-    assert [c for _, _, c in cut][-1] is True and shown[-1] == "code line"
+    assert all(b - a <= passages.MAX_CHARS for a, b, _, _ in cut)
+    assert [c for _, _, c, _ in cut][-1] is True and shown[-1] == "code line"
+
+
+LED = (
+    "Retry rework\n"
+    "The parser's retries were reworked this week, and the notes below say what changed.\n"
+    "**Key files:**\n"
+    "- `src/parse/retry.ts` holds the loop\n"
+    "- `src/parse/backoff.ts` holds the delays\n"
+    "### Owners\n"
+    "| Part | Owner |\n"
+    "|---|---|\n"
+    "| retry loop | ada |\n"
+    "\n"
+    "A paragraph after the table, under its heading still.\n"
+)
+
+
+def test_a_line_that_introduces_others_is_their_lead_not_a_passage() -> None:
+    cut = passages.cut(LED)
+    shown = [LED[p.start : p.end] for p in cut]
+    leads = [LED[p.lead[0] : p.lead[1]] if p.lead else None for p in cut]
+    assert "**Key files:**" not in shown and "### Owners" not in shown
+    assert leads[shown.index("- `src/parse/retry.ts` holds the loop")] == "**Key files:**"
+    assert leads[shown.index("- `src/parse/backoff.ts` holds the delays")] == "**Key files:**"
+    # A table row is read with its header row; a paragraph under a heading has it as lead.
+    assert leads[shown.index("| retry loop | ada |")] == "| Part | Owner |\n|---|---|"
+    assert leads[shown.index("A paragraph after the table, under its heading still.")] == (
+        "### Owners"
+    )
+    assert passages.decode(passages.encode(cut)) == cut
 
 
 @given(st.text(alphabet=st.sampled_from("ab .\n-`#"), max_size=800))
@@ -66,6 +97,9 @@ def test_passages_are_ordered_spans_of_the_text_that_round_trip(text: str) -> No
     cut = passages.cut(text)
     assert all(0 <= p.start < p.end <= len(text) for p in cut)
     assert all(x.end <= y.start for x, y in itertools.pairwise(cut))
+    # A lead comes before what it introduces, and is no passage of its own.
+    assert all(p.lead[1] <= p.start for p in cut if p.lead)
+    assert not {p.lead for p in cut if p.lead} & {(p.start, p.end) for p in cut}
     assert passages.decode(passages.encode(cut)) == cut
 
 
@@ -157,9 +191,27 @@ def test_a_label_is_short_dated_and_names_the_id_and_author() -> None:
         created="2026-03-02T10:00:00Z",
     )
     label = engine.label(d, "ada")
-    assert label.startswith("Release tags are cut from main as vX.Y.Z…")
+    assert label.startswith("Release tags are cut from main as vX.Y.Z by the…")
     assert label.endswith("(decision, 2026-03-02, d-0123456789, by bo)")
     assert "by bo" not in engine.label(d, "bo")
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        (
+            "- **Specification compliance:** strict ECMA-48",
+            "Specification compliance: strict ECMA-48",
+        ),
+        ("2026-05-06 session: - 2026-05-12: **Grader Override**", "Grader Override"),
+        ("### Retry cap (2026-03-02)", "Retry cap"),
+        ("_".join(["SEARCH_ARCHITECTURE_NOTES"] * 4), "_".join(["SEARCH_ARCHITECTURE_NOTES"] * 4)),
+        ("Problem", "Problem: The grader lets a teacher mark an answer right."),
+    ],
+)
+def test_a_label_title_has_no_marks_no_date_and_no_cut_word(title: str, shown: str) -> None:
+    text = "T\nThe grader lets a teacher mark an answer right.\n"
+    assert engine.short_title(title, text) == shown
 
 
 def test_an_excerpt_shows_the_rare_matching_lines_with_gaps_marked() -> None:
@@ -181,3 +233,7 @@ def test_an_excerpt_shows_the_rare_matching_lines_with_gaps_marked() -> None:
 def test_a_title_of_marks_alone_is_labelled_untitled() -> None:
     assert engine.short_title("---") == engine.short_title("## ***") == "untitled"
     assert engine.short_title("2026-03-02 session: Retry cap") == "Retry cap"
+    # A title that says nothing gives way to the entry's first line, when that says more.
+    assert (
+        engine.short_title("---", "x\nThe cache key is the path.") == "The cache key is the path."
+    )

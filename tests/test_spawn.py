@@ -335,7 +335,7 @@ def test_memory_is_fenced_with_dates(team: Memory) -> None:
     assert '<memory tier="policy" pinned="true">' in prompt
     assert '<memory tier="cold" agent="ada">' in prompt
     assert re.search(r"\(policy, as of 2026-03-02, d-[0-9a-f]{10}\)", prompt)
-    assert re.search(r"\(2026-03-02, c-[0-9a-f]{10}\)", prompt)
+    assert re.search(r"\(session, 2026-03-02, c-[0-9a-f]{10}\)", prompt)
     assert "It is not an instruction" in prompt
     fences_balanced(prompt)
 

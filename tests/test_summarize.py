@@ -19,6 +19,7 @@ from tiermem.scribe.summarize import (
     configured,
 )
 from tiermem.text.facts import key_facts
+from tiermem.text.prose import is_fact_list
 
 # The summarizer promises "at most about budget_bytes": a line's "- " lead may go over by a
 # couple of bytes when a heading was left out.
@@ -217,3 +218,76 @@ def test_no_fallback_when_the_primary_works() -> None:
     assert wrapper.summarize(DENSE, title="notes", budget_bytes=400) == "a model summary"
     assert reasons == []
     assert wrapper.name == "remote-model"
+
+
+# --- readable: whole sentences, never a list of names -------------------------------------------
+
+TABLED = (
+    "### Release checklist\n"
+    "We moved the publish job to `scripts/publish.mjs` because the workflow file kept failing.\n"
+    "\n"
+    "**Files touched:**\n"
+    "- `scripts/publish.mjs` now retries the upload three times before it gives up.\n"
+    "- `docs/release.md` says who may cut a release and from which branch.\n"
+    "\n"
+    "| Step | Owner |\n"
+    "|---|---|\n"
+    "| tag v0.9.2 | ada |\n"
+    "| announce in #release | bo |\n"
+    "\n" + FILLER * 12
+)
+
+
+def test_a_summary_is_the_session_own_sentences_never_a_list_of_names() -> None:
+    out = summarize(DENSE)
+    assert "Refs:" not in out
+    for line in out.splitlines():
+        assert not is_fact_list(line), line
+        for sentence in line.removeprefix("- ").split(". "):
+            assert sentence.strip("*. ") in DENSE.replace("\n", " "), sentence
+
+
+def test_a_lead_in_comes_with_what_it_introduces_and_a_row_with_its_header() -> None:
+    out = ExtractiveSummarizer().summarize(TABLED, title="Release checklist", budget_bytes=420)
+    lines = out.splitlines()
+    assert "Release checklist" not in out  # the entry's title says it
+    assert "**Files touched:**" in lines
+    follower = lines[lines.index("**Files touched:**") + 1]
+    assert follower.startswith(("- `scripts/publish.mjs`", "- `docs/release.md`"))
+    # A table row is read with its header: "Step: tag v0.9.2; Owner: ada."
+    assert any("Step: tag v0.9.2; Owner: ada." in line for line in lines)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "alpha",
+                "beta",
+                "gamma.ts",
+                "#7",
+                "ReadBuffer",
+                "decided",
+                "because",
+                ".",
+                "\n",
+                "\n- ",
+                "\n**Lead:**\n- ",
+                "\n## Head\n",
+                "averyveryverylongwordwithoutspaces",
+            ]
+        ),
+        min_size=60,
+        max_size=400,
+    ).map(" ".join),
+    st.integers(min_value=60, max_value=900),
+)
+def test_no_word_is_ever_cut(text: str, budget: int) -> None:
+    out = ExtractiveSummarizer().summarize(text, title="t", budget_bytes=budget)
+    source = set(text.split())
+    assert all(
+        word.strip("*-") in {w.strip("*-") for w in source} or word in ("-",)
+        for word in out.split()
+        if word.strip("*-")
+    )

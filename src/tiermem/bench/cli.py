@@ -105,29 +105,43 @@ def _forward(args: argparse.Namespace) -> int:
 
     corpora = [corpus_folder(c) for c in args.corpus]
     out = Path(args.out).resolve() if args.out else Path(tempfile.mkdtemp(prefix="tiermem-fwd-"))
-    runs = run_corpora(corpora, out, args.limit, progress=args.format == "text")
+    runs = run_corpora(
+        corpora, out, args.limit, args.format == "text", sample=args.sample, seed=args.seed
+    )
+    if args.prompts:
+        for forward in runs:
+            forward.write_prompts(Path(args.prompts) / forward.corpus)
     data = {"corpora": [r.summary() for r in runs], "out": str(out)}
     _emit(data, args.format, lambda d: print_forward(d["corpora"]))
     return 0
 
 
 def print_forward(summaries: list[dict[str, Any]]) -> None:
-    """Forward coverage per corpus: tiermem and each baseline at the spawn's own tokens."""
+    """Forward coverage per corpus, raw / in prose: tiermem and each baseline at the spawn's
+    own tokens, and the share of the prompts' memory lines that are fact lists or fragments."""
     print(
-        f"{'forward':<28}{'probes':>7}{'tiermem':>8}{'recent':>7}{'bm25':>6}{'oracle':>7}"
-        f"{'all':>6}{'ratio':>6}{'tokens p50/p90':>16}{'wins/losses':>12}"
+        f"{'forward (raw / in prose)':<26}{'probes':>7}{'tiermem':>14}{'recent':>14}"
+        f"{'bm25':>14}{'oracle':>14}{'all':>14}{'ratio':>6}{'tokens p50/p90':>15}"
+        f"{'wins/losses':>12}{'lists':>7}{'frags':>7}"
     )
     for s in summaries:
-        c = s["coverage"]
+        raw, read = s["coverage"], s["coverage_in_prose"]
+        pairs = "".join(
+            f"{f'{raw[k]:.3f} / {read[k]:.3f}':>14}"
+            for k in ("tiermem", "recent", "bm25", "oracle", "everything")
+        )
         tokens = f"{s['tokens_median']:.0f}/{s['tokens_p90']:.0f}"
         ratio = s["ratio_to_best_baseline"]
         print(
-            f"{s['corpus']:<28}{s['probes']:>7}{c['tiermem']:>8.3f}{c['recent']:>7.3f}"
-            f"{c['bm25']:>6.3f}{c['oracle']:>7.3f}{c['everything']:>6.3f}"
-            f"{ratio if ratio is not None else '-':>6}{tokens:>16}"
-            f"{s['wins']:>6}/{s['losses']:<5}"
+            f"{s['corpus']:<26}{s['probes']:>7}{pairs}{ratio if ratio is not None else '-':>6}"
+            f"{tokens:>15}{s['wins']:>6}/{s['losses']:<5}"
+            f"{s['fact_list_lines']:>7.1%}{s['fragments']:>7.1%}"
         )
-    print("ratio: tiermem's mean coverage over the better of recent and bm25 at the same tokens")
+    print(
+        "ratio: tiermem's mean coverage in prose over the better of recent and bm25 in prose, "
+        "at the same tokens; lists, frags: fact-list lines and fragments among the prompts' "
+        "memory lines (METRICS.md)"
+    )
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -66,6 +66,20 @@ def _replay_parsers(add: Add) -> None:
     forward.add_argument(
         "--limit", type=int, metavar="N", help="only the first N probes per corpus (quick runs)"
     )
+    forward.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="N probes per corpus drawn at random from all of them (all when fewer)",
+    )
+    forward.add_argument(
+        "--seed", type=int, default=7, metavar="S", help="the draw of --sample (default: 7)"
+    )
+    forward.add_argument(
+        "--prompts",
+        metavar="DIR",
+        help="write each probe's prompt, with the facts it carries, to DIR/CORPUS/",
+    )
     _format(forward)
 
 

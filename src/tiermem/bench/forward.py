@@ -12,6 +12,7 @@ uncapped (`everything`).
 from __future__ import annotations
 
 import math
+import random
 import re
 import statistics
 from collections import Counter
@@ -24,7 +25,8 @@ from ..memory import Memory
 from ..render.progress import track
 from ..storage.clock import format_time
 from ..text.facts import key_facts, present_facts
-from .corpus import Event, Session
+from . import prose
+from .corpus import Event, Session, load_events, sessions
 from .probes import MIN_PROBE_FACTS, SECTION_HEADING, WORDS, clean_heading, first_section
 from .replay import ReplaySummary, mem_agent, replay
 
@@ -55,19 +57,44 @@ class Section:
     words: Counter[str]
 
 
+@dataclass(frozen=True)
+class Covered:
+    """The share of a probe's known facts a text holds: anywhere, and carried in prose."""
+
+    raw: float
+    prose: float
+    present: frozenset[str] = frozenset()
+    in_prose: frozenset[str] = frozenset()
+
+
 @dataclass
 class ProbeFigures:
-    """One probe's coverage and tokens for tiermem and each baseline."""
+    """One probe's coverage and tokens for tiermem and each baseline, and how readable
+    tiermem's prompt is."""
 
     probe: ForwardProbe
     tokens: int
-    coverage: float
     situation: str
-    recent: float
-    bm25: float
-    oracle: float
-    everything: float
+    covered: dict[str, Covered]  # tiermem and each baseline
     everything_tokens: int
+    readable: prose.Readability
+    prompt: str = field(repr=False, default="")
+
+    def page(self) -> str:
+        """The probe's prompt under what it was asked and which known facts it carries, for
+        reading a prompt beside its figures."""
+        mine = self.covered["tiermem"]
+        facts = sorted(self.probe.known)
+        marks = [
+            f"{f} ({'prose' if f in mine.in_prose else 'raw' if f in mine.present else '-'})"
+            for f in facts
+        ]
+        return (
+            f"<!-- {self.probe.agent}: {self.probe.query}\n"
+            f"known: {'; '.join(marks)}\n"
+            f"raw {mine.raw:.3f}, in prose {mine.prose:.3f}, {self.tokens} tokens -->\n\n"
+            + self.prompt
+        )
 
 
 def sections_of(text: str) -> list[str]:
@@ -103,12 +130,14 @@ class EarlierText:
         self.writers: set[str] = set()
         self.history: dict[str, list[Section]] = {}
         self.decisions: list[Section] = []
+        self.source = prose.Source()
         self._seen_decisions: set[str] = set()
 
     def add(self, events: Iterable[Event]) -> None:
         """Take in one session's events (after its probes were asked)."""
         for event in events:
             self.facts |= key_facts(event.text)
+            self.source.add(event.text)
             if event.kind == "history" and event.agent:
                 agent = mem_agent(event.agent)
                 self.writers.add(agent)
@@ -171,39 +200,49 @@ def _bm25(
     return score
 
 
-def oracle_facts(pool: Sequence[Section], known: frozenset[str], room: int) -> set[str]:
+def oracle_sections(pool: Sequence[Section], known: frozenset[str], room: int) -> list[Section]:
     """Greedy, knowing the facts: the section adding most known facts per token, while one
     fits."""
     got: set[str] = set()
+    taken: list[Section] = []
     spent = 0
     candidates = [s for s in pool if s.facts & known]
     while True:
         fits = [s for s in candidates if spent + s.tokens <= room and (s.facts & known) - got]
         if not fits:
-            return got
+            return taken
         best = max(fits, key=lambda s: len((s.facts & known) - got) / max(1, s.tokens))
         candidates.remove(best)
+        taken.append(best)
         spent += best.tokens
         got |= best.facts & known
 
 
-def _share(known: frozenset[str], text: str) -> float:
-    return len(present_facts(known, text)) / len(known)
+def covered(known: frozenset[str], text: str, source: prose.Source) -> Covered:
+    """The share of the known facts a text holds, raw and carried in prose."""
+    present = present_facts(known, text)
+    in_prose = prose.carried(present, text, source) if present else set()
+    return Covered(
+        len(present) / len(known),
+        len(in_prose) / len(known),
+        frozenset(present),
+        frozenset(in_prose),
+    )
 
 
-def baselines(earlier: EarlierText, probe: ForwardProbe, room: int) -> dict[str, float]:
+def baselines(earlier: EarlierText, probe: ForwardProbe, room: int) -> dict[str, Covered]:
     """Each baseline's coverage of the probe's known facts within `room` tokens."""
     own = earlier.history.get(probe.agent, [])
     pool = [*own, *earlier.decisions]
 
-    def covered(taken: list[Section]) -> float:
-        return _share(probe.known, "\n\n".join(s.text for s in taken))
+    def cover(taken: Iterable[Section]) -> Covered:
+        return covered(probe.known, "\n\n".join(s.text for s in taken), earlier.source)
 
     return {
-        "recent": covered(take_while_fits(reversed(own), room)),
-        "bm25": covered(take_while_fits(bm25_order(pool, probe.query), room)),
-        "oracle": len(oracle_facts(pool, probe.known, room)) / len(probe.known),
-        "everything": covered(pool),
+        "recent": cover(take_while_fits(reversed(own), room)),
+        "bm25": cover(take_while_fits(bm25_order(pool, probe.query), room)),
+        "oracle": cover(oracle_sections(pool, probe.known, room)),
+        "everything": cover(pool),
     }
 
 
@@ -215,33 +254,45 @@ class ForwardRun:
     results: list[ProbeFigures] = field(default_factory=list)
     replay: ReplaySummary | None = None
 
+    def write_prompts(self, folder: Path) -> None:
+        """Each probe's prompt as a page of its own, under its figures."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, figures in enumerate(self.results, 1):
+            name = f"{n:03d}-{figures.probe.agent}.md"
+            (folder / name).write_text(figures.page(), encoding="utf-8")
+
     def summary(self) -> dict[str, Any]:
-        """Means of coverage, token medians and p90s, and tiermem against the baselines."""
+        """Means of coverage raw and in prose, token medians and p90s, tiermem against the
+        baselines (in prose, the figure goals are set on), and its prompts' readability."""
         r = self.results
-        mean = {k: _mean(getattr(x, f) for x in r) for k, f in _KINDS.items()}
-        best = max(mean["recent"], mean["bm25"])
-        gains = [x.coverage - max(x.recent, x.bm25) for x in r]
+        mean = {k: _mean(x.covered[k].raw for x in r) for k in KINDS}
+        in_prose = {k: _mean(x.covered[k].prose for x in r) for k in KINDS}
+        best = max(in_prose["recent"], in_prose["bm25"])
+        gains = [x.covered["tiermem"].prose - _best_baseline(x) for x in r]
+        lines = sum(x.readable.lines for x in r) or 1
         return {
             "corpus": self.corpus,
             "probes": len(r),
             "coverage": mean,
+            "coverage_in_prose": in_prose,
             "tokens_median": _median([x.tokens for x in r]),
             "tokens_p90": _p90([x.tokens for x in r]),
             "everything_tokens_median": _median([x.everything_tokens for x in r]),
-            "ratio_to_best_baseline": round(mean["tiermem"] / best, 3) if best else None,
+            "ratio_to_best_baseline": round(in_prose["tiermem"] / best, 3) if best else None,
             "wins": sum(g > 0 for g in gains),
             "losses": sum(g < 0 for g in gains),
+            "fact_list_lines": round(sum(x.readable.fact_lists for x in r) / lines, 4),
+            "fragments": round(sum(x.readable.fragments for x in r) / lines, 4),
+            "memory_lines": lines,
             "situations": dict(Counter(x.situation for x in r).most_common()),
         }
 
 
-_KINDS = {
-    "tiermem": "coverage",
-    "recent": "recent",
-    "bm25": "bm25",
-    "oracle": "oracle",
-    "everything": "everything",
-}
+KINDS = ("tiermem", "recent", "bm25", "oracle", "everything")
+
+
+def _best_baseline(figures: ProbeFigures) -> float:
+    return max(figures.covered["recent"].prose, figures.covered["bm25"].prose)
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -258,17 +309,43 @@ def _p90(values: list[int]) -> float:
     return float(ordered[int(0.9 * (len(ordered) - 1))]) if ordered else 0.0
 
 
+def chosen_probes(corpus: Path, sample: int | None, seed: int) -> set[int] | None:
+    """The events whose probes a sampled run asks (None: every probe): `sample` of them,
+    drawn with `seed` from every forward probe of the corpus."""
+    if sample is None:
+        return None
+    facts: set[str] = set()
+    writers: set[str] = set()
+    every: list[int] = []
+    for session in sessions(load_events(corpus)):
+        every += [e.seq for e in session.events if probe_of(e, facts, writers)]
+        for event in session.events:
+            facts |= key_facts(event.text)
+            if event.kind == "history" and event.agent:
+                writers.add(mem_agent(event.agent))
+    return set(random.Random(seed).sample(every, min(sample, len(every))))
+
+
 def run_forward(
-    corpus: Path, out: Path, limit: int | None = None, progress: bool = False
+    corpus: Path,
+    out: Path,
+    limit: int | None = None,
+    progress: bool = False,
+    sample: int | None = None,
+    seed: int = 7,
 ) -> ForwardRun:
-    """Replay a corpus into `out`, asking every forward probe just before its session."""
+    """Replay a corpus into `out`, asking every forward probe (or a sample of them, or the
+    first `limit`) just before its session."""
     from ..index.tokens import O200K
 
     earlier = EarlierText(O200K.count_many)
     run = ForwardRun(corpus.name)
+    chosen = chosen_probes(corpus, sample, seed)
 
     def before(session: Session) -> None:
         probes = [p for e in session.events if (p := probe_of(e, earlier.facts, earlier.writers))]
+        if chosen is not None:
+            probes = [p for p in probes if p.seq in chosen]
         if limit is not None:
             probes = probes[: max(0, limit - len(run.results))]
         if probes:
@@ -297,13 +374,11 @@ def _ask(
             ProbeFigures(
                 probe=probe,
                 tokens=room,
-                coverage=_share(probe.known, result.prompt),
                 situation=result.situation,
-                recent=seen["recent"],
-                bm25=seen["bm25"],
-                oracle=seen["oracle"],
-                everything=seen["everything"],
+                covered={"tiermem": covered(probe.known, result.prompt, earlier.source), **seen},
                 everything_tokens=_everything_tokens(earlier, probe.agent),
+                readable=prose.readability(result.prompt),
+                prompt=result.prompt,
             )
         )
     mem.close()
@@ -316,10 +391,15 @@ def _everything_tokens(earlier: EarlierText, agent: str) -> int:
 
 
 def run_corpora(
-    corpora: Sequence[Path], out: Path, limit: int | None, progress: bool
+    corpora: Sequence[Path],
+    out: Path,
+    limit: int | None,
+    progress: bool,
+    sample: int | None = None,
+    seed: int = 7,
 ) -> list[ForwardRun]:
     """Forward probes of each corpus, each replayed into its own folder under `out`."""
     runs = []
     for corpus in track(list(corpora), "forward probes", progress and len(corpora) > 1):
-        runs.append(run_forward(corpus, out / corpus.name, limit, progress))
+        runs.append(run_forward(corpus, out / corpus.name, limit, progress, sample, seed))
     return runs

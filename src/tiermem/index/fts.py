@@ -35,7 +35,7 @@ from ..record import field, record, replace
 from ..storage import clone, files, safepath, store
 from ..storage.digest import same as same_digest
 from ..storage.layout import Layout
-from . import parsing
+from . import parsing, passages
 from .protocol import Doc, Hit, Scope, SyncReport
 from .schema import (
     DOC_FIELDS,
@@ -131,7 +131,7 @@ class _Batch:
 def wanted(counter: TokenCounter) -> str:
     """The schema an index must have to be read: this version's, with this counter's counts
     (another counter, a test's fake, gets an index of its own counts)."""
-    return f"{SCHEMA_VERSION}/{type(counter).__name__}"
+    return f"{SCHEMA_VERSION}.{passages.CUT_VERSION}/{type(counter).__name__}"
 
 
 # Words too common to rank by: matching them only makes the query slower.

@@ -5,6 +5,10 @@ the assembler chooses passages, not whole entries, and shows each group of them 
 short label of its entry. An entry is cut once, by the index (when it takes the entry in, or
 for entries indexed in bulk when a read first returns it): each passage is a span of the
 entry's text (so it is quoted exactly) with the key facts it holds.
+
+A line that only introduces others (a heading, a bold lead-in, a line ending in `:`) is no
+passage of its own: it is the **lead** of the lines after it, shown above the first of them
+a prompt takes, so it never stands alone; a table row's lead is its table's header row.
 """
 
 from __future__ import annotations
@@ -13,6 +17,10 @@ import re
 
 from ..record import record
 from ..text.facts import key_facts
+from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
+
+# Bumped when the cut changes: an index of passages cut another way is built again.
+CUT_VERSION = "2"  # 2: leads
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
 # relevant sentence should not bring a paragraph with it.
@@ -33,6 +41,7 @@ class Passage:
     end: int
     facts: frozenset[str]
     code: bool = False  # inside a fenced code block: shown inside a fence again
+    lead: tuple[int, int] | None = None  # the line(s) that introduce it, shown above it
 
 
 def body_start(text: str) -> int:
@@ -43,36 +52,98 @@ def body_start(text: str) -> int:
 
 def cut(text: str) -> list[Passage]:
     """The passages of an entry's text (title line excluded), in order, with their facts."""
-    return [Passage(a, b, frozenset(key_facts(text[a:b])), code) for a, b, code in spans(text)]
+    return [
+        Passage(a, b, frozenset(key_facts(text[a:b])), code, lead)
+        for a, b, code, lead in spans(text)
+    ]
 
 
-def spans(text: str) -> list[tuple[int, int, bool]]:
-    """(start, end, in code) of each passage of an entry's text (title line excluded)."""
+Span = tuple[int, int, bool, "tuple[int, int] | None"]
+
+
+def spans(text: str) -> list[Span]:
+    """(start, end, in code, lead) of each passage of an entry's text (title line
+    excluded)."""
     start = body_start(text)
     body = text[start:]
     if not body.strip():
         return []
-    if len(body.strip()) <= WHOLE_CHARS and "```" not in body:
+    if len(body.strip()) <= WHOLE_CHARS and "```" not in body and not _leads(body):
         lead = len(body) - len(body.lstrip())
-        return [(start + lead, start + len(body.rstrip()), False)]
-    return _spans(text, start)
+        return [(start + lead, start + len(body.rstrip()), False, None)]
+    return _Cutter(text).spans(start)
 
 
-def _spans(text: str, start: int) -> list[tuple[int, int, bool]]:
-    """(start, end, in code) of each line worth a passage, long lines cut in sentences."""
-    spans: list[tuple[int, int, bool]] = []
-    code = False
-    at = start
-    for line in text[start:].split("\n"):
-        line_start, at = at, at + len(line) + 1
-        if _FENCE.match(line):
-            code = not code
-            continue
-        if not line.strip() or (not code and _BARE.match(line)):
-            continue
-        end = line_start + len(line.rstrip())
-        spans.extend((a, b, code) for a, b in _sentences(text, line_start, end))
-    return spans
+def _leads(body: str) -> bool:
+    """Whether a body has lines that introduce others (then it is cut, so that they are
+    shown as leads)."""
+    return any(introduces(line.strip()) for line in body.splitlines() if line.strip())
+
+
+class _Cutter:
+    """Reads an entry's lines in order, keeping the lead that introduces each."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found: list[Span] = []
+        self.heading: tuple[int, int] | None = None
+        self.intro: tuple[int, int] | None = None  # a lead-in, for the lines after it
+        self.header: tuple[int, int] | None = None  # the table being read: its header row
+        self.blank = False  # the last line was blank
+
+    def spans(self, start: int) -> list[Span]:
+        code = False
+        at = start
+        for line in self.text[start:].split("\n"):
+            line_start, at = at, at + len(line) + 1
+            end = line_start + len(line.rstrip())
+            if _FENCE.match(line):
+                code = not code
+            elif code:
+                if line.strip():
+                    self._add(line_start, end, True, self.lead)
+            else:
+                self._line(line, line_start, end)
+        return self.found
+
+    def _line(self, line: str, start: int, end: int) -> None:
+        stripped = line.strip()
+        if not stripped:
+            self.blank = True
+            self.header = None
+            return
+        if self.blank and not _LIST_ITEM.match(line):
+            self.intro = None  # a paragraph after a blank line is not the lead-in's list
+        self.blank = False
+        if is_table_row(stripped):
+            self._row(stripped, start, end)
+        elif HEADING.match(stripped):
+            self.heading, self.intro, self.header = (start, end), None, None
+        elif introduces(stripped):
+            self.intro, self.header = (start, end), None
+        elif not _BARE.match(line):
+            self.header = None
+            self._add(start, end, False, self.lead)
+
+    @property
+    def lead(self) -> tuple[int, int] | None:
+        """What introduces the next line: the nearest lead-in, else its heading."""
+        return self.intro or self.heading
+
+    def _row(self, row: str, start: int, end: int) -> None:
+        if self.header is None:
+            self.header = (start, end)
+        elif is_table_rule(row):
+            self.header = (self.header[0], end)
+        else:
+            self._add(start, end, False, self.header)
+
+    def _add(self, start: int, end: int, code: bool, lead: tuple[int, int] | None) -> None:
+        for a, b in _sentences(self.text, start, end):
+            self.found.append((a, b, code, lead))
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -106,7 +177,7 @@ def encode(passages: list[Passage]) -> str:
     """Passages as the index stores them (compact JSON)."""
     import json  # here: a search that shows no passage never loads it
 
-    rows = [[p.start, p.end, int(p.code), sorted(p.facts)] for p in passages]
+    rows = [[p.start, p.end, int(p.code), sorted(p.facts), *(p.lead or ())] for p in passages]
     return json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -116,6 +187,11 @@ def decode(stored: str) -> list[Passage]:
 
     try:
         rows = json.loads(stored) if stored else []
-        return [Passage(int(a), int(b), frozenset(f), bool(c)) for a, b, c, f in rows]
+        return [_passage(*row) for row in rows]
     except (ValueError, TypeError):
         return []
+
+
+def _passage(start: int, end: int, code: int, facts: list[str], *lead: int) -> Passage:
+    at = (int(lead[0]), int(lead[1])) if len(lead) == 2 else None
+    return Passage(int(start), int(end), frozenset(facts), bool(code), at)

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence, Set
 
 from ..index.protocol import Doc
 from ..record import record
 from ..storage.entries import STRUCTURED
+from ..text import prose
+from ..text.facts import key_facts
 from . import candidates, packing, scoring
 from .candidates import Candidate
 from .packing import Group, Room
 from .query import Query
 
 # A label names its entry in a few words: enough to say what it is, short enough to repeat.
-LABEL_WORDS = 8
-LABEL_CHARS = 60
+LABEL_WORDS = 10
+LABEL_CHARS = 72
 # An agent's standing knowledge (its history's core context) takes at most this share of
 # the room: it is always about the agent, rarely all about the task.
 STANDING_SHARE = 0.2
@@ -150,34 +151,45 @@ def _left_out(found: Sequence[Candidate], groups: Sequence[Group]) -> list[Doc]:
 
 
 def label(doc: Doc, agent: str) -> str:
-    """A short label of an entry: a few words of its title, then its kind when it binds (a
-    policy, decision, convention or contract), its date, the id that reads it whole, and whose
-    it is when it is not the asking agent's."""
-    parts = [doc.cls] if doc.cls in STRUCTURED else []
-    parts += [doc.created[:10] or "undated", doc.parent or doc.id]
+    """A short label of an entry: a few words of its title, then what kind of entry it is,
+    when it was written, the id that reads it whole, and whose it is when it is not the
+    asking agent's."""
+    parts = [kind(doc), doc.created[:10] or "undated", doc.parent or doc.id]
     if doc.agent and doc.agent != agent:
         parts.append(f"by {doc.agent}")
-    return f"{short_title(doc.title)} ({', '.join(parts)})"
+    return f"{short_title(doc.title, doc.text)} ({', '.join(parts)})"
 
 
-# What a session summary's title starts with, besides its subject: "2026-03-06 session: ",
-# "2026-05-XX — " (a date placeholder), once or twice.
-_TITLE_LEAD = re.compile(
-    r"^(?:\d{4}-\d\d(?:-(?:\d\d|XX))?:?\s*(?:session|checkpoint)?\s*[:—–-]?\s*){1,2}"
-)
+def kind(doc: Doc) -> str:
+    """What an entry is, in a word: its class when it binds (a policy, decision, convention
+    or contract), an agent's standing knowledge, an archived text, else a session summary."""
+    if STANDING_TAG in doc.tags.split(","):
+        return "standing"
+    if doc.cls in STRUCTURED:
+        return doc.cls
+    return "archived" if doc.tier == "archive" else "session"
 
 
 UNTITLED = "untitled"
+# A title of fewer plain words than this says nothing of its own ("Problem", "Learnings",
+# "Phase 2"): the entry's first line says more.
+TITLE_WORDS = 2
 
 
-def short_title(title: str) -> str:
-    """The first words of a title (less a leading date), cut with `…`; a title of marks
-    alone (a rule, `---`) says nothing and is named as such."""
-    clean = " ".join(_TITLE_LEAD.sub("", title.lstrip("#").strip()).split()) or title.strip()
+def short_title(title: str, text: str = "") -> str:
+    """The first words of a title (without marks or a leading date), cut at a word with `…`;
+    a title that says nothing alone gives way to the first line of the entry's body, and a
+    title of marks alone is named as such."""
+    clean = prose.clean_title(title, LABEL_CHARS)
+    if len(prose.plain_words(clean)) < TITLE_WORDS and not key_facts(clean):
+        first = next((ln for ln in text.splitlines()[1:] if ln.strip()), "")
+        better = prose.clean_title(first, LABEL_CHARS)
+        if len(prose.plain_words(better)) >= TITLE_WORDS:
+            clean = f"{clean}: {better}" if clean else better
+            clean = prose.cut_at_word(clean, LABEL_CHARS)
     if not any(ch.isalnum() for ch in clean):
         return UNTITLED
-    words = clean.split(" ")
-    short = " ".join(words[:LABEL_WORDS])
-    if len(short) > LABEL_CHARS:
-        short = short[:LABEL_CHARS].rsplit(" ", 1)[0]
-    return short if short == clean else short.rstrip(" ,;:—-") + "…"
+    words = clean.removesuffix(prose.ELLIPSIS).split(" ")
+    if len(words) > LABEL_WORDS:
+        return " ".join(words[:LABEL_WORDS]).rstrip(" ,;:—–-(") + prose.ELLIPSIS
+    return clean

@@ -58,14 +58,16 @@ def of(
         return Excerpt(doc.text, (), doc.tokens)
     per_char = doc.tokens / max(1, len(doc.text))
     chosen = _chosen(doc.text, found, terms, per_char, weights or {})
-    spans = tuple((found[i][0], found[i][1]) for i in chosen)
+    # Each passage with the line that introduces it: a lead-in never stands alone.
+    leads = {lead for i in chosen if (lead := found[i][3]) is not None}
+    spans = tuple(sorted({*leads, *((found[i][0], found[i][1]) for i in chosen)}))
     text = _shown(doc.text, spans)
     return Excerpt(text, spans, max(1, round(len(text) * per_char)))
 
 
 def _chosen(
     text: str,
-    found: list[tuple[int, int, bool]],
+    found: list[passages.Span],
     terms: Sequence[str],
     per_char: float,
     weights: Mapping[str, float],
@@ -73,7 +75,7 @@ def _chosen(
     """The indexes of the passages to show: the best matches, each with the one after it,
     while they fit EXCERPT_TOKENS (the best one always); the first ones when none matches."""
     stems = [(words.stem(t), weights.get(t, 1.0) * (2 if words.is_name(t) else 1)) for t in terms]
-    lows = [text[a:b].lower() for a, b, _ in found]
+    lows = [text[a:b].lower() for a, b, _, _ in found]
     score = [sum(w for s, w in stems if s in low) for low in lows]
     ranked = sorted((i for i in range(len(found)) if score[i]), key=lambda i: (-score[i], i))
     chosen: set[int] = set()

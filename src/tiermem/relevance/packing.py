@@ -40,8 +40,9 @@ class Group:
 
     @property
     def tokens(self) -> int:
-        """What the group costs: its label and its passages."""
-        return label_tokens(self.label) + sum(p.tokens for p in self.pieces)
+        """What the group costs: its label, its passages and their leads."""
+        leads = {p.passage.lead: p.lead_tokens for p in self.pieces if p.passage.lead}
+        return label_tokens(self.label) + sum(p.tokens for p in self.pieces) + sum(leads.values())
 
     @property
     def ordered(self) -> list[Piece]:
@@ -69,6 +70,7 @@ class _State:
     covered: set[str]
     worth: Mapping[str, float]  # fact -> its chance of being used
     shown: set[str] = field(default_factory=set)
+    leads: set[tuple[str, int]] = field(default_factory=set)  # (doc id, lead start) shown
     groups: dict[str, Group] = field(default_factory=dict)
     spent: int = 0
     capped: dict[str, int] = field(default_factory=dict)  # doc id -> tokens still allowed
@@ -154,8 +156,15 @@ def _hopeless(piece: Piece, worth: Mapping[str, float], floor: float) -> bool:
 
 
 def _cost(piece: Piece, state: _State, costs: Mapping[str, int]) -> int:
-    """A passage's tokens, and its label's when it would open its group."""
-    return piece.tokens + (0 if piece.doc.id in state.groups else costs[piece.doc.id])
+    """A passage's tokens, its label's when it would open its group, and its lead's when
+    the group does not show it yet."""
+    label = 0 if piece.doc.id in state.groups else costs[piece.doc.id]
+    return piece.tokens + label + (0 if _lead_shown(piece, state) else piece.lead_tokens)
+
+
+def _lead_shown(piece: Piece, state: _State) -> bool:
+    lead = piece.passage.lead
+    return lead is None or (piece.doc.id, lead[0]) in state.leads
 
 
 def _value(piece: Piece, state: _State, costs: Mapping[str, int]) -> float:
@@ -175,10 +184,14 @@ def _fits(piece: Piece, state: _State, costs: Mapping[str, int], room: int) -> b
 
 
 def _take(piece: Piece, state: _State, costs: Mapping[str, int], labels: Mapping[str, str]) -> bool:
-    """Add a passage to its group; whether that opened the group."""
+    """Add a passage to its group; whether that opened the group or a lead of it (which
+    makes its siblings cheaper)."""
     state.spent += _cost(piece, state, costs)
     state.covered |= piece.passage.facts
     state.shown |= sentences(piece.text)
+    opened_lead = not _lead_shown(piece, state)
+    if piece.passage.lead is not None:
+        state.leads.add((piece.doc.id, piece.passage.lead[0]))
     if piece.doc.id in state.capped:
         state.capped[piece.doc.id] -= piece.tokens
     group = state.groups.get(piece.doc.id)
@@ -187,7 +200,7 @@ def _take(piece: Piece, state: _State, costs: Mapping[str, int], labels: Mapping
         group.pieces.append(piece)
         return True
     group.pieces.append(piece)
-    return False
+    return opened_lead
 
 
 @functools.lru_cache(maxsize=65536)

@@ -19,6 +19,7 @@ from ..index.passages import Passage
 from ..index.protocol import Doc
 from ..record import record
 from ..storage.layout import TEAM
+from ..text import prose
 from . import words
 from .candidates import Candidate
 from .query import Query
@@ -43,6 +44,8 @@ class Piece:
     text: str
     tokens: int
     score: float
+    lead: str = ""  # the line(s) introducing it, shown above it once per group
+    lead_tokens: int = 0
 
 
 class Scorer:
@@ -71,7 +74,9 @@ class Scorer:
                 line = sum(weights[i] for i in terms) / total
                 tokens = 1 + math.ceil(len(text) * per_char)
                 score = (LINE_SHARE * line + entry) * standing
-                found.append(Piece(cand.doc, passage, text, tokens, score))
+                lead = _lead(cand.doc.text, passage)
+                lead_tokens = 1 + math.ceil(len(lead) * per_char) if lead else 0
+                found.append(Piece(cand.doc, passage, text, tokens, score, lead, lead_tokens))
         return found
 
     def _match(self, doc: Doc) -> _Matched:
@@ -105,14 +110,27 @@ _CUT_CACHED = 2048
 @functools.lru_cache(maxsize=_CUT_CACHED)
 def _texts(text: str, stored: str) -> tuple[str, list[tuple[Passage, str, str]]]:
     """A document's text lower-cased, and (passage, its text, lower-cased) of each passage
-    but those that say nothing alone. Cached: the same entries come back spawn after spawn."""
+    but those that say nothing alone and lists of names that say nothing of them. Cached:
+    the same entries come back spawn after spawn."""
     found = []
     cut = passages.decode(stored)
     for p in cut:
         part = text[p.start : p.end]
+        if prose.is_fact_list(part):
+            continue
         if p.facts or len(part.split()) >= MIN_WORDS or len(cut) == 1:
             found.append((p, part, part.lower()))
     return text.lower(), found
+
+
+def _lead(text: str, passage: Passage) -> str:
+    """The line(s) a passage is shown under: a heading as bold text, a table's header row
+    with its rule, a lead-in as written."""
+    if passage.lead is None:
+        return ""
+    start, end = passage.lead
+    lines = text[start:end].split("\n")
+    return "\n".join(filter(None, [prose.as_lead(lines[0]), *lines[1:]]))
 
 
 def _term_weights(weights: Sequence[float], matched: Sequence[Sequence[int]]) -> list[float]:

@@ -8,6 +8,7 @@ simply done again by the next run, with the same result.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,8 @@ from ..storage.layout import TEAM
 from ..team import decisions
 from ..team.classify import classify, is_structured
 from ..text import markdown
-from .summarize import budget_for
+from ..text.prose import clean_title
+from .summarize import budget_for, untitled
 
 KNOWLEDGE_MIN_BYTES = 80
 
@@ -270,7 +272,9 @@ def _raw_session(items: Sequence[Entry]) -> str:
     return "\n\n".join(parts)
 
 
-def _overview(items: Sequence[Entry]) -> list[str]:
+def _overview(items: Sequence[Entry], title: str) -> list[str]:
+    """The session's task, why, decisions and actions, a line each (the task not where the
+    title says it whole)."""
     lines = []
     for slot, label in (
         ("task", "Task"),
@@ -279,6 +283,8 @@ def _overview(items: Sequence[Entry]) -> list[str]:
         ("action", "Did"),
     ):
         texts = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == slot]
+        if slot == "task" and [clean_title(t) for t in texts] == [title]:
+            continue
         if texts:
             lines.append(f"{label}: " + "; ".join(texts))
     return lines
@@ -307,7 +313,7 @@ def _compress(
     report.cold = [entry.id]
     report.knowledge = [k.id for k in knowledge]
     report.raw_bytes = len(_raw_session(items).encode("utf-8"))
-    # The summary under the entry's heading (which carries its date, kind and title).
+    # The summary under the entry's heading (its title; its date is in its metadata).
     report.summary_bytes = len(entry.body.encode("utf-8"))
     return report
 
@@ -324,10 +330,10 @@ def _summary_entry(
     text is kept as it is: Scribe never makes a session bigger than its source.
     """
     notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in _NOT_NOTES)
-    head = "\n".join(_overview(items))
+    title = _title(items)
+    head = "\n".join(_overview(items, title))
     open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
     tail = ("Open: " + "; ".join(open_items)) if open_items else ""
-    title = f"{stamp[:10]} {kind}: {_title(items)}"
     name, summary = "extractive", ""  # the overview alone: no summarizer is called
     if notes.strip():
         summarizer = ctx.summarizer()
@@ -339,7 +345,7 @@ def _summary_entry(
     body = "\n".join(p for p in (head, summary, tail) if p)
     raw = _raw_session(items)
     if len(body.encode("utf-8")) >= len(raw.encode("utf-8")):
-        body = raw
+        body = untitled(raw, title).strip("\n")
     entry = Entry(
         id=content_id("c", agent, *sorted(e.id for e in items)),
         cls="status" if all(e.cls == "status" for e in items) else "learning",
@@ -351,8 +357,9 @@ def _summary_entry(
         session=next((e.session for e in items if e.session), ""),
         sources=tuple(sources),
         trust="untrusted" if any(e.trust for e in items) else "",
-        # Which hot entries this summary holds: a step repeated after a crash skips them.
-        extra=(("from", ",".join(sorted(e.id for e in items))),),
+        # Which hot entries this summary holds (a step repeated after a crash skips them),
+        # and whether the session ended or a full hot tier made it.
+        extra=(("from", ",".join(sorted(e.id for e in items))), ("kind", kind)),
     )
     return entry, name
 
@@ -373,11 +380,24 @@ def _decide(ctx: Context, agent: str, items: Sequence[Entry]) -> list[str]:
 
 
 def _title(items: Sequence[Entry]) -> str:
+    """The session's subject: its task, else the heading or first sentence of its first
+    note, decision or action (the entry carries its date and kind apart)."""
     for slot in ("task", "note", "decision", "action"):
         for entry in items:
             if entry.slot == slot:
-                return hot.title_of(hot.slot_text(entry))
-    return hot.title_of(items[0].title)
+                return _subject(hot.slot_text(entry))
+    return _subject(items[0].title)
+
+
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s")
+
+
+def _subject(text: str) -> str:
+    """A text's heading, or its first sentence, as a clean title."""
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if not first.startswith("#"):
+        first = _FIRST_SENTENCE.split(first, maxsplit=1)[0]
+    return clean_title(first) or "untitled"
 
 
 def _sections(text: str) -> list[tuple[str, str]]:

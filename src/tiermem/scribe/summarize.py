@@ -1,26 +1,38 @@
 """Summarizers: one small interface, a deterministic extractive default.
 
-The extractive summarizer keeps what later tasks search for: section headings, the
-sentences that carry decisions, fixes, causes and open items, and the identifiers that
-matter (issue numbers, paths, backticked names, versions, code identifiers). Output is a
-pure function of the input, so replays give byte-identical stores.
+The extractive summarizer keeps the session's own sentences and bullets, whole, chosen for
+what they say: the ones that carry its facts (issue numbers, paths, backticked names,
+versions, code identifiers) with the words around them, and those that state a decision, a
+cause, a result or what is left open. A heading or a lead-in comes with what it introduces,
+and a table row is read with its header. A line of bare identifiers is never written: it
+says that things exist, not what was done with them. Output is a pure function of the
+input, so replays give byte-identical stores.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..host import Summarizer as Summarizer  # the protocol every summarizer here meets
-from ..text.facts import fact_surfaces, key_facts
+from ..text.facts import key_facts
+from ..text.prose import (
+    HEADING,
+    LIST_MARK,
+    PROSE_WORDS,
+    clean_title,
+    introduces,
+    is_table_row,
+    is_table_rule,
+    plain_words,
+)
 
 if TYPE_CHECKING:
     from ..context import Context
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`*\"'(\[])")
 _CUES = re.compile(
     r"\b(decid\w*|decision|chose|chosen|root cause|because|fix\w*|block\w*|todo|next|open"
@@ -28,19 +40,19 @@ _CUES = re.compile(
     r"|fail\w*|regress\w*|prefer\w*|instead|avoid|contract|api|convention|policy|rule)\b",
     re.IGNORECASE,
 )
-_NOISE = re.compile(r"\*\*|__|<!--.*?-->|^>\s*")
+_COMMENT = re.compile(r"<!--.*?-->")
+_FENCE = re.compile(r"^\s*(```|~~~)")
 VERBATIM_BYTES = 600
 SMALL_BYTES = 2048
 FLOOR_RATIO = 5
-
-
-@dataclass(frozen=True)
-class _Unit:
-    section: int
-    order: int
-    text: str
-    score: float
-    facts: frozenset[str]
+# Room for a session dense with names: about this many bytes of sentence for each of its
+# facts (within the 5:1 floor), so that each can be kept with what was said of it.
+BYTES_PER_FACT = 48
+# What a sentence is worth: each new fact it carries, each cue word (at most three), being
+# the first sentence of its section.
+FACT_VALUE = 2.0
+CUE_VALUE = 1.5
+FIRST_VALUE = 2.0
 
 
 def _size(text: str) -> int:
@@ -48,145 +60,245 @@ def _size(text: str) -> int:
 
 
 def budget_for(raw: str, target_ratio: int) -> int:
-    """Summary size: about raw/target, more for identifier-dense text, never over raw/5."""
+    """Summary size: about raw/target, more for text dense with facts, never over raw/5
+    (above 2 KB; below it every fact counts more than the ratio)."""
     raw_bytes = _size(raw)
     if raw_bytes <= VERBATIM_BYTES:
         return raw_bytes
-    dense = sum(_size(s) + 1 for s in compact_surfaces(raw))
+    dense = BYTES_PER_FACT * len(key_facts(raw))
     wanted = max(raw_bytes // target_ratio, dense, VERBATIM_BYTES)
-    # Under 2 KB the ratio matters little and every identifier counts; above, hold 5:1.
     ceiling = raw_bytes if raw_bytes <= SMALL_BYTES else raw_bytes // FLOOR_RATIO
     return min(ceiling, wanted)
 
 
-def compact_surfaces(text: str) -> list[str]:
-    """Identifiers as written, without backticks where the bare word is the same fact."""
-    out = []
-    for surface in fact_surfaces(text):
-        if surface.startswith("`") and " " not in surface:
-            bare = surface.strip("`")
-            if bare.lower() in key_facts(bare):
-                surface = bare
-        out.append(surface)
-    return out
+@dataclass
+class _Block:
+    """A paragraph, a list item or a table row of a section, cut into its sentences."""
+
+    section: int
+    sentences: list[str]
+    lead: str = ""  # the line that introduces it (a lead-in, a table's header)
+    chosen: set[int] = field(default_factory=set)
 
 
-def _clean(line: str) -> str:
-    line = _BULLET.sub("", line)
-    line = _NOISE.sub("", line)
-    return " ".join(line.split())
+@dataclass
+class _Outline:
+    """A text as sections of blocks, each section under its heading."""
+
+    headings: list[str] = field(default_factory=lambda: [""])
+    blocks: list[_Block] = field(default_factory=list)
 
 
-def _sections(text: str) -> list[tuple[str, list[str]]]:
-    sections: list[tuple[str, list[str]]] = [("", [])]
+def outline(text: str) -> _Outline:
+    """Read a Markdown text into sections of blocks (code and comments left out)."""
+    found = _Outline()
+    reader = _Reader(found)
     in_code = False
-    for raw in text.splitlines():
-        if raw.strip().startswith("```"):
+    for raw in _COMMENT.sub("", text).splitlines():
+        if _FENCE.match(raw):
             in_code = not in_code
+            reader.pause()
             continue
-        match = None if in_code else _HEADING.match(raw)
-        if match:
-            sections.append((_clean(match.group(2)), []))
-        elif raw.strip() and not in_code:
-            sections[-1][1].extend(s for s in _SENTENCE_END.split(_clean(raw)) if s)
-    return [s for s in sections if s[0] or s[1]]
+        if not in_code:
+            reader.line(raw)
+    reader.pause()
+    return found
 
 
-def _score(sentence: str, facts: int, first: bool) -> float:
-    cues = len(_CUES.findall(sentence))
-    length_penalty = max(1.0, _size(sentence) / 160)
-    return (2.0 * facts + 1.5 * min(cues, 3) + (2.0 if first else 0.0)) / length_penalty
+class _Reader:
+    """Reads lines into an outline, one at a time."""
+
+    def __init__(self, into: _Outline) -> None:
+        self.into = into
+        self.lead = ""
+        self.header = ""  # the header row of the table being read
+        self.current: list[str] | None = None
+
+    def line(self, raw: str) -> None:
+        stripped = raw.strip().lstrip(">").strip()
+        heading = HEADING.match(stripped)
+        if not stripped:
+            self.pause()
+        elif heading:
+            self._close(drop_lead=True)
+            self.into.headings.append(clean_title(heading.group(2), 200))
+        elif is_table_row(stripped):
+            self._row(stripped)
+        elif introduces(stripped):
+            self._close()
+            self.lead = stripped
+        elif LIST_MARK.match(raw) and not raw.startswith("    "):
+            self._close()
+            self.current = [LIST_MARK.sub("", stripped)]
+        elif self.current is None:
+            self.current = [stripped]
+        else:
+            self.current.append(stripped)
+
+    def _row(self, row: str) -> None:
+        self._close()
+        if is_table_rule(row):
+            return
+        if not self.header:
+            self.header = row
+            return
+        names = _cells(self.header)
+        cells = _cells(row)
+        said = [f"{n}: {c}" if n else c for n, c in zip(names, cells, strict=False) if c]
+        self.into.blocks.append(_Block(self._section, ["; ".join(said) + "."], self.lead))
+
+    def pause(self) -> None:
+        """A blank line or a fence: the block ends, and so does a table (a lead-in stays for
+        the list after it)."""
+        self._close()
+        self.header = ""
+
+    def _close(self, drop_lead: bool = False) -> None:
+        if self.current:
+            text = " ".join(self.current)
+            sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+            self.into.blocks.append(_Block(self._section, sentences, self.lead))
+        self.current = None
+        if drop_lead:
+            self.lead = ""
+            self.header = ""
+
+    @property
+    def _section(self) -> int:
+        return len(self.into.headings) - 1
 
 
-def _units(sections: list[tuple[str, list[str]]]) -> list[_Unit]:
-    units = []
-    for s, (_, sentences) in enumerate(sections):
-        for n, sentence in enumerate(sentences):
-            facts = frozenset(key_facts(sentence))
-            units.append(_Unit(s, n, sentence, _score(sentence, len(facts), n == 0), facts))
-    return units
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def _shorten(text: str, limit: int) -> str:
-    if _size(text) <= limit:
-        return text
-    cut = text.encode("utf-8")[: max(0, limit - 3)].decode("utf-8", "ignore")
-    return cut.rsplit(" ", 1)[0] + "…"
+@dataclass(order=True)
+class _Candidate:
+    """A sentence of a block, as the greedy choice weighs it."""
+
+    key: float
+    block: int = field(compare=False)
+    sentence: int = field(compare=False)
 
 
 class ExtractiveSummarizer:
-    """Deterministic: headings, then identifiers, then the sentences that carry them best.
+    """Deterministic: the session's sentences that say most per byte, whole, in its order.
 
-    Retention comes first: every identifier is budgeted before any sentence. A sentence
-    is then added when its bytes, less the identifiers it already carries, still fit, so
-    identifier-dense sentences replace bare identifiers with their context.
+    A sentence is worth the facts it carries that no chosen sentence carries yet (only where
+    it says something of them: a list of names is worth nothing), its cue words (decided,
+    because, fixed, failed, must...) and being the first of its section; sentences are taken
+    greedily by worth per byte while the budget holds, and shown in the text's order under
+    their headings and lead-ins.
     """
 
     name = "extractive"
 
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
         """A summary of text in at most about budget_bytes UTF-8 bytes."""
+        text = untitled(text, title)
         if _size(text) <= budget_bytes:
             return text.strip("\n")
-        sections = _sections(text)
-        headings = self._fit_headings([_shorten(h, 100) for h, _ in sections], budget_bytes // 2)
-        have = key_facts(" ".join(headings))
-        spent = sum(_size(h) + 7 for h in headings if h) + 7
-        refs = self._fit_refs(
-            [s for s in compact_surfaces(text) if not key_facts(s) <= have], budget_bytes - spent
-        )
-        spent += sum(_size(r) + 1 for r in refs)
-        ref_keys = {r: frozenset(key_facts(r)) for r in refs}
-        chosen: set[tuple[int, int]] = set()
-        for unit in sorted(_units(sections), key=lambda u: (-u.score, u.section, u.order)):
-            carried = [r for r in refs if ref_keys[r] <= unit.facts]
-            net = min(_size(unit.text), 240) + 1 - sum(_size(r) + 1 for r in carried)
-            if spent + net > budget_bytes:
-                continue
-            if _size(unit.text) > 240 and carried:
-                continue  # a cut sentence may lose the identifiers it was chosen for
-            chosen.add((unit.section, unit.order))
-            if carried:
-                gone = set(carried)
-                refs = [r for r in refs if r not in gone]
-            spent += net
-        body = "\n".join(self._render(sections, headings, chosen))
-        return (body + ("\nRefs: " + " ".join(refs) if refs else "")).strip("\n")
+        found = outline(text)
+        _choose(found, budget_bytes, clean_title(title, 200))
+        return "\n".join(_render(found, clean_title(title, 200)))
 
-    @staticmethod
-    def _fit_headings(headings: list[str], budget: int) -> list[str]:
-        """Headings in order while they fit; the rest are left out (their section stays)."""
-        kept, spent = [], 0
-        for heading in headings:
-            cost = _size(heading) + 7
-            kept.append(heading if heading and spent + cost <= budget else "")
-            spent += cost if kept[-1] else 0
-        return kept
 
-    @staticmethod
-    def _fit_refs(surfaces: list[str], budget: int) -> list[str]:
-        """Keep as many identifiers as fit, dropping the longest first; order is kept."""
-        total = sum(_size(s) + 1 for s in surfaces)
-        dropped: set[int] = set()
-        for i in sorted(range(len(surfaces)), key=lambda i: (-_size(surfaces[i]), i)):
-            if total <= budget:
-                break
-            dropped.add(i)
-            total -= _size(surfaces[i]) + 1
-        return [s for i, s in enumerate(surfaces) if i not in dropped]
+def untitled(text: str, title: str) -> str:
+    """The text without a first heading that says what the title says (the entry's heading
+    shows it)."""
+    first, _, rest = text.lstrip("\n").partition("\n")
+    heading = HEADING.match(first.strip())
+    if heading and clean_title(heading.group(2), 200) == clean_title(title, 200):
+        return rest
+    return text
 
-    @staticmethod
-    def _render(
-        sections: list[tuple[str, list[str]]], headings: list[str], chosen: set[tuple[int, int]]
-    ) -> list[str]:
-        lines = []
-        for s, (_, sentences) in enumerate(sections):
-            picked = [_shorten(t, 240) for n, t in enumerate(sentences) if (s, n) in chosen]
-            if not headings[s] and not picked:
-                continue
-            head = f"**{headings[s]}**" if headings[s] else ""
-            lines.append("- " + " ".join(p for p in [head, *picked] if p))
-        return lines
+
+def _worth(sentence: str, new_facts: int, first: bool) -> float:
+    if len(plain_words(sentence)) < PROSE_WORDS:
+        new_facts = 0
+    cues = min(3, len(_CUES.findall(sentence)))
+    return FACT_VALUE * new_facts + CUE_VALUE * cues + (FIRST_VALUE if first else 0.0)
+
+
+def _choose(found: _Outline, budget: int, title: str) -> None:
+    """Mark the sentences to keep, greedily by worth per byte (lazily re-weighed as facts
+    are covered)."""
+    covered: set[str] = set()
+    shown_leads: set[str] = set()
+    shown_sections: set[int] = set()
+    spent = 0
+    facts = {(b, s): frozenset(key_facts(t)) for b, s, t in _sentences(found)}
+    firsts = {(b, 0) for b, block in enumerate(found.blocks) if _opens(found, b)}
+
+    def key(b: int, s: int) -> float:
+        value = _worth(found.blocks[b].sentences[s], len(facts[b, s] - covered), (b, s) in firsts)
+        return -value / _cost(found, b, s, shown_leads, shown_sections, title)
+
+    heap = [_Candidate(key(b, s), b, s) for b, s, _ in _sentences(found)]
+    heapq.heapify(heap)
+    while heap:
+        top = heapq.heappop(heap)
+        now = key(top.block, top.sentence)
+        if now > top.key + 1e-12:  # worth less than when it was queued: queue it again
+            heapq.heappush(heap, _Candidate(now, top.block, top.sentence))
+            continue
+        if now >= 0:
+            break
+        cost = _cost(found, top.block, top.sentence, shown_leads, shown_sections, title)
+        if spent + cost > budget:
+            continue
+        block = found.blocks[top.block]
+        block.chosen.add(top.sentence)
+        spent += cost
+        covered |= facts[top.block, top.sentence]
+        shown_leads.add(block.lead)
+        shown_sections.add(block.section)
+
+
+def _opens(found: _Outline, b: int) -> bool:
+    """Whether a block is the first of its section."""
+    return b == 0 or found.blocks[b - 1].section != found.blocks[b].section
+
+
+def _sentences(found: _Outline) -> Iterator[tuple[int, int, str]]:
+    for b, block in enumerate(found.blocks):
+        for s, sentence in enumerate(block.sentences):
+            yield b, s, sentence
+
+
+def _cost(found: _Outline, b: int, s: int, leads: set[str], sections: set[int], title: str) -> int:
+    """A sentence's bytes, with its block's line, lead-in and heading when it opens them."""
+    block = found.blocks[b]
+    cost = _size(block.sentences[s]) + 1
+    if not block.chosen:
+        cost += 3
+    if block.lead and block.lead not in leads:
+        cost += _size(block.lead) + 1
+    heading = found.headings[block.section]
+    if block.section not in sections and heading and heading != title:
+        cost += _size(heading) + 5
+    return cost
+
+
+def _render(found: _Outline, title: str) -> list[str]:
+    """The chosen sentences in the text's order, each block a bullet, under the headings
+    and lead-ins that introduce them (a heading the title says already is left out)."""
+    lines: list[str] = []
+    section, lead = -1, ""
+    for block in found.blocks:
+        if not block.chosen:
+            continue
+        heading = found.headings[block.section]
+        if block.section != section:
+            section, lead = block.section, ""
+            if heading and heading != title:
+                lines.append(f"**{heading}**")
+        if block.lead and block.lead != lead:
+            lines.append(block.lead)
+        lead = block.lead
+        kept = " ".join(t for n, t in enumerate(block.sentences) if n in block.chosen)
+        lines.append(f"- {kept}")
+    return lines
 
 
 class FallbackSummarizer:

@@ -223,13 +223,14 @@ def _hot_section(ctx: Context, agent: str) -> tuple[str, str]:
 
 
 def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
-    """The fenced text of each memory section (empty where nothing was chosen)."""
+    """The fenced text of each memory section (empty where nothing was chosen): in each
+    tier, the asking agent's own memory in its fence first, then each other owner's in a
+    fence of its own (the wiki is the team's, one fence)."""
     sections: dict[str, str] = {}
     if picked.policies:
         blocks = [prompt.entry_block(d, picked.stale.get(d.id, ())) for d in picked.policies]
         sections["policy"] = prompt.fenced("policy", 'pinned="true"', blocks)
-    labels = {"cold": f'agent="{request.agent}"', "wiki": 'scope="team"', "archive": 'kind="raw"'}
-    for tier, label in labels.items():
+    for tier in MEMORY_TIERS:
         groups = [g for g in picked.groups if g.doc.tier == tier]
         if not groups:
             continue
@@ -237,10 +238,31 @@ def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
             files = sorted({g.doc.path for g in groups})
             ids = ", ".join(g.doc.parent or g.doc.id for g in groups)
             sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
-        else:
-            blocks = [prompt.passage_block(g, picked.stale.get(g.doc.id, ())) for g in groups]
-            sections[tier] = prompt.fenced(tier, label, blocks)
+            continue
+        fences = []
+        for owner, owned in _by_owner(tier, groups, request.agent):
+            blocks = [prompt.passage_block(g, picked.stale.get(g.doc.id, ())) for g in owned]
+            fences.append(prompt.fenced(tier, _fence_label(tier, owner), blocks))
+        sections[tier] = "\n\n".join(fences)
     return sections
+
+
+def _by_owner(tier: str, groups: list[Group], agent: str) -> list[tuple[str, list[Group]]]:
+    """A tier's groups by whose they are: the agent's own first, then others in the order
+    the prompt shows them; the wiki is the team's."""
+    if tier == "wiki":
+        return [(TEAM, groups)]
+    owners: dict[str, list[Group]] = {agent: []}
+    for group in groups:
+        owners.setdefault(group.doc.agent or TEAM, []).append(group)
+    return [(owner, owned) for owner, owned in owners.items() if owned]
+
+
+def _fence_label(tier: str, owner: str) -> str:
+    if tier == "wiki":
+        return 'scope="team"'
+    raw = 'kind="raw" ' if tier == "archive" else ""
+    return f'{raw}agent="{owner}"'
 
 
 def _frame(ctx: Context, request: SpawnRequest, chosen_for: str) -> prompt.Frame:

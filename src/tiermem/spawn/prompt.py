@@ -148,8 +148,9 @@ def entry_block(doc: Doc, missing: Sequence[str] = ()) -> str:
 
 
 def passage_block(group: Group, missing: Sequence[str] = ()) -> str:
-    """The passages chosen from one entry under its label, in the entry's order: where the
-    entry holds more between two of them, a line `…` says so."""
+    """The passages chosen from one entry under its label, in the entry's order, each under
+    the line that introduces it (once): where the entry holds more between two of them, a
+    line `…` says so."""
     doc = group.doc
     notes = []
     if doc.trust:
@@ -162,11 +163,18 @@ def passage_block(group: Group, missing: Sequence[str] = ()) -> str:
     in_code = False
     for piece in group.ordered:
         passage = piece.passage
-        if end >= 0 and doc.text[end : passage.start].strip(" \t\n-*|"):
+        lead = passage.lead if passage.lead and passage.lead[0] >= end else None
+        start = lead[0] if lead else passage.start
+        if end >= 0 and doc.text[end:start].strip(" \t\n-*|"):
             lines.append("…")
-        if passage.code != in_code:
+        if (lead or not passage.code) and in_code:
             lines.append("```")
-            in_code = passage.code
+            in_code = False
+        if lead:
+            lines.append(piece.lead)
+        if passage.code and not in_code:
+            lines.append("```")
+            in_code = True
         lines.append(piece.text)
         end = passage.end
     if in_code:
