@@ -482,11 +482,18 @@ class SpawnResult(Result):
         default_factory=list, metadata=about("Entries loaded: tier, id and path.")
     )
     left_out: list[str] = field(
-        default_factory=list, metadata=about("Relevant entries that did not fit the budget.")
+        default_factory=list,
+        metadata=about("Relevant entries the prompt shows nothing of: memory's room was spent."),
     )
     stale: dict[str, list[str]] = field(
         default_factory=dict,
         metadata=about("Loaded entries citing repository paths git no longer tracks, by id."),
+    )
+    memory_room: int = field(
+        default=0,
+        metadata=about(
+            "Tokens memory's passages may take: the budget's fill share less the prompt's frame."
+        ),
     )
 
 

@@ -121,11 +121,14 @@ def _retired(mem: Memory) -> list[str]:
     spawn must not serve (a decision recorded again under its title supersedes its first
     record, and the text stays current in the second)."""
     from ..relevance.words import gist
+    from ..text.prose import readable
 
     mem.sync()
     docs = mem.context.index.docs()
     current = [gist(d.text) for d in docs if d.tier != "archive" and not d.status]
-    bodies = {gist(d.text.partition("\n")[2]) for d in docs if d.status == "superseded"}
+    bodies = {
+        gist(readable(d.text.partition("\n")[2])) for d in docs if d.status == "superseded"
+    }
     return sorted(
         b
         for b in bodies
@@ -136,8 +139,9 @@ def _retired(mem: Memory) -> list[str]:
 def _serves(prompt: str, retired: list[str]) -> bool:
     """Whether a prompt holds the text of a superseded entry."""
     from ..relevance.words import gist
+    from ..text.prose import readable
 
-    held = gist(prompt)
+    held = gist(readable(prompt))
     return any(body in held for body in retired)
 
 

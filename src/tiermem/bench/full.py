@@ -57,6 +57,7 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
         "replay_skipped": replayed.skipped,
         "compression": quality.compression(mem),
         "retention": quality.retention(mem, events),
+        "readability": quality.readability(mem),
         "policy": quality.policy_retention(store, now),
         "scribe_run_seconds": quality.scribe_run_seconds(store, now),
     }

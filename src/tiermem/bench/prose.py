@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from ..text.prose import PROSE_WORDS, is_fact_list, plain_words
 
+__all__ = ["is_fact_list", "plain_words"]
+
 MIN_SHARED = PROSE_WORDS
 # A source is split at line breaks and after `.`, `!`, `?`, `;`, `:` followed by a space.
 _SENTENCE_BREAK = re.compile(r"\n|(?<=[.!?;:]) ")
@@ -153,19 +155,20 @@ def readability(prompt: str) -> Readability:
 
 # --- titles -------------------------------------------------------------------------------
 
-_TITLE_DATE = re.compile(r"\b\d{4}-\d\d(?:-\d\d)?\b")
+_TITLE_DATE = re.compile(r"^\W*\d{4}-\d\d")
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])")
 
 
 def title_defects(title: str, full: str, date: str) -> list[str]:
-    """What is wrong with a shown title: a list mark, emphasis marks, the entry's own date
-    again, or a cut inside a word (`full` is the title it was cut from)."""
+    """What is wrong with a shown title: a list mark, emphasis marks, a leading date (the
+    entry carries its date apart), or a cut inside a word (`full` is the title it was cut
+    from)."""
     found = []
     if _LIST_MARK.match(title):
         found.append("list mark")
     if _EMPHASIS.search(title):
         found.append("emphasis")
-    if date and date[:10] in _TITLE_DATE.findall(title):
+    if _TITLE_DATE.match(title):
         found.append("repeated date")
     kept = title.removesuffix(GAP).rstrip()
     if title.endswith(GAP) and full.startswith(kept) and full[len(kept) : len(kept) + 1].isalnum():

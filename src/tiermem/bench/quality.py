@@ -15,6 +15,7 @@ from typing import Any
 from ..memory import Memory
 from ..storage import archive, audit, entries, files, store
 from ..storage.clock import format_time, parse_time
+from . import prose
 from .corpus import Event
 from .facts import key_facts
 
@@ -135,6 +136,89 @@ def retention(mem: Memory, events: list[Event]) -> dict[str, Any]:
         "store_bytes_cold_wiki": len(kept_text.encode("utf-8")),
         "raw_bytes": sum(len(e.text.encode("utf-8")) for e in events),
     }
+
+
+def readability(mem: Memory) -> dict[str, Any]:
+    """How readable what Scribe wrote is (METRICS.md, "Scribe quality"): the lines of cold
+    and wiki that list names without saying anything of them, the titles with a defect, and
+    each session summary's fact retention raw and in prose beside the greedy cover of the
+    session's whole sentences at the summary's bytes (the most facts whole sentences could
+    have kept in that room)."""
+    made = _entries(mem, ("cold", "wiki"))
+    lines = [ln for e in made.values() for ln in _prose_lines(e.body)]
+    defects = [
+        (e.id, e.title, found)
+        for e in made.values()
+        if (found := prose.title_defects(e.title, e.title, e.created))
+    ]
+    sessions = [_session_retention(mem, e) for e in made.values() if _is_summary(e)]
+    kept = [s for s in sessions if s is not None]
+    return {
+        "lines": len(lines),
+        "fact_list_lines": sum(prose.is_fact_list(ln) for ln in lines),
+        "titles": len(made),
+        "title_defects": len(defects),
+        "title_defect_examples": [f"{i}: {t!r} ({', '.join(f)})" for i, t, f in defects[:5]],
+        "summaries": len(kept),
+        "retention_median": _median_of(kept, 0),
+        "retention_in_prose_median": _median_of(kept, 1),
+        "greedy_cover_median": _median_of(kept, 2),
+    }
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _prose_lines(text: str) -> list[str]:
+    """The non-blank lines of a text outside fenced code (code is quoted as code)."""
+    found, code = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            code = not code
+        elif not code and line.strip():
+            found.append(line)
+    return found
+
+
+def _is_summary(entry: entries.Entry) -> bool:
+    return dict(entry.extra).get("kind") in ("session", "checkpoint")
+
+
+def _median_of(rows: list[tuple[float, float, float]], n: int) -> float | None:
+    return round(statistics.median(r[n] for r in rows), 4) if rows else None
+
+
+def _session_retention(
+    mem: Memory, entry: entries.Entry
+) -> tuple[float, float, float] | None:
+    """(retention, retention in prose, greedy cover) of one summary against its session's
+    raw text, or None when that text holds no fact."""
+    raw = _archived_sources(mem, [entry])
+    facts = key_facts(raw)
+    if not facts:
+        return None
+    source = prose.Source()
+    source.add(raw)
+    kept = facts & key_facts(entry.text)
+    in_prose = prose.carried(kept, entry.text, source)
+    cover = _greedy_cover(raw, facts, len(entry.body.encode("utf-8")))
+    return len(kept) / len(facts), len(in_prose) / len(facts), len(cover) / len(facts)
+
+
+def _greedy_cover(raw: str, facts: set[str], room: int) -> set[str]:
+    """The facts whole sentences of the raw text keep within `room` bytes, taken greedily by
+    new facts per byte."""
+    sentences = [(s, key_facts(s) & facts) for s in prose.source_sentences(raw)]
+    got: set[str] = set()
+    spent = 0
+    while True:
+        fits = [(s, f) for s, f in sentences if f - got and spent + len(s.encode()) + 1 <= room]
+        if not fits:
+            return got
+        best, found = max(fits, key=lambda sf: len(sf[1] - got) / (len(sf[0].encode()) + 1))
+        sentences.remove((best, found))
+        spent += len(best.encode()) + 1
+        got |= found
 
 
 def _policies(mem: Memory) -> tuple[set[str], set[str]]:

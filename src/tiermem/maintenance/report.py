@@ -905,7 +905,9 @@ def _verdict(
     if left:
         return (
             "left out",
-            f"it matches the task, but did not fit what was left of {budget:,} tokens",
+            "it matches the task, but memory's room "
+            f"({result.memory_room:,} of the {budget:,}-token budget) went to passages "
+            "worth more per token",
         )
     if doc.tier not in result.tiers:
         return "not loaded", f"the situation ({result.situation}) does not load {doc.tier}"

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ..index.protocol import Doc, Hit, Index, Scope
 from ..record import record, replace
 from ..storage.layout import TEAM
+from ..text.prose import readable
 from . import words
 from .words import gist
 
@@ -41,14 +42,32 @@ class Candidate:
 
 def find(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
     """The candidates for an agent's query within some tiers (cold, wiki, archive): the
-    index's best matches, then the newest entries of the agent and of the whole team."""
+    index's best matches, then the newest entries of the agent and of the whole team, and
+    the agent's standing knowledge whatever the task's words."""
     matched, retired = _matches(index, agent, text, tiers)
     fresh = {c.doc.id: c for c in newest(index, agent, tiers) if not _holds(c.doc, retired)}
     marked = [
         replace(c, newest=fresh[c.doc.id].newest) if c.doc.id in fresh else c for c in matched
     ]
     have = {c.doc.id for c in matched}
-    return marked + [c for c in fresh.values() if c.doc.id not in have]
+    found = marked + [c for c in fresh.values() if c.doc.id not in have]
+    have |= fresh.keys()
+    return found + [c for c in standing(index, agent, tiers) if c.doc.id not in have]
+
+
+STANDING_TAG = "standing"
+
+
+def standing(index: Index, agent: str, tiers: Sequence[str]) -> list[Candidate]:
+    """The agent's standing knowledge (its history's Core Context), unmatched: it is about
+    the agent whatever the task, so it is always weighed."""
+    if "cold" not in tiers:
+        return []
+    return [
+        Candidate(d, 0.0)
+        for d in index.docs(tier="cold", agent=agent)
+        if STANDING_TAG in d.tags.split(",") and not d.status
+    ]
 
 
 def matches(index: Index, agent: str, text: str, tiers: Sequence[str]) -> list[Candidate]:
@@ -111,15 +130,23 @@ def _merged(hits: list[Hit], retired: list[str]) -> list[Candidate]:
 
 
 def _retired(superseded: list[Hit]) -> list[str]:
-    bodies = (gist(h.doc.text.partition("\n")[2]) for h in superseded)
+    bodies = (_shown(h.doc.text.partition("\n")[2]) for h in superseded)
     return [b for b in bodies if len(b) > RETIRED_CHARS]
 
 
 def _holds(doc: Doc, retired: list[str]) -> bool:
     if not retired or doc.tier != "archive":
         return False
-    text = gist(doc.text)
+    text = _shown(doc.text)
     return any(body in text for body in retired)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown(text: str) -> str:
+    """A text as compared for a retired body: both read as entries show them (a derived
+    entry leaves out lines of bare names). Cached: the same texts come back spawn after
+    spawn in a long-lived process."""
+    return gist(readable(text))
 
 
 # Entries found by the facts of other candidates match the task at second hand.
@@ -157,6 +184,22 @@ def named(found: Sequence[Candidate], terms: Sequence[str]) -> list[str]:
         if len(task & _title_stems(c.doc.title)) >= NAMED_SHARE * len(task):
             hits.append(c.doc.id)
     return hits[:NAMED_MOST]
+
+
+# A task names an entry when it holds this share of the words of the entry's title (of at
+# least two words): "follow the Zod validation policy" names "Always validate with Zod".
+NAMED_BY_SHARE = 0.75
+
+
+def named_by(task: str, docs: Sequence[Doc]) -> list[Doc]:
+    """The documents whose titles the task names, however long the task."""
+    said = {words.stem(t) for t in words.terms(task)}
+    found = []
+    for doc in docs:
+        title = _title_stems(doc.title)
+        if len(title) >= 2 and len(title & said) >= NAMED_BY_SHARE * len(title):
+            found.append(doc)
+    return found
 
 
 @functools.lru_cache(maxsize=65536)

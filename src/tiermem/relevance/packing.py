@@ -133,17 +133,23 @@ def _take_whole(
     labels: Mapping[str, str],
     room: int,
 ) -> set[int]:
-    """Take every passage of each document in `whole`, in order, while one fits whole."""
+    """Take every passage of each document in `whole`, in order, while one fits whole (less
+    what the documents taken before it show already)."""
     taken: set[int] = set()
     for doc_id in whole:
-        members = siblings.get(doc_id, [])
-        cost = costs[doc_id] + sum(pieces[n].tokens for n in members)
+        members = [n for n in siblings.get(doc_id, []) if not _repeats(pieces[n], state)]
+        cost = costs[doc_id] + sum(pieces[n].tokens + pieces[n].lead_tokens for n in members)
         if not members or state.spent + cost > room:
             continue
         for n in members:
             _take(pieces[n], state, costs, labels)
             taken.add(n)
     return taken
+
+
+def _repeats(piece: Piece, state: _State) -> bool:
+    """Whether every sentence of a passage is shown already."""
+    return sentences(piece.text) <= state.shown
 
 
 def _hopeless(piece: Piece, worth: Mapping[str, float], floor: float) -> bool:

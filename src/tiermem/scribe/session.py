@@ -23,7 +23,7 @@ from ..storage.layout import TEAM
 from ..team import decisions
 from ..team.classify import classify, is_structured
 from ..text import markdown
-from ..text.prose import clean_title
+from ..text.prose import clean_title, readable
 from .summarize import budget_for, untitled
 
 KNOWLEDGE_MIN_BYTES = 80
@@ -434,8 +434,8 @@ def _knowledge(
             whole = Entry(
                 id=content_id("k", agent, title, body),
                 cls=cls,
-                title=title[:200],
-                body=body.strip("\n"),
+                title=clean_title(title, 200) or "untitled",
+                body=readable(body).strip("\n"),
                 agent=agent,
                 created=stamp,
                 used=stamp,

@@ -28,6 +28,7 @@ from ..text.prose import (
     is_table_row,
     is_table_rule,
     plain_words,
+    readable,
 )
 
 if TYPE_CHECKING:
@@ -50,9 +51,9 @@ FLOOR_RATIO = 5
 BYTES_PER_FACT = 48
 # What a sentence is worth: each new fact it carries, each cue word (at most three), being
 # the first sentence of its section.
-FACT_VALUE = 2.0
-CUE_VALUE = 1.5
-FIRST_VALUE = 2.0
+FACT_VALUE = 3.0
+CUE_VALUE = 1.0
+FIRST_VALUE = 1.0
 
 
 def _size(text: str) -> int:
@@ -195,12 +196,12 @@ class ExtractiveSummarizer:
 
     def summarize(self, text: str, *, title: str, budget_bytes: int) -> str:
         """A summary of text in at most about budget_bytes UTF-8 bytes."""
-        text = untitled(text, title)
+        text = readable(untitled(text, title))
         if _size(text) <= budget_bytes:
             return text.strip("\n")
         found = outline(text)
         _choose(found, budget_bytes, clean_title(title, 200))
-        return "\n".join(_render(found, clean_title(title, 200)))
+        return readable("\n".join(_render(found, clean_title(title, 200))))
 
 
 def untitled(text: str, title: str) -> str:

@@ -76,22 +76,28 @@ def _cost(counter: tokens.TokenCounter, doc: Doc) -> int:
 _heading_tokens = functools.lru_cache(maxsize=8192)(tokens.count)
 
 
-def _policy_groups(ctx: Context, agent: str, found: Sequence[Candidate]) -> list[list[Doc]]:
+def _policy_groups(
+    ctx: Context, agent: str, found: Sequence[Candidate], task: str
+) -> list[list[Doc]]:
     """Policies that bear on the task, best first, each whole: all the parts of a long one.
 
-    A policy the task's words do not reach is not pinned: its rule would cost tokens in
-    every spawn for nothing. One split in parts is pinned whole or not at all, so the rule
-    never arrives without its reasons, nor a pointer without its rule.
+    A policy the task names (its title's words are in the task) comes first, however long
+    the task; then those the task's words reach best. A policy the task's words do not reach
+    is not pinned: its rule would cost tokens in every spawn for nothing. One split in parts
+    is pinned whole or not at all, so the rule never arrives without its reasons, nor a
+    pointer without its rule.
     """
     owners = (agent, TEAM)
-    hits = [
-        Hit(c.doc, c.match)
-        for c in found
-        if c.match > 0 and c.doc.cls == "policy" and (c.doc.tier == "wiki" or c.doc.agent in owners)
-    ]
+
+    def ours(doc: Doc) -> bool:
+        return doc.cls == "policy" and (doc.tier == "wiki" or doc.agent in owners)
+
+    hits = [Hit(c.doc, c.match) for c in found if c.match > 0 and ours(c.doc)]
     best = max((h.score for h in hits), default=0.0)
+    named = [Hit(d, best or 1.0) for d in candidates.named_by(task, ctx.index.docs(cls="policy"))]
+    reached = ctx.ranker.rank([h for h in hits if h.score >= best * POLICY_FLOOR], agent)
     groups: dict[str, list[Doc]] = {}
-    for hit in ctx.ranker.rank([h for h in hits if h.score >= best * POLICY_FLOOR], agent):
+    for hit in [*(h for h in named if ours(h.doc) and not h.doc.status), *reached]:
         key = hit.doc.parent or hit.doc.id
         if key not in groups:
             parts = ctx.index.parts(key) if hit.doc.parent else [hit.doc]
@@ -183,7 +189,7 @@ def _pick(
     pages = _paths(ctx, request.include_wiki or ())
     if pages:
         found = _on_pages(ctx, found, pages)
-    policies = _policy_groups(ctx, request.agent, found)
+    policies = _policy_groups(ctx, request.agent, found, text)
     picked = _pin(counter, policies, int(room.fill * POLICY_SHARE))
     spent = sum(_cost(counter, d) for d in picked.policies)
     fences = FENCE_TOKENS * (bool(picked.policies) + len(weights))
@@ -365,6 +371,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
         sources=[Loaded(d.tier, d.id, d.path) for d in picked.used],
         left_out=picked.left_out,
         stale=picked.stale_used(),
+        memory_room=room.fill,
     )
 
 

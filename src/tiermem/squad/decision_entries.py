@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..storage.entries import Entry, content_id, split_entry
 from ..storage.layout import TEAM
 from ..team.classify import classify, is_structured
+from ..text.prose import clean_title, readable
 from . import parse as squad_parse
 
 # A decision is read whole where it can be: only one longer than this (about 1,000 tokens) is
@@ -57,13 +58,13 @@ def decision_entries(
     A block longer than DECISION_PART_BYTES is split into parts at its own headings, so every
     part stays loadable on its own and nothing is condensed away.
     """
-    body = _decision_body(section)
+    body = readable(_decision_body(section))
     cls = classify(section.title, body)
     author = section.author or by
     whole = Entry(
         id=content_id("d", squad_parse.decision_key(section)),
         cls=cls if is_structured(cls) or cls == "status" else "decision",
-        title=section.title[:200] or "decision",
+        title=clean_title(section.title, 200) or "decision",
         body=body,
         agent=TEAM,
         created=_created(section.date, stamp),

@@ -36,7 +36,7 @@ class ScribeConfig:
 @record(frozen=True)
 class SpawnConfig:
     budget_tokens: int = 2000
-    fill_share: float = 0.72
+    fill_share: float = 0.71
 
 
 @record(frozen=True)

@@ -447,6 +447,12 @@ def _bounded(text: str, limit: int) -> list[str]:
     return [*pieces, text]
 
 
+def _clean(subtitle: str) -> str:
+    from ..text.prose import clean_title  # only a long body's parts need it
+
+    return clean_title(subtitle, 120)
+
+
 def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
     """An entry whose body is too long for a prompt, as parts that each load on their own.
 
@@ -468,7 +474,7 @@ def split_entry(entry: Entry, limit: int = PART_MAX_BYTES) -> list[Entry]:
         if n == 0:
             title = entry.title
         elif subtitle:
-            title = f"{entry.title} — {subtitle}"
+            title = f"{entry.title} — {_clean(subtitle)}"
         else:
             title = f"{entry.title} ({n + 1}/{len(parts)})"
         extra = (*entry.extra, ("parent", entry.id), ("part", f"{n + 1}/{len(parts)}"))

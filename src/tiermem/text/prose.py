@@ -94,6 +94,37 @@ def as_lead(line: str) -> str:
     return f"**{words}**" if words else ""
 
 
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def readable(text: str) -> str:
+    """A text without its lines of bare names (outside code), and without a lead-in left
+    with nothing to introduce: what a derived entry shows an agent (the raw text, kept in
+    the archive, still holds every name)."""
+    kept: list[str] = []
+    code = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            code = not code
+        elif not code and is_fact_list(line):
+            continue
+        kept.append(line)
+    return "\n".join(_introduced(kept))
+
+
+def _introduced(lines: list[str]) -> list[str]:
+    """The lines less lead-ins (not headings) whose next non-blank line is another lead-in,
+    a heading, or the end."""
+    out: list[str] = []
+    for n, line in enumerate(lines):
+        if line.strip() and introduces(line) and not HEADING.match(line.strip()):
+            after = next((ln for ln in lines[n + 1 :] if ln.strip()), None)
+            if after is None or introduces(after):
+                continue
+        out.append(line)
+    return out
+
+
 # --- titles -------------------------------------------------------------------------------
 
 TITLE_CHARS = 72
@@ -101,7 +132,8 @@ ELLIPSIS = "…"
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])[*_](?=\S)|(?<=\S)[*_](?![\w*])")
 _LEADING_DATE = re.compile(
     r"^\(?\d{4}-\d\d(?:-(?:\d\d|XX))?(?:[T ][\d:]+Z?)?\)?"
-    r"(?:\s*(?:session|checkpoint))?\s*(?:[:—–|-]\s*|\s+|$)",
+    r"(?:\s*(?:session|checkpoint))?\s*(?:[:—–|-]\s*|\s+|$)"
+    r"|^(?:19|20)\d\d\s*[:—–|-]\s+",  # a year alone: "2026 — Architecture pass"
     re.IGNORECASE,
 )
 _TRAILING_DATE = re.compile(r"\s*[(\[]\d{4}-\d\d(?:-\d\d)?[)\]]\s*$")
