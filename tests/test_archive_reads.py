@@ -115,3 +115,12 @@ def test_a_record_id_on_the_command_line_prints_the_record(mem: Memory, run_cli:
     code, out, err = run_cli("search", path.stem, "--root", str(mem.root))
     assert (code, err) == (0, "")
     assert NOTE in out and path.stem in out
+
+
+def test_a_heading_alone_joins_the_archived_chunk_after_it() -> None:
+    from tiermem.storage import archive as archived
+
+    text = "## Note: Lint cleanup\n### Lint cleanup\n- Fixed 56 ESLint errors in 8 files.\n"
+    [chunk] = archived.chunks(text)
+    assert chunk.title == "Note: Lint cleanup"
+    assert "Fixed 56 ESLint errors" in chunk.text

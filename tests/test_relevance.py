@@ -176,6 +176,33 @@ def test_an_entry_the_task_names_is_taken_whole_first() -> None:
     assert candidates.named(found, ["release", "plans", "dates", "owners"]) == []
 
 
+def test_a_named_entry_too_long_to_show_whole_gives_its_best_passages() -> None:
+    lines = [f"line {n} of the release notes names `f{n}.ts`" for n in range(12)]
+    named = doc("c-000000000a", "Release notes\n" + "\n".join(lines))
+    pieces = [piece(named, line, {f"f{n}.ts"}, 1.0) for n, line in enumerate(lines)]
+    worth = {f"f{n}.ts": (0.9 if n % 3 == 0 else 0.1) for n in range(12)}
+    groups = packing.pack(
+        pieces, packing.Room(1000, 0, 50), {named.id: "N"}, worth, whole=[named.id]
+    )
+    [group] = groups
+    # 50 tokens hold the label and four passages: the likeliest facts, in the entry's order.
+    assert [p.passage.facts for p in group.ordered] == [{f"f{n}.ts"} for n in (0, 3, 6, 9)]
+
+
+def test_a_list_of_names_is_shown_only_in_an_entry_shown_whole() -> None:
+    text = "Files\nFiles: a.ts, b.ts, c.ts\nThe parser in `a.ts` retries three times."
+    listed = doc("c-000000000a", text)
+    names = piece(listed, "Files: a.ts, b.ts, c.ts", {"a.ts", "b.ts", "c.ts"}, 1.0)
+    names = Piece(names.doc, names.passage, names.text, names.tokens, names.score, listed=True)
+    said = piece(listed, "The parser in `a.ts` retries three times.", {"a.ts"}, 1.0)
+    worth = {"a.ts": 0.5, "b.ts": 0.5, "c.ts": 0.5}
+    room = packing.Room(1000, 1000, 1000)
+    [group] = packing.pack([names, said], room, {listed.id: "F"}, worth)
+    assert [p.text for p in group.pieces] == [said.text]
+    [whole] = packing.pack([names, said], room, {listed.id: "F"}, worth, whole=[listed.id])
+    assert len(whole.pieces) == 2
+
+
 # --- labels and excerpts -----------------------------------------------------------------------
 
 

@@ -126,9 +126,7 @@ def _retired(mem: Memory) -> list[str]:
     mem.sync()
     docs = mem.context.index.docs()
     current = [gist(d.text) for d in docs if d.tier != "archive" and not d.status]
-    bodies = {
-        gist(readable(d.text.partition("\n")[2])) for d in docs if d.status == "superseded"
-    }
+    bodies = {gist(readable(d.text.partition("\n")[2])) for d in docs if d.status == "superseded"}
     return sorted(
         b
         for b in bodies

@@ -188,9 +188,7 @@ def _median_of(rows: list[tuple[float, float, float]], n: int) -> float | None:
     return round(statistics.median(r[n] for r in rows), 4) if rows else None
 
 
-def _session_retention(
-    mem: Memory, entry: entries.Entry
-) -> tuple[float, float, float] | None:
+def _session_retention(mem: Memory, entry: entries.Entry) -> tuple[float, float, float] | None:
     """(retention, retention in prose, greedy cover) of one summary against its session's
     raw text, or None when that text holds no fact."""
     raw = _archived_sources(mem, [entry])

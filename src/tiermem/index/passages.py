@@ -20,7 +20,7 @@ from ..text.facts import key_facts
 from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
 
 # Bumped when the cut changes: an index of passages cut another way is built again.
-CUT_VERSION = "2"  # 2: leads
+CUT_VERSION = "3"  # 2: leads; 3: a heading alone joins the archived chunk after it
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
 # relevant sentence should not bring a paragraph with it.

@@ -54,7 +54,7 @@ def choose(
     pieces = scorer.pieces(found)
     newest = {c.doc.id for c in found if c.newest}
     if related is not None and EXPAND_FACTS:
-        worth = _worth(pieces, agent, newest)
+        worth = _worth(_said(pieces), agent, newest)
         top = sorted(worth, key=lambda f: (-worth[f], f))[:EXPAND_FACTS]
         have = {c.doc.id for c in found}
         more = [c for c in related(top) if c.doc.id not in have and c.doc.tier in weights]
@@ -68,9 +68,15 @@ def choose(
         for c in found
         if c.doc.agent == agent and STANDING_TAG in c.doc.tags.split(",")
     }
-    worth = _worth(pieces, agent, newest)
+    worth = _worth(_said(pieces), agent, newest)
     groups = packing.pack(pieces, room, labels, worth, caps, whole)
     return Choice(groups, _left_out(found, groups))
+
+
+def _said(pieces: Sequence[scoring.Piece]) -> list[scoring.Piece]:
+    """The passages that say something of the names they hold (a list of names alone tells
+    nothing of how likely a name is to be used)."""
+    return [p for p in pieces if not p.listed]
 
 
 def _named(found: Sequence[Candidate], query: Query) -> list[str]:

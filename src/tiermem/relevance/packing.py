@@ -100,7 +100,7 @@ def pack(
     limit = min(room.total, room.fill + state.spent)
     floor = MIN_SCORE_SHARE * max((p.score for p in pieces), default=0.0)
     # Taken, or never to be: a passage is looked at while it may still be taken.
-    closed = taken | {n for n, p in enumerate(pieces) if _hopeless(p, worth, floor)}
+    closed = taken | {n for n, p in enumerate(pieces) if p.listed or _hopeless(p, worth, floor)}
     heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in closed]
     heapq.heapify(heap)
     while heap:
@@ -134,17 +134,50 @@ def _take_whole(
     room: int,
 ) -> set[int]:
     """Take every passage of each document in `whole`, in order, while one fits whole (less
-    what the documents taken before it show already)."""
+    what the documents taken before it show already); of one too long to fit, the passages
+    worth most for their tokens, while they fit."""
     taken: set[int] = set()
     for doc_id in whole:
         members = [n for n in siblings.get(doc_id, []) if not _repeats(pieces[n], state)]
         cost = costs[doc_id] + sum(pieces[n].tokens + pieces[n].lead_tokens for n in members)
-        if not members or state.spent + cost > room:
+        if not members:
             continue
+        if state.spent + cost > room:
+            members = _best_that_fit(pieces, members, state, costs, room)
         for n in members:
             _take(pieces[n], state, costs, labels)
             taken.add(n)
     return taken
+
+
+def _best_that_fit(
+    pieces: Sequence[Piece],
+    members: list[int],
+    state: _State,
+    costs: Mapping[str, int],
+    room: int,
+) -> list[int]:
+    """The passages of one entry to show when it cannot be shown whole: greedily the worth
+    most for their tokens (as the entry's group would price them), in the entry's order."""
+    chosen: list[int] = []
+    trial = _State(set(state.covered), state.worth, set(state.shown), set(state.leads))
+    trial.groups = dict(state.groups)
+    trial.spent = state.spent
+    left = list(members)
+    while left:
+        best = max(left, key=lambda n: _value(pieces[n], trial, costs))
+        left.remove(best)
+        if _value(pieces[best], trial, costs) <= 0 or not _fits(pieces[best], trial, costs, room):
+            continue
+        chosen.append(best)
+        piece = pieces[best]
+        trial.spent += _cost(piece, trial, costs)
+        trial.covered |= piece.passage.facts
+        trial.shown |= sentences(piece.text)
+        if piece.passage.lead is not None:
+            trial.leads.add((piece.doc.id, piece.passage.lead[0]))
+        trial.groups.setdefault(piece.doc.id, Group(piece.doc, ""))
+    return sorted(chosen)
 
 
 def _repeats(piece: Piece, state: _State) -> bool:

@@ -46,6 +46,7 @@ class Piece:
     score: float
     lead: str = ""  # the line(s) introducing it, shown above it once per group
     lead_tokens: int = 0
+    listed: bool = False  # a line of names alone: shown only in an entry shown whole
 
 
 class Scorer:
@@ -70,13 +71,15 @@ class Scorer:
             standing = _standing(cand.doc, self.agent) * self.tier_weights.get(cand.doc.tier, 1.0)
             entry = ENTRY_SHARE * cand.match
             per_char = cand.doc.tokens / max(1, len(cand.doc.text))
-            for (passage, text), terms in zip(texts.passages, texts.terms, strict=True):
+            for (passage, text, listed), terms in zip(texts.passages, texts.terms, strict=True):
                 line = sum(weights[i] for i in terms) / total
                 tokens = 1 + math.ceil(len(text) * per_char)
                 score = (LINE_SHARE * line + entry) * standing
                 lead = _lead(cand.doc.text, passage)
                 lead_tokens = 1 + math.ceil(len(lead) * per_char) if lead else 0
-                found.append(Piece(cand.doc, passage, text, tokens, score, lead, lead_tokens))
+                found.append(
+                    Piece(cand.doc, passage, text, tokens, score, lead, lead_tokens, listed)
+                )
         return found
 
     def _match(self, doc: Doc) -> _Matched:
@@ -86,14 +89,14 @@ class Scorer:
         if key not in self._matched:
             low, texts = _texts(doc.text, doc.passages)
             present = [i for i, (stem, _) in enumerate(self.stems) if stem in low]
-            terms = [[i for i in present if self.stems[i][0] in t_low] for _, _, t_low in texts]
-            self._matched[key] = _Matched([(p, t) for p, t, _ in texts], terms)
+            terms = [[i for i in present if self.stems[i][0] in t[2]] for t in texts]
+            self._matched[key] = _Matched([(p, t, listed) for p, t, _, listed in texts], terms)
         return self._matched[key]
 
 
 @record(frozen=True)
 class _Matched:
-    passages: list[tuple[Passage, str]]
+    passages: list[tuple[Passage, str, bool]]  # each with its text, and whether it lists names
     terms: list[list[int]]  # the query terms (by position) each passage holds
 
 
@@ -108,18 +111,16 @@ _CUT_CACHED = 2048
 
 
 @functools.lru_cache(maxsize=_CUT_CACHED)
-def _texts(text: str, stored: str) -> tuple[str, list[tuple[Passage, str, str]]]:
-    """A document's text lower-cased, and (passage, its text, lower-cased) of each passage
-    but those that say nothing alone and lists of names that say nothing of them. Cached:
-    the same entries come back spawn after spawn."""
+def _texts(text: str, stored: str) -> tuple[str, list[tuple[Passage, str, str, bool]]]:
+    """A document's text lower-cased, and (passage, its text, lower-cased, whether it is a
+    list of names that says nothing of them) of each passage but those that say nothing
+    alone. Cached: the same entries come back spawn after spawn."""
     found = []
     cut = passages.decode(stored)
     for p in cut:
         part = text[p.start : p.end]
-        if prose.is_fact_list(part):
-            continue
         if p.facts or len(part.split()) >= MIN_WORDS or len(cut) == 1:
-            found.append((p, part, part.lower()))
+            found.append((p, part, part.lower(), prose.is_fact_list(part)))
     return text.lower(), found
 
 

@@ -319,8 +319,23 @@ def chunks(text: str) -> list[Chunk]:
         for a, b in zip([start, *cuts], [*cuts, end], strict=True):
             for c, d in shape.cut(a, b):
                 if text[c:d].strip():
-                    found.append(Chunk(shape.own_title(c) or title, text[c:d], n))
+                    _add(found, Chunk(shape.own_title(c) or title, text[c:d], n))
     return found
+
+
+def _add(found: list[Chunk], chunk: Chunk) -> None:
+    """A chunk after one that is only a heading joins it: a heading alone is no passage a
+    search should answer with, and the text under it is what its title names."""
+    last = found[-1] if found else None
+    if last is not None and last.section == chunk.section and _heading_only(last.text):
+        found[-1] = Chunk(last.title, last.text + chunk.text, last.section)
+    else:
+        found.append(chunk)
+
+
+def _heading_only(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) == 1 and lines[0].lstrip().startswith("#")
 
 
 class _Shape:
