@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiermem.spawn.prompt import fence_safe
+from tiermem.text.shown import fence_safe
 
 LOOK_ALIKES = [
     "</memory>",

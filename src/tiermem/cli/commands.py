@@ -31,17 +31,6 @@ def _one_line(message: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
-def _shown_text(text: str) -> str:
-    """Memory text for a terminal: lines and tabs kept, other control characters (escape
-    sequences a tool's output may carry) shown as their escapes, never obeyed."""
-    import unicodedata
-
-    return "".join(
-        repr(ch)[1:-1] if unicodedata.category(ch) == "Cc" and ch not in "\n\t" else ch
-        for ch in text
-    )
-
-
 # The stores this command opened, and the lines they had to say (an input skipped, a
 # fallback): main says them, and the audit lines a full disk refused, with the command's
 # outcome, so that a failure is one line (a spawn's sync may skip a link before a damaged
@@ -100,9 +89,9 @@ def _read_text(value: str, what: str) -> str:
 
 
 def _print_json(data: object) -> None:
-    import json  # only JSON output needs it: text commands start without it
+    from ..text.shown import as_json  # only JSON output needs it: text commands do without
 
-    print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    print(as_json(data))
 
 
 def _say(lines: Sequence[str]) -> None:
@@ -221,7 +210,7 @@ def cmd_search(args: Namespace) -> int:
         if whole:
             print(f"         {h.path}")
             print(f"         from: {h.origin}")
-            print(f"\n{_shown_text(h.text.rstrip())}\n")
+            print(f"\n{h.text.rstrip()}\n")
             continue
         print(f"         {h.path}: {' '.join(h.text.split())[:160]}")
         print(f"         from: {h.origin}")

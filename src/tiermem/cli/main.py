@@ -69,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     A reader that stops early (`tiermem log | head -1`) ends any command quietly with status
     0: what it wanted was printed, and the rest has nowhere to go.
     """
+    from ..text.shown import Terminal
+
+    stdout = sys.stdout
+    sys.stdout = Terminal(stdout)  # memory text is shown, not run
     try:
         try:
             code = _main(argv)
@@ -77,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _stdout_to_devnull()
         return 0
+    finally:
+        sys.stdout = stdout
     return code
 
 

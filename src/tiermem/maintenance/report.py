@@ -45,6 +45,7 @@ from ..storage.clock import parse_time
 from ..storage.entries import STRUCTURED, Entry, render_entry
 from ..storage.layout import TEAM
 from ..team import agents, citations, provenance
+from ..text.shown import control
 from . import stats
 
 PAGE_NAME = "report.html"
@@ -330,10 +331,11 @@ def _refuse_links(root: Path, folder: Path) -> None:
 
 
 def _write(pieces: Iterable[str], handle: BinaryIO) -> int:
-    """The page's pieces into a file, in batches; how many bytes were written."""
+    """The page's pieces into a file, in batches (a control character in memory shown as
+    its escape, never written into the page); how many bytes were written."""
     written, batch, held = 0, [], 0
     for piece in pieces:
-        batch.append(piece)
+        batch.append(control(piece))
         held += len(piece)
         if held >= 1 << 20:
             written += handle.write("".join(batch).encode("utf-8"))

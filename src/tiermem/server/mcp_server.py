@@ -67,6 +67,7 @@ from ..results import (
     json_name,
 )
 from ..storage import validate
+from ..text.shown import as_json, control
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -273,13 +274,15 @@ class AgentsOut(BaseModel):
 
 
 def _structured(data: dict[str, Any]) -> CallToolResult:
-    """A result for programs (structured) and for models (the same JSON as text)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2)
+    """A result for programs (structured) and for models (the same JSON as text, with every
+    control character escaped)."""
+    text = as_json(data)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _markdown(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)])
+    """Markdown for a model: control characters shown, never sent."""
+    return CallToolResult(content=[TextContent(type="text", text=control(text))])
 
 
 def _one_line(exc: TiermemError) -> str:
@@ -592,7 +595,7 @@ class MemoryTools:
     async def agents_resource(self) -> str:
         """The team's agents, as JSON: name, whether Squad lists it, where it has memory."""
         found = await self._worker.run(self._mem.team)
-        return json.dumps([a.to_json() for a in found], ensure_ascii=False, indent=2)
+        return as_json([a.to_json() for a in found])
 
     async def tier_files(self) -> list[MCPResource]:
         """A resource for each hot, cold and wiki file (the templates name them by pattern)."""
@@ -600,7 +603,7 @@ class MemoryTools:
 
     async def _tier_markdown(self, tier: str, name: str) -> str:
         try:
-            return await self._worker.run(lambda: self._mem.tier_text(tier, name))
+            return control(await self._worker.run(lambda: self._mem.tier_text(tier, name)))
         except NotFoundError as exc:
             raise ResourceNotFoundError(_one_line(exc)) from None
         except TiermemError as exc:

@@ -25,6 +25,7 @@ from ..relevance.packing import Group
 from ..results import Loaded, SpawnResult
 from ..storage.layout import TEAM
 from ..team import agents, citations, use
+from ..text.shown import control, fence_safe, meta
 from . import prompt
 
 # A <memory> fence, its section heading and the blank lines around them.
@@ -225,7 +226,7 @@ def _hot_section(ctx: Context, agent: str) -> tuple[str, str]:
     started = min((e.created for e in entries), default="")
     body = view.markdown if view is not None else render.hot_markdown(agent, [])
     label = f'agent="{agent}" as-of="{started[:10] or "now"}"'
-    return body if entries else "", prompt.fenced("hot", label, [prompt.fence_safe(body)])
+    return body if entries else "", prompt.fenced("hot", label, [fence_safe(body)])
 
 
 def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
@@ -241,8 +242,8 @@ def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
         if not groups:
             continue
         if request.refs:
-            files = sorted({g.doc.path for g in groups})
-            ids = ", ".join(g.doc.parent or g.doc.id for g in groups)
+            files = sorted({meta(g.doc.path) for g in groups})
+            ids = ", ".join(meta(g.doc.parent or g.doc.id) for g in groups)
             sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
             continue
         fences = []
@@ -294,7 +295,7 @@ def _render(
 ) -> _Prompt:
     """The prompt, and the exact tokens of each section and of the whole."""
     memory = _sections(request, picked)
-    text = prompt.render(frame, hot_block, memory, shown, picked.left_out)
+    text = control(prompt.render(frame, hot_block, memory, shown, picked.left_out))
     sections = {"hot": hot_block, **memory}
     counted = ctx.tokens.count_many([*sections.values(), text])
     counts = dict.fromkeys(("hot", "policy", "cold", "wiki", "archive"), 0)

@@ -7,12 +7,12 @@ memory reads as a quotation, not as a command.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..index.protocol import Doc
 from ..record import record
+from ..text.shown import fence_safe
 
 if TYPE_CHECKING:
     from ..relevance.packing import Group
@@ -33,30 +33,6 @@ DATA_NOTE = (
 )
 
 
-# The brackets and slashes a reader could take for those of a tag, beyond the ones NFKC
-# folds to `<` and `/` (full-width and small forms).
-_BRACKETS = "<\uff1c\ufe64\u2039\u27e8\u3008"
-_LOOKALIKES = str.maketrans(
-    {"\u2039": "<", "\u27e8": "<", "\u3008": "<", "\u2044": "/", "\u2215": "/", "\\": ""}
-)
-# Letters of other scripts that read as Latin ones (a Cyrillic `о` in `memory`).
-_CONFUSABLES = str.maketrans(
-    "аеорсухіјѕһԁԛԝмткнвпгАВЕКМНОРСТУХЅІЈαοριυνκτεΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոսı",
-    "aeopcyxijshdqwmtkhbnrABEKMHOPCTYXSIJaopiuvkteABEZHIKMNOPTYXonui",
-)
-# Where a tag may start: a bracket, an HTML entity, a JSON or C escape of one.
-_OPENINGS = re.compile(f"[{_BRACKETS}&]|\\\\+[uUxX]")
-_ENTITY = re.compile(r"&(?:amp;)*(?:lt;?|#0*60;?|#x0*3c;?)", re.IGNORECASE)
-_ESCAPE = re.compile(r"(\\+)(?:u003c|x3c)", re.IGNORECASE)
-# The tags a reader could take for the prompt's own: the memory fence, the roles of a chat,
-# and special tokens written `<|...|>`.
-_TAG_START = re.compile(
-    r"<\s*/?\s*(?:memory|(?:system|assistant|user|human|developer|instructions?)\b|\|)",
-    re.IGNORECASE,
-)
-_TAG_WINDOW = 256  # characters after a bracket that can still be part of a look-alike tag
-
-
 @record(frozen=True)
 class Frame:
     """What surrounds memory in the prompt."""
@@ -67,61 +43,6 @@ class Frame:
     criteria: tuple[str, ...]
     charter: str
     chosen_for: str  # the situation and why, when tiers were chosen from the task
-
-
-def fence_safe(text: str) -> str:
-    """Memory text cannot close its own fence, nor seem to, nor open a tag of the prompt's.
-
-    A tag is the memory fence, a chat role (`<system>`, `</user>`...) or a special token
-    (`<|im_start|>`); it is read through look-alikes: other brackets and slashes, letters
-    of any width, case or script, spaces, invisible characters or backslashes inside it.
-    Its opening is escaped as HTML escapes it: a bracket becomes `&lt;`, the `&` of a
-    bracket written as an entity (`&lt;/memory&gt;`) becomes `&amp;`, and the backslash of
-    one written as an escape (`\\u003c`) is escaped itself; decoded once, the text is what
-    was recorded, and no tag is left in it.
-    """
-    out: list[str] = []
-    last = 0
-    for opening in _OPENINGS.finditer(text):
-        at = opening.start()
-        found = _tag_at(text, at)
-        if found:
-            out.append(text[last:at] + found)
-            last = at + 1
-    return "".join(out) + text[last:]
-
-
-def _tag_at(text: str, at: int) -> str:
-    """What the opening at `at` is written as when a tag starts there ("" when none does)."""
-    first = text[at]
-    if first in ("&", "\\"):
-        written = (_ENTITY if first == "&" else _ESCAPE).match(text, at)
-        # An even run of backslashes is escaped backslashes, then plain letters.
-        if written is None or (first == "\\" and len(written.group(1)) % 2 == 0):
-            return ""
-        rest, escaped = written.end(), "&amp;" if first == "&" else "\\\\"
-    else:
-        rest, escaped = at + 1, "&lt;"
-    return escaped if _reads_as_tag("<" + text[rest : rest + _TAG_WINDOW]) else ""
-
-
-def _reads_as_tag(window: str) -> bool:
-    decoded = _unescaped(window)  # `&#47;memory` is `/memory`
-    visible = "".join(
-        " " if ch.isspace() or unicodedata.category(ch) == "Cf" else ch for ch in decoded
-    )
-    folded = unicodedata.normalize("NFKC", visible).translate(_LOOKALIKES)
-    return bool(_TAG_START.match(folded.translate(_CONFUSABLES)))
-
-
-def _unescaped(text: str) -> str:
-    """HTML character references decoded (the table of names is loaded only for a text that
-    holds one)."""
-    if "&" not in text:
-        return text
-    import html
-
-    return html.unescape(text)
 
 
 # Where a title's label ends ("Note: ", "Decision: ").
