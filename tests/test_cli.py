@@ -377,7 +377,7 @@ def test_search_json_fields(searchable: Memory, run_cli: RunCli) -> None:
     for hit in hits:
         assert set(hit) == {
             *("id", "tier", "agent", "path", "title", "text", "score"),
-            *("class", "created", "tokens", "session", "sources", "origin", "spans"),
+            *("class", "created", "tokens", "session", "sources", "origin", "spans", "trust"),
         }
         assert hit["tier"] in ("hot", "cold", "wiki", "archive")
         assert isinstance(hit["score"], float | int)

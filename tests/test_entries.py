@@ -16,11 +16,15 @@ from tiermem.errors import ParseError
 from tiermem.memory import Memory
 from tiermem.storage.entries import (
     CLASSES,
+    ID,
     STATUSES,
+    WAS,
     Entry,
     TierFile,
+    escape_value,
     normalize_body,
     parse,
+    read_id,
     render,
     render_entry,
     render_meta,
@@ -121,6 +125,11 @@ def test_heading_in_body_does_not_split_an_entry() -> None:
 
 _value_chars = st.characters(exclude_categories=["Cs"])
 _values = st.text(_value_chars, max_size=20)
+# Authors as agents are named (`validate.name`); others are read as none (see
+# test_an_author_that_is_no_agents_name_is_read_as_none below).
+_agents = st.one_of(
+    st.just(""), st.just("team"), st.from_regex(r"[a-z0-9][a-z0-9_-]{0,9}", fullmatch=True)
+)
 _nonempty_values = st.text(_value_chars, min_size=1, max_size=20)
 _known_keys = {
     "id",
@@ -139,11 +148,18 @@ _known_keys = {
     "supersedes",
     "superseded-by",
     "trust",
+    "was",  # an old id, percent-encoded already (see test_an_id_that_breaks_the_rule...)
+    "was-agent",  # the same for an author
+    "parent",  # an id: read by the id rule
     "extra",
 }
-# Ids as tiermem makes them (prefix-hash) and as people type them; other characters are
-# covered by test_ids_with_unsafe_characters_round_trip below.
-_ids = st.text(string.ascii_letters + string.digits + "-_.:/#", min_size=1, max_size=16)
+# Ids as tiermem makes them (prefix-hash) and as people type them (`entries.ID`); others are
+# read under a fresh id (test_an_id_that_breaks_the_rule_is_read_under_a_fresh_one below).
+_ids = st.builds(
+    str.__add__,
+    st.sampled_from(string.ascii_letters + string.digits),
+    st.text(string.ascii_letters + string.digits + "-_.:/#", max_size=15),
+)
 _extra_keys = st.text(
     string.ascii_lowercase + string.digits + "-_.", min_size=1, max_size=12
 ).filter(lambda k: k not in _known_keys)
@@ -192,7 +208,7 @@ def entries(draw: st.DrawFn, entry_id: st.SearchStrategy[str] | None = None) -> 
         cls=draw(st.sampled_from(CLASSES)),
         title=draw(_titles),
         body=draw(_bodies),
-        agent=draw(_values),
+        agent=draw(_agents),
         created=draw(_times),
         used=draw(_times),
         session=draw(_values),
@@ -200,8 +216,8 @@ def entries(draw: st.DrawFn, entry_id: st.SearchStrategy[str] | None = None) -> 
         status=draw(st.sampled_from(STATUSES)),
         tags=tuple(draw(st.lists(_nonempty_values, max_size=3))),
         sources=tuple(draw(st.lists(_nonempty_values, max_size=3))),
-        supersedes=tuple(draw(st.lists(_nonempty_values, max_size=2))),
-        superseded_by=draw(_values),
+        supersedes=tuple(draw(st.lists(_ids, max_size=2))),
+        superseded_by=draw(st.one_of(st.just(""), _ids)),
         trust=draw(_values),
         extra=tuple((k, draw(_values)) for k in extra_keys),
     )
@@ -251,11 +267,32 @@ def test_any_whitespace_in_a_value_round_trips(space: str) -> None:
     assert parse(render(tier_file)).entries == [entry]
 
 
-@pytest.mark.parametrize("entry_id", ["two words", "50%41", " ", "tab\there"])
-def test_ids_with_unsafe_characters_round_trip(entry_id: str) -> None:
-    entry = Entry(id=entry_id, cls="learning", title="t")
-    tier_file = TierFile(heading="h", entries=[entry])
-    assert parse(render(tier_file)).entries == [entry]
+@pytest.mark.parametrize(
+    "entry_id",
+    ["two words", "50%41", " ", "tab\there", "-lead", "c-\n## Escalation", "</memory>", "a" * 65],
+)
+def test_an_id_that_breaks_the_rule_is_read_under_a_fresh_one(entry_id: str) -> None:
+    written = render(TierFile(heading="h", entries=[Entry(id=entry_id, cls="learning", title="t")]))
+    parsed = parse(written)
+    (entry,) = parsed.entries
+    assert entry.id == read_id(entry_id) != entry_id
+    assert ID.fullmatch(entry.id)
+    assert dict(entry.extra)[WAS] == escape_value(entry_id)
+    assert "breaks the id rule" in parsed.mended[0].problem
+    again = parse(render(parsed))
+    assert again.entries == parsed.entries  # the same fresh id on every read, `was` kept
+    assert again.mended == []
+
+
+@pytest.mark.parametrize("agent", ["eve\n## Escalation", "../x", "a b", "</memory>", "x" * 65])
+def test_an_author_that_is_no_agents_name_is_read_as_none(agent: str) -> None:
+    entry = Entry(id="c-1", cls="learning", title="t", agent=agent)
+    parsed = parse(render(TierFile(heading="h", entries=[entry])))
+    (read,) = parsed.entries
+    assert read.agent == ""
+    assert dict(read.extra)["was-agent"] == escape_value(agent)
+    assert "no agent's name" in parsed.mended[0].problem
+    assert parse(render(parsed)).entries == parsed.entries
 
 
 _structure_lines = st.sampled_from(

@@ -389,11 +389,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(
     assert a.entries() == b.entries()
 
 
-@union_falls_short(
-    "entries.parse drops a duplicated tiermem-file header only before the first entry: "
-    "when both clones add the same hot file, the other side's header lands in the body of an "
-    "entry, and the result depends on the merge direction"
-)
+@BOTH_MERGES
 def test_a_session_left_open_in_both_clones_merges_the_same_way_in_both_directions(
     tmp_path: Path, run_cli: RunCli, driver: bool
 ) -> None:

@@ -314,7 +314,7 @@ def test_a_huge_search_limit_fails_in_one_line(root: Path) -> None:
         assert_clean_failure(result)
 
 
-def test_stats_prints_any_agent_name_from_a_hand_edited_file(root: Path) -> None:
+def test_stats_reads_an_author_that_is_no_agents_name_as_the_files_agent(root: Path) -> None:
     (root / ".squad" / "memory" / "cold" / "bob.md").write_text(
         "# bob: cold memory\n<!-- tiermem-file tier=cold agent=bob -->\n\n"
         "## hello\n<!-- tiermem id=c-1 class=learning agent=[/] -->\nbody\n",
@@ -322,7 +322,7 @@ def test_stats_prints_any_agent_name_from_a_hand_edited_file(root: Path) -> None
     )
     result = run(["--root", str(root), "stats"])
     assert result.code == 0, result
-    assert "[/]" in result.out
+    assert "[/]" not in result.out and "bob" in result.out
 
 
 def test_end_session_all_with_a_stray_file_name_writes_nothing(root: Path) -> None:

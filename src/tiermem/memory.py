@@ -236,8 +236,7 @@ class Memory:
         the agent's own entries ranking first on a par. A query of entry ids reads those
         entries.
         """
-        from .spawn.search import search
-        from .team.provenance import origin, sources_of
+        from .spawn.search import search, shown_hit
 
         validate.text(query, "query")
         if agent is not None:
@@ -248,25 +247,7 @@ class Memory:
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
-        return [
-            SearchHit(
-                f.hit.doc.id,
-                f.hit.doc.tier,
-                f.hit.doc.agent,
-                f.hit.doc.path,
-                f.hit.doc.title,
-                f.excerpt.text,
-                round(f.hit.score, 4),
-                f.hit.doc.cls,
-                f.hit.doc.created,
-                f.excerpt.tokens,
-                f.hit.doc.session,
-                tuple(sources_of(f.hit.doc)),
-                origin(ctx, f.hit.doc),
-                f.excerpt.spans,
-            )
-            for f in search(ctx, query, agent, tier, limit)
-        ]
+        return [shown_hit(ctx, f) for f in search(ctx, query, agent, tier, limit)]
 
     def read_archive(self, agent: str, record_id: str) -> Record:
         """One archive record."""
@@ -279,7 +260,8 @@ class Memory:
         return archive.read(self.layout, agent, base)
 
     def read_entry(self, entry_id: str, agent: str | None = None) -> EntryText:
-        """Any id a search or spawn gives, read whole: a tier entry, an archived record
+        """Any id a search or spawn gives, read whole: a tier entry (its metadata, and the
+        title that starts its text, as outputs show them: `text.shown`), an archived record
         (`a-0123456789-abcdef0123`, byte for byte) or one section of it
         (`a-0123456789-abcdef0123#4`)."""
         from .spawn.lookup import read_entry

@@ -206,6 +206,10 @@ class SearchHit(Result):
             "empty when the text is shown whole. `search ID` reads it whole."
         ),
     )
+    trust: str = field(
+        default="",
+        metadata=about("'untrusted' for text from tools or the web, or an archive holding some."),
+    )
 
 
 @record
@@ -217,7 +221,12 @@ class EntryText(Result):
     agent: str
     path: str = field(metadata=about("The file it lives in, relative to the repository."))
     title: str
-    text: str = field(metadata=about("Its text (archived text byte for byte as archived)."))
+    text: str = field(
+        metadata=about(
+            "Its text (archived text byte for byte as archived; an entry's title, which "
+            "starts its text, as `title` shows it)."
+        )
+    )
     cls: str = field(
         default="", metadata=about("The entry's class (empty for archived text).", json="class")
     )
@@ -227,6 +236,10 @@ class EntryText(Result):
     total_chars: int = field(default=0, metadata=about("Characters of the whole text."))
     next_offset: int | None = field(
         default=None, metadata=about("Where the rest starts, when the text was cut; else null.")
+    )
+    trust: str = field(
+        default="",
+        metadata=about("'untrusted' for text from tools or the web, or an archive holding some."),
     )
 
 
@@ -411,7 +424,8 @@ class Finding(Result):
 
     kind: str = field(
         metadata=about(
-            "link, store, name, temp, file, ids, archive, citation, index, queue: what it is about"
+            "link, store, name, temp, file, ids, malformed, sessions, archive, citation, index, "
+            "queue: what it is about"
         )
     )
     path: str = field(metadata=about("The file or folder, relative to the root."))

@@ -195,14 +195,34 @@ class _Doctor:
             )
             return
         twice = _ids_twice(data.decode("utf-8"), loaded)
-        if twice:
-            shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
-            finding = self.found("ids", path, f"holds an id twice (a merge): {shown}")
-            self.repair(finding, lambda: self.fold(tier, path))
+        problems = _misread(twice, loaded)
+        if problems:
+            kind = "ids" if twice else "malformed"
+            finding = self.found(kind, path, "; ".join(problems))
+            self.repair(finding, lambda: self.fold(tier, path, loaded))
+        elif tier == "hot":
+            self.sessions(path, loaded)
 
-    def fold(self, tier: str, path: Path) -> str:
+    def fold(self, tier: str, path: Path, loaded: entries.TierFile) -> str:
         kept = store.rewrite(self.layout, tier, path)
-        return f"rewritten with each id once; {kept} losing version(s) archived"
+        said = f"rewritten well-formed, each id once; {kept} losing version(s) archived"
+        renamed = _renamed(loaded)
+        if renamed:
+            was = {new: self.ctx.redact(old)[0] for new, old in renamed.items()}
+            self.ctx.audit("rename", list(renamed), [tier], "ids that break the id rule", was=was)
+            said += f"; {len(renamed)} id(s) renamed (the old ones, percent-encoded, in the audit)"
+        return said
+
+    def sessions(self, path: Path, loaded: entries.TierFile) -> None:
+        """A hot tier holding two clones' sessions, merged: said, not a problem (the hot view
+        and the session end keep them apart)."""
+        found = sorted({e.session for e in loaded.entries if e.session})
+        if len(found) > 1:
+            problem = (
+                f"holds {len(found)} sessions merged from clones ({', '.join(found)}); "
+                "`hot show` shows each, and the session end summarises each"
+            )
+            self.found("sessions", path, problem, serious=False)
 
     def records(self) -> None:
         base = self.layout.tier_dir("archive")
@@ -438,14 +458,31 @@ def _readable_files(folder: Path) -> list[Path]:
 _BOUNDARY_ID = re.compile(r"^#{1,6} [^\n]*\n<!-- tiermem id=(\S+)", re.MULTILINE)
 
 
+def _misread(twice: list[str], loaded: entries.TierFile) -> list[str]:
+    """What a read of a tier file had to fold or mend: ids twice (a union merge), and what a
+    merge or an edit left malformed (`entries.parse`); [] for a file that reads as written."""
+    found = [f"line {m.line}: {m.problem}" for m in loaded.mended]
+    if twice:
+        shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+        found.insert(0, f"holds an id twice (a merge): {shown}")
+    return found
+
+
 def _ids_twice(text: str, loaded: entries.TierFile) -> list[str]:
-    """Ids that the file holds more than once (folded on every read until rewritten)."""
+    """Ids that the file holds more than once (folded on every read until rewritten), as
+    they are read (an id that breaks the rule under its fresh one)."""
     seen: dict[str, int] = {}
     for match in _BOUNDARY_ID.finditer(text.replace("\r\n", "\n")):
-        entry_id = entries.unescape_value(match.group(1))
+        entry_id = entries.read_id(entries.unescape_value(match.group(1)))
         seen[entry_id] = seen.get(entry_id, 0) + 1
     twice = sorted(i for i, n in seen.items() if n > 1)
     return twice or sorted({c.id for c in loaded.conflicts})
+
+
+def _renamed(loaded: entries.TierFile) -> dict[str, str]:
+    """Fresh id -> the old one (percent-encoded) of the entries this read renamed."""
+    fresh = {m.renamed for m in loaded.mended if m.renamed}
+    return {e.id: dict(e.extra).get(entries.WAS, "") for e in loaded.entries if e.id in fresh}
 
 
 def _header_fields(line: bytes) -> dict[str, str]:

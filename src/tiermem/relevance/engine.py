@@ -10,6 +10,7 @@ from ..record import record
 from ..storage.entries import STRUCTURED
 from ..text import prose
 from ..text.facts import key_facts
+from ..text.shown import inline
 from . import candidates, packing, scoring
 from .candidates import Candidate
 from .packing import Group, Room
@@ -190,7 +191,7 @@ def label(doc: Doc, agent: str) -> str:
     parts = [kind(doc), doc.created[:10] or "undated", doc.parent or doc.id]
     if doc.agent and doc.agent != agent:
         parts.append(f"by {doc.agent}")
-    return f"{short_title(doc.title, doc.text)} ({', '.join(parts)})"
+    return inline(f"{short_title(doc.title, doc.text)} ({', '.join(parts)})")
 
 
 def kind(doc: Doc) -> str:

@@ -6,13 +6,32 @@ from __future__ import annotations
 
 from ..context import Context
 from ..errors import NotFoundError, UsageError
+from ..record import replace
 from ..results import EntryText
 from ..storage import archive, files
+from ..text.shown import meta, titled
 from . import search
 
 
 def read_entry(ctx: Context, entry_id: str, agent: str | None = None) -> EntryText:
-    """The whole entry, record or section with this id."""
+    """The whole entry, record or section with this id, its metadata as outputs show it."""
+    return _shown(_read(ctx, entry_id, agent))
+
+
+def _shown(entry: EntryText) -> EntryText:
+    """An entry as every output shows it: its metadata (title, author, file, source) as one
+    inert line each, the title that starts its text too (`text.shown`)."""
+    return replace(
+        entry,
+        text=titled(entry.text, entry.title)[0],
+        title=meta(entry.title),
+        agent=meta(entry.agent),
+        path=meta(entry.path),
+        source=meta(entry.source),
+    )
+
+
+def _read(ctx: Context, entry_id: str, agent: str | None) -> EntryText:
     if search.entry_ids(entry_id) != [entry_id]:
         raise UsageError(
             f"{entry_id!r} is not an entry id (e.g. c-0123456789, a-0123456789-abcdef0123 or "
@@ -28,7 +47,15 @@ def read_entry(ctx: Context, entry_id: str, agent: str | None = None) -> EntryTe
         return joined
     doc = hits[0].hit.doc
     return EntryText(
-        doc.id, doc.tier, doc.agent, doc.path, doc.title, doc.text, doc.cls, doc.created
+        doc.id,
+        doc.tier,
+        doc.agent,
+        doc.path,
+        doc.title,
+        doc.text,
+        doc.cls,
+        doc.created,
+        trust=doc.trust,
     )
 
 
@@ -40,7 +67,10 @@ def _parts(ctx: Context, entry_id: str) -> EntryText | None:
     first = parts[0]
     glue = "" if first.tier == "archive" else "\n\n"
     text = glue.join(p.text for p in parts if p.path == first.path)
-    return EntryText(entry_id, first.tier, first.agent, first.path, first.title, text, first.cls)
+    trust = "untrusted" if any(p.trust for p in parts) else ""
+    return EntryText(
+        entry_id, first.tier, first.agent, first.path, first.title, text, first.cls, trust=trust
+    )
 
 
 def _record(ctx: Context, record_id: str, agent: str | None) -> EntryText:
@@ -61,6 +91,7 @@ def _record(ctx: Context, record_id: str, agent: str | None) -> EntryText:
                 record.text,
                 created=record.created,
                 source=record.source,
+                trust=record.trust,
             )
     owner = f" for {agent}" if agent else ""
     raise NotFoundError(f"no archive record {record_id}{owner}")

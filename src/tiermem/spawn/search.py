@@ -17,8 +17,10 @@ from ..relevance import candidates, excerpts, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
 from ..relevance.words import gist
+from ..results import SearchHit
 from ..storage.layout import TEAM
-from ..team import use
+from ..team import provenance, use
+from ..text import shown
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
 # (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
@@ -68,6 +70,30 @@ def search(
         if len(hits) == limit or len(found) < pool:
             return _excerpts(query, _used(ctx, (hits, used)))
         pool *= 4  # so many repeats that the pool ran short: look further
+
+
+def shown_hit(ctx: Context, found: Found) -> SearchHit:
+    """A result as every output shows it: its metadata as one inert line each, the title
+    that starts its text too (`text.shown`), its spans moved to match."""
+    doc = found.hit.doc
+    _, by = shown.titled(doc.text, doc.title)
+    return SearchHit(
+        shown.meta(doc.id),
+        doc.tier,
+        shown.meta(doc.agent),
+        shown.meta(doc.path),
+        shown.meta(doc.title),
+        shown.titled(found.excerpt.text, doc.title)[0],
+        round(found.hit.score, 4),
+        doc.cls,
+        doc.created,
+        found.excerpt.tokens,
+        shown.meta(doc.session),
+        shown.metas(provenance.sources_of(doc)),
+        shown.meta(provenance.origin(ctx, doc)),
+        shown.moved(found.excerpt.spans, doc.title, by),
+        doc.trust,
+    )
 
 
 def _by_ids(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import ParseError, TiermemError, UsageError
@@ -67,6 +68,10 @@ class Record(Result):
         default="",
         metadata=about("`N/M`: the N-th of M pieces of a file too large for one record."),
     )
+    trust: str = field(
+        default="",
+        metadata=about("'untrusted' when some of the text came from tools or the web."),
+    )
     location: str = field(init=False, metadata=about("How derived entries cite this record."))
 
     def __post_init__(self) -> None:
@@ -82,19 +87,28 @@ def new_record(
     text: str,
     raw: bytes | None = None,
     part: str = "",
+    trust: str = "",
 ) -> Record:
     """A record named by its text (the key) and by everything its file holds.
 
     `raw`: the original bytes of a text that is not all UTF-8 (`text` is their decoding with
     U+FFFD); two such files that decode alike still get two records. `part` (`N/M`) names a
     piece of a file archived in several records: two pieces with the same text are two.
+    `trust` is `untrusted` when any of the text came from tools or the web: the whole record
+    is marked, and every passage and search result drawn from it says so.
     """
     title = " ".join(title.split())[:200]
     parts = [text] if raw is None else [text, _sha256(raw)]
     parts += [f"part={part}"] if part else []
+    parts += [f"trust={trust}"] if trust else []
     key = content_id("a", agent, kind, source, *parts)
     whole = content_id("", agent, kind, source, title, created, *parts)  # "-" and 10 hex
-    return Record(key + whole, agent, created, kind, source, title, text, part)
+    return Record(key + whole, agent, created, kind, source, title, text, part, trust)
+
+
+def trust_of(entries: Iterable[Entry]) -> str:
+    """A record's trust from the entries whose text it holds: untrusted if any is."""
+    return "untrusted" if any(e.trust for e in entries) else ""
 
 
 def key_of(record_id: str) -> str:
@@ -121,6 +135,7 @@ def _header(record: Record, raw: bytes | None = None, **extra: str) -> str:
         "sha256": _sha256(raw),
         "decode": "replace" if lossy else "",
         "part": record.part,
+        "trust": record.trust,
         **extra,
     }
     items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
@@ -135,12 +150,13 @@ def keep_lost(layout: Layout, source: str, lost: list[Entry], owner: str = TEAM)
     """
     for entry in lost:
         record = new_record(
-            _safe_owner(entry.agent or TEAM, owner),
+            _safe_owner(entry.agent or owner, owner),
             entry.used or entry.created,
             "merge-conflict",
             source,
             entry.title,
             render_entry(entry),
+            trust=entry.trust,
         )
         write(layout, record)
 
@@ -249,6 +265,7 @@ def from_fields(fields: dict[str, str], path: Path, text: str) -> Record:
         fields.get("title", ""),
         text,
         fields.get("part", ""),
+        fields.get("trust", ""),
     )
 
 

@@ -38,11 +38,26 @@ _META_END = " -->"
 _HEADING = re.compile(r"#{1,6} ")
 _ESCAPED = re.compile(r"\\*<!-- tiermem")
 _UNSAFE = re.compile(r"[%\s,<>\"'\x00-\x1f\x7f]")
+# `was` holds an old id percent-encoded already: written and read as it is.
+_ENCODED_UNSAFE = re.compile(r"[\s,<>\"'\x00-\x1f\x7f]")
 _BOUNDARY = re.compile(r"^#{1,6} [^\n]*\n<!-- tiermem ", re.MULTILINE)
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _TIME_KEYS = ("created", "used")
 _LIST_KEYS = ("tags", "sources", "supersedes")
+# An entry id: a letter or digit, then letters, digits and `.`, `_`, `:`, `/`, `#` or `-`, 64
+# at most (tiermem's own are a letter, `-` and hex). Ids are shown outside every fence (what
+# a spawn left out, what a search found), so one read from a file that breaks this (a line
+# end, a tag, a heading, a page of text) is never shown: the entry is read under a fresh id
+# made from it, the same in every clone, and the old one is kept, percent-encoded, as `was`.
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/#-]{0,63}")
+WAS = "was"
+# An author (`agent=`) that is no agent's name is read as none (the file's agent stands in),
+# and kept, percent-encoded, as `was-agent`: it would be shown, and made a folder's name.
+WAS_AGENT = "was-agent"
+_ENCODED = (WAS, WAS_AGENT)  # values kept percent-encoded: written and read as they are
+# The metadata whose values are ids of entries, read by the same rule.
+_ID_KEYS = ("superseded_by", "supersedes")
 
 
 @record(frozen=True)
@@ -92,6 +107,15 @@ class Conflict:
     lost: Entry | None = None
 
 
+@record(frozen=True)
+class Mended:
+    """What a read of a tier file found malformed and read mended; a rewrite writes it so."""
+
+    line: int
+    problem: str
+    renamed: str = ""  # for an id that breaks `ID`: the fresh id it is read under
+
+
 @record
 class TierFile:
     """A parsed tier file: header, file metadata, entries in file order."""
@@ -101,6 +125,7 @@ class TierFile:
     notes: str = ""
     entries: list[Entry] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    mended: list[Mended] = field(default_factory=list)
 
     def get(self, entry_id: str) -> Entry | None:
         """The entry with this id, if present."""
@@ -154,6 +179,11 @@ def _unquote(value: str) -> str:
 unescape_value = _unquote
 
 
+def read_id(raw: str) -> str:
+    """An id as read from a file: itself when it keeps to `ID`, else the fresh id made from it."""
+    return raw if ID.fullmatch(raw) else content_id("x", WAS, raw)
+
+
 # (attribute, metadata key) of the optional fields, in the order they are written.
 _OPTIONAL = tuple(
     (name, name.replace("_", "-"))
@@ -172,8 +202,12 @@ def _meta_pairs(entry: Entry) -> list[tuple[str, str]]:
                 pairs.append((key, ",".join(_escape(v) for v in value)))
         elif value:
             pairs.append((key, _escape(value)))
-    pairs.extend((k, _escape(v)) for k, v in entry.extra)
+    pairs.extend((k, _extra_value(k, v)) for k, v in entry.extra)
     return pairs
+
+
+def _extra_value(key: str, value: str) -> str:
+    return escape_value(value, _ENCODED_UNSAFE) if key in _ENCODED else _escape(value)
 
 
 def render_meta(entry: Entry) -> str:
@@ -254,7 +288,7 @@ def _entry_from(
             name = _KNOWN[key]
             values[name] = _split(raw) if name in _LIST_KEYS else _unquote(raw)
         else:
-            extra.append((key, _unquote(raw)))
+            extra.append((key, raw if key in _ENCODED else _unquote(raw)))
     cls = str(values.pop("cls", default_cls))
     if cls not in CLASSES:
         raise ParseError(
@@ -269,7 +303,38 @@ def _entry_from(
             except Exception:
                 raise ParseError(path, lineno, f"{key} is not an ISO-8601 time") from None
     entry_id = str(values.pop("id", "") or content_id("x", title, body))
+    if not ID.fullmatch(entry_id):
+        extra.append((WAS, escape_value(entry_id)))
+        entry_id = read_id(entry_id)
+    _read_ids(values, extra)
+    if not is_author(str(values.get("agent", ""))):
+        extra.append((WAS_AGENT, escape_value(str(values.pop("agent")))))
     return Entry(id=entry_id, cls=cls, title=title, body=body, extra=tuple(extra), **values)  # type: ignore[arg-type]
+
+
+def is_author(agent: str) -> bool:
+    """Whether an entry's `agent=` may be read as it is: none, an agent's name, or `team`."""
+    from ..errors import UsageError
+    from . import validate
+
+    try:
+        return not agent or bool(validate.owner(agent))
+    except UsageError:
+        return False
+
+
+def _read_ids(values: dict[str, object], extra: list[tuple[str, str]]) -> None:
+    """The ids an entry names (what superseded it, what it supersedes, the entry it is a part
+    of) read by the rule of its own id, so that a link to a renamed entry still holds."""
+    for name in _ID_KEYS:
+        value = values.get(name)
+        if isinstance(value, tuple):
+            values[name] = tuple(read_id(v) for v in value)
+        elif isinstance(value, str) and value:
+            values[name] = read_id(value)
+    for n, (key, value) in enumerate(extra):
+        if key == "parent":
+            extra[n] = (key, read_id(value))
 
 
 def winner(a: Entry, b: Entry) -> Entry:
@@ -285,7 +350,12 @@ def winner(a: Entry, b: Entry) -> Entry:
 
 
 def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning") -> TierFile:
-    """Parse a tier file; raise ParseError (file and line) when it cannot be read safely."""
+    """Parse a tier file; raise ParseError (file and line) when it cannot be read safely.
+
+    What a union merge or a hand edit left malformed is read mended, and said in `mended`:
+    an id that breaks `ID`, an entry's metadata line inside another's text (read as an entry
+    of its own, or as another version of the same one), a second file header.
+    """
     path = Path(path)
     text = text.replace("\r\n", "\n")
     starts = [m.start() for m in _BOUNDARY.finditer(text)]
@@ -296,12 +366,8 @@ def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
         block = text[start:end].split("\n")
-        entry, meta_lines = _parse_block(block, line, default_cls, path)
-        if meta_lines > 1:
-            tier_file.conflicts.append(
-                Conflict(entry.id, (line,), "several metadata lines (merge); newest kept")
-            )
-        _fold(tier_file, entry, seen, line)
+        for entry, first in _Block(tier_file, path, default_cls).read(block, line):
+            _fold(tier_file, entry, seen, first)
         line += len(block) - 1
     return tier_file
 
@@ -312,40 +378,126 @@ def _header_at(lines: list[str], i: int) -> bool:
 
 
 def _parse_preamble(lines: list[str], path: Path) -> TierFile:
-    heading = ""
-    meta: dict[str, str] = {}
+    tier_file = TierFile(heading="")
     notes: list[str] = []
     for i, line in enumerate(lines):
-        if not heading and line.startswith("# ") and not "".join(notes).strip():
-            heading = line[2:].strip()
-        elif line.startswith(_FILE_PREFIX) and not meta:
+        if not tier_file.heading and line.startswith("# ") and not "".join(notes).strip():
+            tier_file.heading = line[2:].strip()
+        elif line.startswith(_FILE_PREFIX):
             pairs = _parse_pairs(line, path, i + 1, _FILE_PREFIX)
-            meta = {k: _unquote(v) for k, v in pairs.items()}
-        elif line.startswith(_FILE_PREFIX) or (line == f"# {heading}" and _header_at(lines, i)):
+            _header(tier_file, {k: _unquote(v) for k, v in pairs.items()}, i + 1)
+        elif line == f"# {tier_file.heading}" and _header_at(lines, i):
             continue  # a duplicated header from a union merge (a heading with its metadata)
         else:
             notes.append(line)
     text = _unescape_body(notes) if "<!-- tiermem" in "\n".join(notes) else "\n".join(notes)
     # Line ends as a body's: a lone carriage return would come back as a line end.
-    text = text.replace("\r", "\n").strip("\n")
-    return TierFile(heading=heading or "memory", meta=meta, notes=text)
+    tier_file.notes = text.replace("\r", "\n").strip("\n")
+    tier_file.heading = tier_file.heading or "memory"
+    return tier_file
 
 
-def _parse_block(
-    lines: list[str], first_line: int, default_cls: str, path: Path
-) -> tuple[Entry, int]:
-    title = _HEADING.sub("", lines[0], count=1).strip() or "(untitled)"
-    metas: list[tuple[int, dict[str, str]]] = []
-    i = 1
-    while i < len(lines) and lines[i].startswith(_META_PREFIX):
-        lineno = first_line + i
-        metas.append((lineno, _parse_pairs(lines[i], path, lineno, _META_PREFIX)))
-        i += 1
-    rest = lines[i:]
-    raw = "\n".join(rest)
-    body = normalize_body(_unescape_body(rest) if "<!-- tiermem" in raw else raw)
-    candidates = [_entry_from(p, title, body, default_cls, path, ln) for ln, p in metas]
-    return functools.reduce(winner, candidates), len(metas)
+def _header(tier_file: TierFile, meta: dict[str, str], line: int) -> None:
+    """A file header, the first or one a union merge added: where two differ (two clones
+    started a session each), the newer is the file's, the same in every clone."""
+    if not tier_file.meta:
+        tier_file.meta = meta
+        return
+    if meta == tier_file.meta:
+        return
+    tier_file.meta = max(tier_file.meta, meta, key=_header_rank)
+    what = "a second file header (a union merge of two versions of the file)"
+    tier_file.mended.append(Mended(line, f"{what}; the newer one kept"))
+
+
+def _header_rank(meta: dict[str, str]) -> tuple[str, str, list[tuple[str, str]]]:
+    return (meta.get("started", ""), meta.get("session", ""), sorted(meta.items()))
+
+
+class _Block:
+    """One entry's lines, from its heading to the next entry's: the entry, or the versions a
+    union merge interleaved there."""
+
+    def __init__(self, tier_file: TierFile, path: Path, default_cls: str) -> None:
+        self.tier_file, self.path, self.default_cls = tier_file, path, default_cls
+        self.title = ""
+
+    def read(self, lines: list[str], first_line: int) -> list[tuple[Entry, int]]:
+        """(entry, line it starts on) of each version the block holds, in file order."""
+        self.title = _HEADING.sub("", lines[0], count=1).strip() or "(untitled)"
+        versions: list[tuple[Entry, int]] = []
+        metas: list[tuple[int, dict[str, str]]] = []
+        body: list[str] = []
+        for i, line in enumerate(lines[1:], 1):
+            lineno = first_line + i
+            kind, pairs = self.kind_of(line, lineno, leading=not body and len(metas) == i - 1)
+            if kind == "text":
+                body.append(line)
+            elif kind == "header":  # a merge's second file header: not text of the entry
+                if body and body[-1] == f"# {self.tier_file.heading}":
+                    body.pop()
+            else:
+                if body:  # metadata after text: another version, from a merge
+                    versions.append(self.version(metas, body))
+                    metas, body = [], []
+                    self.mended(lineno, "an entry's metadata line inside the text above it")
+                metas.append((lineno, pairs))
+        versions.append(self.version(metas, body))
+        return versions
+
+    def kind_of(self, line: str, lineno: int, leading: bool) -> tuple[str, dict[str, str]]:
+        """What a line is: "meta" (with its items), "header" or "text". The metadata lines
+        under the heading must parse; further down, only a line that does is metadata (a
+        merge's), and a file header there is taken in as one."""
+        for prefix, kind in ((_META_PREFIX, "meta"), (_FILE_PREFIX, "header")):
+            if not line.startswith(prefix):
+                continue
+            if leading and kind == "meta":
+                return kind, _parse_pairs(line, self.path, lineno, prefix)
+            try:
+                pairs = _parse_pairs(line, self.path, lineno, prefix)
+            except ParseError:
+                return "text", {}
+            if kind == "header":
+                _header(self.tier_file, {k: _unquote(v) for k, v in pairs.items()}, lineno)
+            return kind, pairs
+        return "text", {}
+
+    def version(
+        self, metas: list[tuple[int, dict[str, str]]], rest: list[str]
+    ) -> tuple[Entry, int]:
+        """The entry one run of metadata lines and the text under it make."""
+        raw = "\n".join(rest)
+        body = normalize_body(_unescape_body(rest) if "<!-- tiermem" in raw else raw)
+        made = [
+            _entry_from(p, self.title, body, self.default_cls, self.path, ln) for ln, p in metas
+        ]
+        entry = functools.reduce(winner, made)
+        first = metas[0][0] - 1
+        if len(metas) > 1:
+            reason = "several metadata lines (merge); newest kept"
+            self.tier_file.conflicts.append(Conflict(entry.id, (first,), reason))
+        for line, pairs in metas:
+            self.check_id(line, pairs.get("id", ""))
+            if not is_author(_unquote(pairs.get("agent", ""))):
+                from ..text.shown import meta
+
+                shown = meta(pairs["agent"], 40)
+                self.mended(line, f"agent {shown} is no agent's name; read as the file's")
+        return entry, first
+
+    def check_id(self, line: int, written: str) -> None:
+        """Say an id that breaks `ID`, as it is written in the file (percent-encoded)."""
+        raw = _unquote(written)
+        if raw and not ID.fullmatch(raw):
+            from ..text.shown import meta  # a bad id is rare: reads do without it
+
+            fresh = read_id(raw)
+            problem = f"id {meta(written, 40)} breaks the id rule; read as {fresh}"
+            self.tier_file.mended.append(Mended(line, problem, fresh))
+
+    def mended(self, line: int, problem: str) -> None:
+        self.tier_file.mended.append(Mended(line, problem))
 
 
 def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], line: int) -> None:
