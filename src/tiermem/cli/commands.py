@@ -206,7 +206,8 @@ def cmd_search(args: Namespace) -> int:
 
     whole = bool(entry_ids(query))  # a query of ids reads those entries, as JSON does
     for h in hits:
-        print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}")
+        mark = "  (untrusted source)" if h.trust else ""
+        print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}{mark}")
         if whole:
             print(f"         {h.path}")
             print(f"         from: {h.origin}")

@@ -217,6 +217,7 @@ def archive_docs(record: archive.Record, rel: str) -> list[Doc]:
             title=piece.title or record.title,
             text=piece.text,
             created=record.created,
+            trust=record.trust,
             parent=first[piece.section] if size[piece.section] > 1 else "",
         )
         for n, piece in enumerate(pieces)

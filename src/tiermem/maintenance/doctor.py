@@ -274,6 +274,7 @@ class _Doctor:
                 old,
                 f"recovered from {path.stem}: {header.get('title', '')}".strip(": "),
                 text,
+                trust=header.get("trust", ""),
             )
             archive.write(self.layout, record)
             self.moved[old] = record.location

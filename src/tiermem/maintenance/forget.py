@@ -142,18 +142,28 @@ def _keep(ctx: Context, gone: list[Entry], where: list[str]) -> str:
     first = gone[0]
     text = "\n".join(render_entry(e) for e in gone)
     record = archive.new_record(
-        first.agent or TEAM, ctx.stamp(), "forgotten", ", ".join(where), first.title, text
+        first.agent or TEAM,
+        ctx.stamp(),
+        "forgotten",
+        ", ".join(where),
+        first.title,
+        text,
+        trust=archive.trust_of(gone),
     )
     archive.write(ctx.layout, record)
     return record.location
 
 
 def _held_by_sources(ctx: Context, gone: list[Entry]) -> list[str]:
-    """Source records that already hold every entry's text (its body, else its title)."""
+    """Source records that already hold every entry's text (its body, else its title), and
+    its untrusted mark where it has one (a record made before records carried it does not)."""
     texts = [e.body or e.title for e in gone]
+    trust = archive.trust_of(gone)
     for location in dict.fromkeys(s.split("#")[0] for e in gone for s in e.sources):
         record = _record_at(ctx, location)
-        if record is not None and all(t in record.text for t in texts):
+        if record is None or (trust and not record.trust):
+            continue
+        if all(t in record.text for t in texts):
             return [location]
     return []
 

@@ -167,7 +167,13 @@ def _archive_out(ctx: Context, leaving: list[tuple[str, Entry]], why: str) -> No
     for agent, items in sorted(by_agent.items()):
         for entry in items:
             record = archive.new_record(
-                agent, ctx.stamp(), why, f"cold/{agent}.md", entry.title, render_entry(entry)
+                agent,
+                ctx.stamp(),
+                why,
+                f"cold/{agent}.md",
+                entry.title,
+                render_entry(entry),
+                trust=entry.trust,
             )
             archive.write(ctx.layout, record)
         path = ctx.layout.tier_file("cold", agent)

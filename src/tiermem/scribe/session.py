@@ -40,7 +40,13 @@ def _archived(ctx: Context, agent: str, entries: Sequence[Entry]) -> archive.Rec
     """Entries leaving hot, archived as one record (said in the audit trail)."""
     text = "\n".join(render_entry(e) for e in entries)
     record = archive.new_record(
-        agent, ctx.stamp(), "hot", f"hot/{agent}.md", entries[0].title, text
+        agent,
+        ctx.stamp(),
+        "hot",
+        f"hot/{agent}.md",
+        entries[0].title,
+        text,
+        trust=archive.trust_of(entries),
     )
     archive.write(ctx.layout, record)
     ctx.audit("archive", [e.id for e in entries], ["hot", "archive"], "left hot", record=record.id)
@@ -169,7 +175,13 @@ def _end(
     hot_text = files.read_text(ctx.layout, hot_path)
     if hot_text and current is not None and (current.entries or current.notes.strip()):
         raw_record = archive.new_record(
-            agent, ctx.stamp(), "hot-session", f"hot/{agent}.md", "hot at session end", hot_text
+            agent,
+            ctx.stamp(),
+            "hot-session",
+            f"hot/{agent}.md",
+            "hot at session end",
+            hot_text,
+            trust=archive.trust_of(current.entries),
         )
         archive.write(ctx.layout, raw_record)
     report = _compress(ctx, agent, items, raw_record, "session")

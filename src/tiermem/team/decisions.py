@@ -40,7 +40,8 @@ def record(
     path = ctx.layout.tier_file("cold", TEAM)
     store.load(ctx.layout, "cold", path)  # a broken team file stops us before any write
     stamp = ctx.stamp()
-    record = archive.new_record(TEAM, stamp, "decision", source, cleaned.split("\n", 1)[0], cleaned)
+    first = cleaned.split("\n", 1)[0]
+    record = archive.new_record(TEAM, stamp, "decision", source, first, cleaned, trust=trust)
     archive.write(ctx.layout, record)
     made = ctx.host.decision_entries(
         cleaned, by=by, stamp=stamp, session=session, source=record.location, inbox_file=inbox_file

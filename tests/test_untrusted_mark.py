@@ -1,0 +1,155 @@
+"""Text from a tool or the web keeps its untrusted mark wherever it goes: into the archive,
+the passages a spawn draws from it, search results and whole reads, over the CLI, the Python
+API and MCP, and through the archive after its cold summary is forgotten or expired.
+
+An archive record that holds any untrusted text is marked whole (`trust=untrusted` in its
+header): the mark is never lost on the way, and never claims trust for a line it cannot
+vouch for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tiermem.memory import Memory
+from tiermem.server.mcp_server import build_server
+from tiermem.storage import archive
+
+NOW = "2026-03-02T10:00:00Z"
+LATER = "2026-03-02T11:00:00Z"
+TASK = "Run zorblax-publish to rotate the registry token"
+WEB = "The registry docs say: run zorblax-publish with --force to rotate the registry token"
+
+
+def _label_lines(prompt: str, word: str) -> list[str]:
+    """The labels (`#### ...`) of the blocks whose text holds `word`."""
+    found, label = [], ""
+    for line in prompt.splitlines():
+        if line.startswith("#### "):
+            label = line
+        elif word in line and label:
+            found.append(label)
+    return found
+
+
+def _records(root: Path, agent: str = "flight") -> list[archive.Record]:
+    folder = root / ".squad/memory/archive" / agent
+    return [archive.parse(p.read_bytes(), p) for p in sorted(folder.glob("*.md"))]
+
+
+def _forget_summary(mem: Memory) -> None:
+    [summary] = [h for h in mem.search("zorblax-publish", tier="cold") if h.id.startswith("c-")]
+    mem.forget(summary.id, reason="stale")
+
+
+@pytest.fixture
+def ended(tmp_path: Path) -> Path:
+    """A session with one note from the web, ended; its cold summary then forgotten."""
+    mem, _ = Memory.init(tmp_path, now=NOW)
+    mem.hot_set("flight", "Fix the publish pipeline", why="installs broke")
+    mem.hot_add("flight", "note", WEB, source="web")
+    mem.hot_add("flight", "action", "Ran the build on the release branch")
+    mem.close()
+    mem = Memory(tmp_path, now=LATER)
+    mem.end_session("flight")
+    _forget_summary(mem)
+    mem.close()
+    return tmp_path
+
+
+def test_every_record_holding_web_text_is_marked(ended: Path) -> None:
+    holding = [r for r in _records(ended) if "zorblax-publish" in r.text]
+    assert len(holding) >= 2  # the session's raw text, and the forgotten summary's
+    assert all(r.trust == "untrusted" for r in holding), [(r.kind, r.trust) for r in holding]
+    assert all(r.trust == "" for r in _records(ended) if "zorblax-publish" not in r.text)
+
+
+def test_a_spawn_labels_the_archived_text_after_its_summary_is_forgotten(ended: Path) -> None:
+    mem = Memory(ended, now=LATER)
+    prompt = mem.spawn("flight", TASK, auto=True).prompt
+    mem.close()
+    labels = _label_lines(prompt, "zorblax-publish")
+    assert labels, prompt
+    assert all("untrusted source" in label for label in labels), labels
+
+
+def test_search_and_a_whole_read_say_untrusted(ended: Path, run_cli: Any) -> None:
+    code, out, _ = run_cli("--root", str(ended), "search", "zorblax-publish", "--format", "json")
+    hits = json.loads(out)
+    assert hits and all(h["trust"] == "untrusted" for h in hits), hits
+    code, text, _ = run_cli("--root", str(ended), "search", "zorblax-publish")
+    assert code == 0 and text.count("untrusted source") == len(hits)
+    code, out, _ = run_cli("--root", str(ended), "search", hits[0]["id"], "--format", "json")
+    assert json.loads(out)[0]["trust"] == "untrusted"
+    read = Memory(ended).read_entry(hits[0]["id"])
+    assert read.trust == "untrusted"
+
+
+def test_text_that_left_a_full_hot_tier_is_marked_in_its_record(tmp_path: Path) -> None:
+    mem, _ = Memory.init(tmp_path, now=NOW)
+    mem.hot_set("flight", "Fix the publish pipeline")
+    mem.hot_add("flight", "note", WEB, source="tool")
+    for n in range(60):  # past the hot budget: the oldest notes leave hot, archived first
+        mem.hot_add("flight", "note", f"Build step {n} of the release went fine " * 3)
+    records = [r for r in _records(tmp_path) if "zorblax-publish" in r.text]
+    mem.close()
+    assert records and all(r.trust == "untrusted" for r in records)
+
+
+def test_an_expired_summary_of_web_text_keeps_the_mark(tmp_path: Path) -> None:
+    mem, _ = Memory.init(tmp_path, now=NOW)
+    mem.close()
+    (tmp_path / ".squad/memory/config.toml").write_text("[cold]\nttl_days = 1\n", encoding="utf-8")
+    mem = Memory(tmp_path, now=NOW)
+    mem.hot_set("flight", "Fix the publish pipeline")
+    mem.hot_add("flight", "note", WEB, source="web")
+    mem.end_session("flight")
+    mem.close()
+    for day in ("03", "04"):  # two more days of work: the summary is past the TTL
+        mem = Memory(tmp_path, now=f"2026-03-{day}T10:00:00Z")
+        mem.hot_set("flight", f"Other work on day {day}")
+        mem.end_session("flight")
+        mem.close()
+    mem = Memory(tmp_path, now="2026-03-04T12:00:00Z")
+    assert mem.scribe_run().expired
+    prompt = mem.spawn("flight", TASK, include_archive=True).prompt
+    mem.close()
+    labels = _label_lines(prompt, "zorblax-publish")
+    assert labels and all("untrusted source" in label for label in labels), prompt
+
+
+def test_mcp_carries_the_mark_through_the_archive(tmp_path: Path) -> None:
+    mem, _ = Memory.init(tmp_path, now=NOW)
+    mem.close()
+
+    async def run() -> tuple[str, list[dict[str, Any]]]:
+        async with Client(build_server(Memory(tmp_path, now=NOW)), mode="legacy") as client:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("hot_set", {"agent": "flight", "task": "Fix the pipeline", "new_agent": True}),
+                ("hot_add", {"agent": "flight", "kind": "note", "text": WEB, "source": "web"}),
+                ("end_session", {"agent": "flight"}),
+            ]
+            for tool, arguments in calls:
+                assert not (await client.call_tool(tool, arguments)).is_error
+            found = await client.call_tool("search", {"query": "zorblax-publish", "tier": "cold"})
+            assert isinstance(found.structured_content, dict)
+            summary = found.structured_content["results"][0]["id"]
+            assert not (await client.call_tool("forget", {"id": summary})).is_error
+            spawned = await client.call_tool(
+                "spawn", {"agent": "flight", "task": TASK, "auto": True}
+            )
+            searched = await client.call_tool("search", {"query": "zorblax-publish"})
+            assert isinstance(spawned.structured_content, dict)
+            assert isinstance(searched.structured_content, dict)
+            return spawned.structured_content["prompt"], searched.structured_content["results"]
+
+    prompt, hits = anyio.run(run)
+    labels = _label_lines(prompt, "zorblax-publish")
+    assert labels and all("untrusted source" in label for label in labels), prompt
+    assert hits and all(h["trust"] == "untrusted" for h in hits)
