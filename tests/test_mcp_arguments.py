@@ -180,3 +180,32 @@ async def test_a_resource_reads_the_tier_file_as_it_is_on_disk(root: Path) -> No
     [hot_text] = [getattr(c, "text", None) for c in hot.contents]
     assert hot_text == (on_disk / "hot" / "flight.md").read_text(encoding="utf-8")
     assert "Every release gets a semver tag." in getattr(wiki.contents[0], "text", "")
+
+
+# Text that reads as JSON is text: a note may well be JSON, and a `why` a list.
+JSON_TEXTS = ['{"retries": 3, "backoff": "exp"}', "[1, 2, 3]", "null", "true", '{"a": {"b": []}}']
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS)
+async def test_every_text_argument_takes_text_that_looks_like_json(root: Path, text: str) -> None:
+    async with session(root) as client:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("hot_set", {"agent": "flight", "task": text, "why": text, "talking_to": text}),
+            ("hot_add", {"agent": "flight", "kind": "blocker", "text": text}),
+            ("hot_unblock", {"agent": "flight", "text": text}),
+            ("search", {"query": text}),
+            ("wiki_write", {"topic": "release", "text": f"# Settings\n{text}", "by": "flight"}),
+            ("spawn", {"agent": "flight", "task": text, "why": text, "criteria": [text]}),
+        ]
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, (tool, result.content)
+        answer = await client.call_tool("forget", {"id": "c-0000000000", "reason": text})
+    block = answer.content[0]
+    assert isinstance(block, TextContent) and "no entry c-0000000000" in block.text
+    mem = Memory(root)
+    view = mem.hot_view("flight")
+    mem.close()
+    kept = {e.slot: e for e in view.entries}
+    assert {kept[s].title.partition(": ")[2] for s in ("task", "why", "talking-to")} == {text}
+    assert text in view.markdown and "blocker" not in kept  # unblocked by its JSON text

@@ -38,6 +38,7 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Resource as MCPResource
 from pydantic import (
@@ -787,8 +788,33 @@ def build_server(mem: Memory) -> MCPServer[None]:
     )
     for body, title, hints in _tool_table(tools):
         server.add_tool(body, title=title, annotations=hints)
+        tool = server._tool_manager.get_tool(body.__name__)
+        if tool is not None:
+            tool.fn_metadata = _TextKept(**dict(tool.fn_metadata))
     _add_resources(server, tools)
     return server
+
+
+class _TextKept(FuncMetadata):
+    """A tool's arguments, text taken as text. The SDK reads a string given for an argument
+    that is not plain `str` as JSON when it parses (a client that writes a list as a string);
+    a text argument that may be omitted (`why`, `reason`) would then refuse a note that is
+    JSON. What an argument may be as text, it stays."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The arguments as the SDK pre-parses them, less the text arguments it parsed."""
+        fields = self.arg_model.model_fields
+        texts = {
+            key: value
+            for key, value in data.items()
+            if isinstance(value, str) and key in fields and _takes_text(fields[key].annotation)
+        }
+        return super().pre_parse_json(data) | texts
+
+
+def _takes_text(annotation: Any) -> bool:
+    """Whether an argument's type takes text as it is: `str`, or a union holding `str`."""
+    return annotation is str or str in get_args(annotation)
 
 
 def serve(mem: Memory) -> None:
