@@ -13,6 +13,7 @@ entry both clones changed. The git helpers are in tests/merges.py, which tests/s
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -433,3 +434,113 @@ def test_decisions_from_two_clones_merge_without_squads_gitattributes(
         clone.commit("decision")
     into_a, _ = merge_both_ways(a.root, b.root)
     assert into_a.returncode == 0, into_a.stdout + into_a.stderr
+
+
+# --- a session open in both clones, a standing entry imported again in both ---------------
+
+LATER = "2026-03-20T10:00:00Z"
+
+
+def _run(clone: Clone, *args: str) -> tuple[int, str]:
+    code, out, err = clone.run_cli("--root", str(clone.root), "--now", LATER, *args)
+    return code, out + err
+
+
+def _session(clone: Clone, side: str, day: int) -> list[str]:
+    """A session of flight's, left open in one clone; the marks of every line it wrote."""
+    now = f"2026-03-{day:02d}T10:00:00Z"
+    clone.ok(
+        now,
+        "hot",
+        "set",
+        "flight",
+        "--task",
+        f"Task of {side} mark-{side}-task",
+        "--why",
+        f"Why of {side} mark-{side}-why",
+    )
+    clone.ok(now, "hot", "action", "flight", f"{side} ran the build mark-{side}-action")
+    clone.ok(now, "hot", "note", "flight", f"{side} found the cache stale mark-{side}-note")
+    clone.ok(now, "hot", "block", "flight", f"{side} waits on the registry mark-{side}-block")
+    clone.commit(f"open session in {side}")
+    return [f"mark-{side}-{what}" for what in ("task", "why", "action", "note", "block")]
+
+
+@BOTH_MERGES
+def test_a_session_open_in_two_clones_merges_into_two_labelled_sessions(
+    tmp_path: Path, run_cli: RunCli, driver: bool
+) -> None:
+    a, b = two_clones(tmp_path, run_cli, driver=driver)
+    marks = _session(a, "a", 2) + _session(b, "b", 3)
+    into_a, into_b = merge_both_ways(a.root, b.root)
+    assert into_a.returncode == into_b.returncode == 0
+    shown = [clone.ok(LATER, "hot", "show", "flight") for clone in (a, b)]
+    assert shown[0] == shown[1], "the same sessions whichever way the merge went"
+    current, label, merged = shown[0].partition("**Also open: session s20260302")
+    assert label and "merged from another clone" in merged
+    assert current.count("**Task:**") == 1 and "mark-b-task" in current
+    assert merged.count("**Task:**") == 1 and "mark-a-task" in merged
+    assert "tiermem" not in shown[0]
+    for clone in (a, b):
+        _run(clone, "doctor", "--repair")
+        code, said = _run(clone, "doctor")
+        assert code == 0 and "holds 2 sessions merged from clones" in said, said
+        clone.ok(LATER, "scribe", "end-session", "flight")
+        cold = (clone.root / ".squad/memory/cold/flight.md").read_text(encoding="utf-8")
+        assert all(mark in cold for mark in marks), [m for m in marks if m not in cold]
+        summaries = entries.parse(cold).entries
+        assert {e.session for e in summaries if e.created == LATER} == {
+            "s20260302100000",
+            "s20260303100000",
+        }
+
+
+def _history(core: str) -> str:
+    return (
+        "# Flight\n\n## Core Context\n\n"
+        f"{core}\n\n## Learnings\n\n### 2026-03-01: First\nShipped the first build.\n"
+    )
+
+
+CORE = "Flight owns the release pipeline.\nUses npm workspaces."
+CORES = {
+    "a": CORE + "\nPublishes with provenance from CI mark-a-core.",
+    "b": CORE.replace("pipeline.", "pipeline and the docs site mark-b-core."),
+}
+
+
+def _import_history(clone: Clone, core: str, now: str) -> None:
+    folder = clone.root / ".squad/agents/flight"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "history.md").write_text(_history(core), encoding="utf-8")
+    clone.ok(now, "import", "squad")
+    clone.commit("import")
+
+
+@BOTH_MERGES
+def test_a_standing_entry_imported_again_in_two_clones_is_one_well_formed_entry(
+    tmp_path: Path, run_cli: RunCli, driver: bool
+) -> None:
+    base = functools.partial(_import_history, core=CORE, now="2026-03-02T10:00:00Z")
+    a, b = two_clones(tmp_path, run_cli, prepare=base, driver=driver)
+    for clone, side, day in ((a, "a", 3), (b, "b", 4)):
+        _import_history(clone, CORES[side], f"2026-03-{day:02d}T10:00:00Z")
+    into_a, into_b = merge_both_ways(a.root, b.root)
+    assert into_a.returncode == into_b.returncode == 0
+    for clone in (a, b):
+        cold = entries.parse((clone.root / ".squad/memory/cold/flight.md").read_text("utf-8"))
+        standing = [e for e in cold.entries if e.standing]
+        assert len(standing) == 1
+        assert not any("tiermem" in e.body for e in cold.entries), "metadata in a text"
+        hits = json.loads(clone.ok(LATER, "search", "provenance docs site", "--format", "json"))
+        assert hits and not any("<!-- tiermem" in h["text"] for h in hits)
+        code, said = _run(clone, "doctor")
+        assert code == 1 and "cold/flight.md" in said and standing[0].id in said, said
+        code, said = _run(clone, "reindex", "--check")
+        assert code == 1 and standing[0].id in said, said
+        code, said = _run(clone, "doctor", "--repair")
+        assert code == 0 and "1 losing version(s) archived" in said, said
+        assert _run(clone, "doctor")[0] == 0
+        kept = files_text(clone.root)
+        lines = {line for core in CORES.values() for line in core.splitlines()}
+        assert all(line in kept for line in lines), [ln for ln in lines if ln not in kept]

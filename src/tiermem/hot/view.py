@@ -25,8 +25,26 @@ def _mark(entry: Entry) -> str:
     return "(untrusted source) " if entry.trust else ""
 
 
-def hot_markdown(agent: str, entries: list[Entry]) -> str:
-    """The hot tier as a short markdown block, in the spawn template's order."""
+def hot_markdown(agent: str, entries: list[Entry], session: str = "") -> str:
+    """The hot tier as a short markdown block, in the spawn template's order.
+
+    A hot tier merged from two clones holds two sessions (each entry names its own): the
+    file's `session` first, then each other one under a line that says it was merged.
+    """
+    sessions = sorted({e.session for e in entries if e.session and e.session != session})
+    if not session or not sessions:
+        return _session_markdown(agent, entries)
+    parts = [_session_markdown(agent, [e for e in entries if e.session in ("", session)])]
+    for other in sessions:
+        mine = [e for e in entries if e.session == other]
+        started = min(e.created for e in mine)[:10] or "undated"
+        head = f"**Also open: session {other}, started {started}, merged from another clone**"
+        parts.append(head + "\n" + _session_markdown(agent, mine))
+    return "\n\n".join(parts)
+
+
+def _session_markdown(agent: str, entries: list[Entry]) -> str:
+    """One session's entries as markdown, in the spawn template's order."""
     lines: list[str] = []
     for slot in SINGLE_SLOTS:
         for entry in (e for e in entries if e.slot == slot):
@@ -51,6 +69,6 @@ def hot_view(ctx: Context, agent: str) -> HotView | None:
         HotEntry(e.id, e.slot, e.cls, e.created, e.title, e.body, e.trust)
         for e in tier_file.entries
     )
-    markdown = hot_markdown(agent, list(tier_file.entries))
+    markdown = hot_markdown(agent, list(tier_file.entries), tier_file.meta.get("session", ""))
     size = path.stat().st_size
     return HotView(agent, tier_file.meta.get("session", ""), size, markdown, entries)

@@ -305,6 +305,36 @@ def _overview(items: Sequence[Entry], title: str) -> list[str]:
 def _compress(
     ctx: Context, agent: str, items: list[Entry], raw_record: archive.Record | None, kind: str
 ) -> SessionReport:
+    """The items summarised into cold: one dated entry per session they hold (a hot tier
+    merged from two clones holds two, and each is its own summary)."""
+    reports = [_compress_session(ctx, agent, s, raw_record, kind) for s in by_session(items)]
+    if len(reports) == 1:
+        return reports[0]
+    joined = SessionReport(agent, summarizer=reports[0].summarizer)
+    for report in reports:
+        joined.cold += report.cold
+        joined.knowledge += report.knowledge
+        joined.decisions += report.decisions
+        joined.archived = sorted({*joined.archived, *report.archived})
+        joined.raw_bytes += report.raw_bytes
+        joined.summary_bytes += report.summary_bytes
+        joined.notes += report.notes
+    return joined
+
+
+def by_session(items: list[Entry]) -> list[list[Entry]]:
+    """Items by the session each came from, oldest session first; an item of none (a
+    blocker carried over) goes with the newest."""
+    sessions = sorted({e.session for e in items if e.session})
+    if len(sessions) < 2:
+        return [items]
+    newest = sessions[-1]
+    return [[e for e in items if (e.session or newest) == s] for s in sessions]
+
+
+def _compress_session(
+    ctx: Context, agent: str, items: list[Entry], raw_record: archive.Record | None, kind: str
+) -> SessionReport:
     report = SessionReport(agent)
     if not items:
         return report
