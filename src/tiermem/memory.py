@@ -450,6 +450,7 @@ class Memory:
         ctx = self._ready()
         if agent is not None:
             agents.require(ctx, agent)
+        _ = ctx.config  # read now: a damaged config.toml is said before the page's folder is made
         folder, local = output_folder(ctx, out)
         return build(ctx, folder, agent, task, local)
 

@@ -35,7 +35,7 @@ from ..index.protocol import Doc
 from ..results import ForgetReport
 from ..spawn import log as spawn_log
 from ..storage import archive, audit, files, safepath, store
-from ..storage.entries import Entry, render_entry
+from ..storage.entries import Entry, escape_value, render_entry
 from ..storage.layout import TEAM
 
 # A purge finds the archive records that hold the text by its lines and sentences of at
@@ -64,15 +64,17 @@ class _Found:
 def forget(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
     """Retire an entry from every tier (archived first); with `purge`, delete its text."""
     reason, kinds = ctx.clean(reason, "reason") if reason.strip() else ("", [])
-    ctx.sync()
-    if not archive.RECORD_ID.fullmatch(target.split("#")[0]):
-        report = _retire(ctx, target, reason, purge)
-    elif purge:
-        report = _purge_archived(ctx, target, reason)
-    else:
+    archived = bool(archive.RECORD_ID.fullmatch(target.split("#")[0]))
+    if archived and not purge:
         raise UsageError(
             f"{target} is archived raw text: the archive keeps it (--purge deletes it)"
         )
+    _require(ctx, target, archived)
+    ctx.sync()
+    if archived:
+        report = _purge_archived(ctx, target, reason)
+    else:
+        report = _retire(ctx, target, reason, purge)
     ctx.audit_redactions(kinds, "audit")
     ctx.sync()
     return report
@@ -101,6 +103,37 @@ def _retire(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport
 
 
 # --- finding the entry ------------------------------------------------------------------
+
+
+def _require(ctx: Context, target: str, archived: bool) -> None:
+    """Refuse, before the index is brought up to date (which writes), an id that no tier
+    file and no archive record holds; `_retire` and `_purge_archived` say it otherwise."""
+    if archived:
+        if not _record_of(ctx, target):
+            raise NotFoundError(f"no archived text {target}")
+    elif not _mentioned(ctx, target):
+        raise NotFoundError(f"no entry {target} in hot, cold, the wiki or Scribe's queue")
+
+
+def _record_of(ctx: Context, target: str) -> bool:
+    """Whether the archive holds a record (`a-...`), or a section of one (`a-...#3`)."""
+    record_id, _, section = target.partition("#")
+    for folder in archive.records_folders(ctx.layout):
+        if files.is_file(folder / f"{record_id}.md"):
+            record = archive.read(ctx.layout, folder.name, record_id)
+            return not section or int(section) < len(archive.chunks(record.text))
+    return False
+
+
+def _mentioned(ctx: Context, target: str) -> bool:
+    """Whether a tier file names the id: as an entry's, or as the entry a part is of."""
+    written = escape_value(target)
+    for tier in _TIERS:
+        for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
+            text = "" if files.is_temp(path) else files.read_text(ctx.layout, path) or ""
+            if f"id={written} " in text or f"parent={written}" in text:
+                return True
+    return False
 
 
 def _group(ctx: Context, target: str) -> set[str]:

@@ -18,7 +18,7 @@ from ..hot import view as render
 from ..index import tokens
 from ..index.protocol import Doc, Hit
 from ..options import SpawnRequest as SpawnRequest  # where callers of the assembler find it
-from ..record import field, record
+from ..record import field, record, replace
 from ..relevance import candidates, engine, packing, query, situation
 from ..relevance.candidates import Candidate
 from ..relevance.packing import Group
@@ -341,12 +341,14 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     """Render the spawn prompt for a request (its agent and budget already checked)."""
     agent = request.agent
     budget = request.budget if request.budget is not None else ctx.config.spawn.budget_tokens
-    # Hot is read before the sync: a broken hot file is the error the user sees.
+    # Hot and the charter are read, and the wiki topics named checked, before the sync: a
+    # broken hot file or a missing charter is the error the user sees, and nothing is written.
     hot_text, hot_block = _hot_section(ctx, agent)
+    frame = _frame(ctx, request, "")
+    _paths(ctx, request.include_wiki or ())
     ctx.sync()
     seen = situation.read(f"{request.task} {request.why}", hot_text)
     weights = _weights(request, seen)
-    frame = _frame(ctx, request, "")
     bare = prompt.render(frame, hot_block, {}, [], [])
     kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS + _REASON_TOKENS * request.auto
     fill = int(budget * ctx.config.spawn.fill_share)
@@ -354,7 +356,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     picked = _pick(ctx, request, weights, hot_text, room)
     name = seen.name if request.auto else "as requested"
     reason = _reason(seen, picked) if request.auto else "tiers named by flags"
-    frame = _frame(ctx, request, _chosen_for(name, seen) if request.auto else "")
+    frame = replace(frame, chosen_for=_chosen_for(name, seen) if request.auto else "")
     shown = [t for t in ("cold", "wiki") if t in weights and not request.auto]
     out = _render(ctx, request, frame, hot_block, picked, shown)
     while out.tokens["total"] > budget and _drop(picked, out.tokens["total"] - budget):

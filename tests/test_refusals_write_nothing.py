@@ -1,0 +1,102 @@
+"""A refused command writes nothing, on a fresh clone too: not the clone's key, not the index,
+not a folder for its output. Each of these refused after bringing the index up to date (on
+a clone that had none: `local/clone-key`, `local/.gitignore` and `index.sqlite` written), or
+after making the report's folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tiermem.memory import Memory
+
+NOW = "2026-03-02T10:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store as a fresh clone finds it: memory committed, no index, no local state."""
+    root = tmp_path_factory.mktemp("fresh") / "repo"
+    root.mkdir()
+    mem, _ = Memory.init(root, now=NOW)
+    mem.hot_set("flight", "Fix the build", why="CI is red")
+    mem.hot_add("flight", "note", "The cache key misses the lock file")
+    mem.end_session("flight")
+    mem.wiki_write("release", "# Tag releases\nEvery release gets a tag.", by="flight")
+    mem.close()
+    shutil.rmtree(root / ".squad/memory/local", ignore_errors=True)
+    for path in (root / ".squad/memory").glob("index.sqlite*"):
+        path.unlink()
+    return root
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file and folder under .squad but the lock folder, the index and the key too."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else b"<folder>"
+        for p in sorted((root / ".squad").rglob("*"))
+        if ".locks" not in p.parts
+    }
+
+
+REFUSED = [
+    (("spawn", "flight", "--task", "Fix it", "--charter"), "no readable charter"),
+    (("spawn", "flight", "--task", "Fix it", "--include-wiki", "../x"), "topic name"),
+    (("forget", "c-0000000000"), "no entry c-0000000000"),
+    (("forget", "c-0000000000", "--purge"), "no entry c-0000000000"),
+    (("forget", "a-0000000000-0000000000", "--purge"), "no archived text"),
+    (("forget", "a-0000000000"), "is archived raw text"),
+]
+
+
+@pytest.mark.parametrize(("args", "said"), REFUSED, ids=[" ".join(a) for a, _ in REFUSED])
+def test_a_refused_command_on_a_fresh_clone_writes_nothing(
+    template: Path, tmp_path: Path, run_cli: Any, args: tuple[str, ...], said: str
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    before = _files(root)
+    code, out, err = run_cli("--root", str(root), "--now", NOW, *args)
+    assert code == 2 and said in err and err.count("\n") == 1, (out, err)
+    assert _files(root) == before
+
+
+def test_a_section_that_is_not_in_its_record_is_refused_before_anything_is_written(
+    template: Path, tmp_path: Path, run_cli: Any
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    record = next((root / ".squad/memory/archive/flight").glob("*.md")).stem
+    before = _files(root)
+    code, _, err = run_cli("--root", str(root), "forget", f"{record}#99", "--purge")
+    assert code == 2 and "no archived text" in err
+    assert _files(root) == before
+
+
+def test_a_report_refused_for_a_damaged_config_writes_no_folder(
+    template: Path, tmp_path: Path, run_cli: Any
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    (root / ".squad/memory/config.toml").write_text("[cold\nttl_days = ?\n", encoding="utf-8")
+    before = _files(root)
+    code, _, err = run_cli("--root", str(root), "report")
+    assert code == 2 and "config.toml:1" in err
+    assert _files(root) == before
+
+
+def test_what_a_refusal_would_have_found_is_found_when_it_is_there(
+    template: Path, tmp_path: Path, run_cli: Any
+) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    record = next((root / ".squad/memory/archive/flight").glob("*.md")).stem
+    code, out, err = run_cli("--root", str(root), "--now", NOW, "forget", record, "--purge")
+    assert code == 0, err
+    hits = Memory(root).search("cache key lock file", tier="cold")
+    code, out, err = run_cli("--root", str(root), "--now", NOW, "forget", hits[0].id)
+    assert code == 0 and "forgot" in out, err
