@@ -581,13 +581,17 @@ def _reindex_parser(sub: Any) -> None:
 
 _DOCTOR_EPILOG = """\
 checks: links under .squad/ (never followed), the store's own folders and files, temp files
-  of killed writes, tier files that do not parse or hold an id twice, archive records that
-  fail their size and hash, citations of records that are not there, names tiermem never
-  reads, text waiting for Scribe, and the index.
---repair: removes stale temp files; folds ids held twice (the losing version archived);
-  moves damaged records to .squad/memory/damaged/ and archives their text again (citing
-  entries follow); rebuilds an index that is damaged, foreign or out of date; removes links
-  in place of the index or the lock folder. Anything else is left for a person, and named.
+  of killed writes, tier files that do not parse, hold an id twice, or were read mended (an
+  id that breaks the id rule, an author that is no agent's name, an entry's metadata line or
+  a second file header a merge left inside a text), archive records that fail their size and
+  hash, citations of records that are not there, names tiermem never reads, text waiting for
+  Scribe, a hot tier holding two clones' sessions (a note), and the index.
+--repair: removes stale temp files; rewrites a tier file read mended or holding an id twice
+  as it was read (the losing version archived; a renamed id's old one, percent-encoded, in
+  the audit); moves damaged records to .squad/memory/damaged/ and archives their text again
+  (citing entries follow); rebuilds an index that is damaged, foreign or out of date; removes
+  links in place of the index or the lock folder. Anything else is left for a person, and
+  named.
 exit status: 0 no problem left; 1 problems remain; 2 bad input.
 """
 
@@ -674,9 +678,10 @@ _ABOUT = {
         "from ([docs/report.md](docs/report.md))"
     ),
     "doctor": (
-        "check a store after a merge or a crash (links, temp files, ids twice, damaged "
-        "records, an index that is damaged, differs from the files or was not built on this "
-        "clone, this clone's files tracked by git) and repair what is safe"
+        "check a store after a merge or a crash (links, temp files, ids twice, entries a "
+        "merge or an edit left malformed, ids that break the id rule, damaged records, an "
+        "index that is damaged, differs from the files or was not built on this clone, this "
+        "clone's files tracked by git) and repair what is safe"
     ),
     "scribe": (
         "`end-session`: compress hot into a dated cold entry; reset hot, carrying open "

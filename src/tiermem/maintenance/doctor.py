@@ -10,7 +10,11 @@ What it looks at, and what matters:
 - temp files (`.tmp-*`): one older than `files.STALE_TEMP_SECONDS` is a write killed long
   ago and is removed; a newer one is a write in progress and is left alone.
 - tier files: one that does not parse is named with its line (never rewritten); one with an
-  id twice (a union merge) is rewritten folded, the losing version archived first.
+  id twice (a union merge), or read mended (`entries.parse`: an id that breaks the id rule,
+  an author that is no agent's name, an entry's metadata line or a second file header a merge
+  left inside a text), is rewritten as it was read, the losing version archived first and a
+  renamed id's old one kept in the audit. A hot tier holding two clones' sessions is a note:
+  the hot view and the session end keep them apart.
 - archive records: one that fails its size and hash (a merge wrote into it) is moved aside
   to `damaged/` and its text archived again as a new record, which the entries that cited
   the old one now cite; an entry citing a record that is not there is named (its own text
