@@ -213,7 +213,7 @@ class Memory:
         ctx = self._ready()
         view = render.hot_view(ctx, agent)
         if view is not None:
-            return view
+            return render.shown(view)
         agents.require(ctx, agent, even_alone=True)
         return HotView(agent, "", 0, render.hot_markdown(agent, []), ())
 

@@ -59,6 +59,17 @@ def _session_markdown(agent: str, entries: list[Entry]) -> str:
     return "\n".join(lines) if lines else f"(no hot memory for {agent})"
 
 
+def shown(view: HotView) -> HotView:
+    """A hot view as an output shows it (`text.shown`): its markdown as a spawn's hot block
+    holds it (no tag of a prompt's opened), each entry's title as one inert line. A spawn
+    fences the view itself, and escapes it there."""
+    from ..record import replace
+    from ..text.shown import fence_safe, meta
+
+    entries = tuple(replace(e, title=meta(e.title)) for e in view.entries)
+    return replace(view, markdown=fence_safe(view.markdown), entries=entries)
+
+
 def hot_view(ctx: Context, agent: str) -> HotView | None:
     """The agent's hot tier as loaded into a spawn; None when it has none."""
     path = ctx.layout.tier_file("hot", agent)
