@@ -57,7 +57,7 @@ WAS = "was"
 WAS_AGENT = "was-agent"
 _ENCODED = (WAS, WAS_AGENT)  # values kept percent-encoded: written and read as they are
 # The metadata whose values are ids of entries, read by the same rule.
-_ID_KEYS = ("superseded_by", "supersedes")
+_ID_KEYS = frozenset({"superseded_by", "supersedes"})
 
 
 @record(frozen=True)
@@ -306,12 +306,15 @@ def _entry_from(
     if not ID.fullmatch(entry_id):
         extra.append((WAS, escape_value(entry_id)))
         entry_id = read_id(entry_id)
-    _read_ids(values, extra)
-    if not is_author(str(values.get("agent", ""))):
+    if extra or values.keys() & _ID_KEYS:
+        _read_ids(values, extra)
+    agent = values.get("agent")
+    if agent and not is_author(str(agent)):
         extra.append((WAS_AGENT, escape_value(str(values.pop("agent")))))
     return Entry(id=entry_id, cls=cls, title=title, body=body, extra=tuple(extra), **values)  # type: ignore[arg-type]
 
 
+@functools.lru_cache(maxsize=1024)  # a store has few authors, and every entry names one
 def is_author(agent: str) -> bool:
     """Whether an entry's `agent=` may be read as it is: none, an agent's name, or `team`."""
     from ..errors import UsageError
@@ -326,7 +329,7 @@ def is_author(agent: str) -> bool:
 def _read_ids(values: dict[str, object], extra: list[tuple[str, str]]) -> None:
     """The ids an entry names (what superseded it, what it supersedes, the entry it is a part
     of) read by the rule of its own id, so that a link to a renamed entry still holds."""
-    for name in _ID_KEYS:
+    for name in _ID_KEYS if values.keys() & _ID_KEYS else ():
         value = values.get(name)
         if isinstance(value, tuple):
             values[name] = tuple(read_id(v) for v in value)
@@ -363,10 +366,11 @@ def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning
     tier_file = _parse_preamble(text[:head_end].split("\n"), path)
     seen: dict[str, tuple[int, int]] = {}
     line = text.count("\n", 0, head_end) + 1
+    reader = _Block(tier_file, path, default_cls)
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
         block = text[start:end].split("\n")
-        for entry, first in _Block(tier_file, path, default_cls).read(block, line):
+        for entry, first in reader.read(block, line):
             _fold(tier_file, entry, seen, first)
         line += len(block) - 1
     return tier_file
@@ -428,9 +432,17 @@ class _Block:
         versions: list[tuple[Entry, int]] = []
         metas: list[tuple[int, dict[str, str]]] = []
         body: list[str] = []
-        for i, line in enumerate(lines[1:], 1):
+        start = 1
+        while start < len(lines) and lines[start].startswith(_META_PREFIX):
+            lineno = first_line + start
+            metas.append((lineno, _parse_pairs(lines[start], self.path, lineno, _META_PREFIX)))
+            start += 1
+        rest = "\n".join(lines[start:])
+        if not rest.startswith("<!-- tiermem") and "\n<!-- tiermem" not in rest:
+            return [self.version(metas, lines[start:], rest)]  # as written: no merge inside
+        for i, line in enumerate(lines[start:], start):
             lineno = first_line + i
-            kind, pairs = self.kind_of(line, lineno, leading=not body and len(metas) == i - 1)
+            kind, pairs = self.kind_of(line, lineno)
             if kind == "text":
                 body.append(line)
             elif kind == "header":  # a merge's second file header: not text of the entry
@@ -445,15 +457,13 @@ class _Block:
         versions.append(self.version(metas, body))
         return versions
 
-    def kind_of(self, line: str, lineno: int, leading: bool) -> tuple[str, dict[str, str]]:
-        """What a line is: "meta" (with its items), "header" or "text". The metadata lines
-        under the heading must parse; further down, only a line that does is metadata (a
-        merge's), and a file header there is taken in as one."""
+    def kind_of(self, line: str, lineno: int) -> tuple[str, dict[str, str]]:
+        """What a line below an entry's metadata is: "meta" (with its items), "header" or
+        "text". Only a line that parses is metadata (a merge's), and a file header there is
+        taken in as one."""
         for prefix, kind in ((_META_PREFIX, "meta"), (_FILE_PREFIX, "header")):
             if not line.startswith(prefix):
                 continue
-            if leading and kind == "meta":
-                return kind, _parse_pairs(line, self.path, lineno, prefix)
             try:
                 pairs = _parse_pairs(line, self.path, lineno, prefix)
             except ParseError:
@@ -464,10 +474,10 @@ class _Block:
         return "text", {}
 
     def version(
-        self, metas: list[tuple[int, dict[str, str]]], rest: list[str]
+        self, metas: list[tuple[int, dict[str, str]]], rest: list[str], raw: str | None = None
     ) -> tuple[Entry, int]:
-        """The entry one run of metadata lines and the text under it make."""
-        raw = "\n".join(rest)
+        """The entry one run of metadata lines and the text under it (`raw`: joined) make."""
+        raw = "\n".join(rest) if raw is None else raw
         body = normalize_body(_unescape_body(rest) if "<!-- tiermem" in raw else raw)
         made = [
             _entry_from(p, self.title, body, self.default_cls, self.path, ln) for ln, p in metas
@@ -477,14 +487,18 @@ class _Block:
         if len(metas) > 1:
             reason = "several metadata lines (merge); newest kept"
             self.tier_file.conflicts.append(Conflict(entry.id, (first,), reason))
-        for line, pairs in metas:
-            self.check_id(line, pairs.get("id", ""))
-            if not is_author(_unquote(pairs.get("agent", ""))):
-                from ..text.shown import meta
-
-                shown = meta(pairs["agent"], 40)
-                self.mended(line, f"agent {shown} is no agent's name; read as the file's")
+        if any(key in _ENCODED for m in made for key, _ in m.extra):  # rare: read mended
+            for line, pairs in metas:
+                self.check_id(line, pairs.get("id", ""))
+                self.check_author(line, pairs.get("agent", ""))
         return entry, first
+
+    def check_author(self, line: int, written: str) -> None:
+        """Say an author that is no agent's name, as it is written in the file."""
+        if not is_author(_unquote(written)):
+            from ..text.shown import meta
+
+            self.mended(line, f"agent {meta(written, 40)} is no agent's name; read as the file's")
 
     def check_id(self, line: int, written: str) -> None:
         """Say an id that breaks `ID`, as it is written in the file (percent-encoded)."""
