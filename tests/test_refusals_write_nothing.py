@@ -34,6 +34,14 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture
+def root(template: Path, tmp_path: Path) -> Path:
+    """A copy of the fresh clone for one test."""
+    copy = tmp_path / "repo"
+    shutil.copytree(template, copy)
+    return copy
+
+
 def _files(root: Path) -> dict[str, bytes]:
     """Every file and folder under .squad but the lock folder, the index and the key too."""
     return {
@@ -55,10 +63,8 @@ REFUSED = [
 
 @pytest.mark.parametrize(("args", "said"), REFUSED, ids=[" ".join(a) for a, _ in REFUSED])
 def test_a_refused_command_on_a_fresh_clone_writes_nothing(
-    template: Path, tmp_path: Path, run_cli: Any, args: tuple[str, ...], said: str
+    root: Path, run_cli: Any, args: tuple[str, ...], said: str
 ) -> None:
-    root = tmp_path / "repo"
-    shutil.copytree(template, root)
     before = _files(root)
     code, out, err = run_cli("--root", str(root), "--now", NOW, *args)
     assert code == 2 and said in err and err.count("\n") == 1, (out, err)
@@ -66,10 +72,8 @@ def test_a_refused_command_on_a_fresh_clone_writes_nothing(
 
 
 def test_a_section_that_is_not_in_its_record_is_refused_before_anything_is_written(
-    template: Path, tmp_path: Path, run_cli: Any
+    root: Path, run_cli: Any
 ) -> None:
-    root = tmp_path / "repo"
-    shutil.copytree(template, root)
     record = next((root / ".squad/memory/archive/flight").glob("*.md")).stem
     before = _files(root)
     code, _, err = run_cli("--root", str(root), "forget", f"{record}#99", "--purge")
@@ -77,11 +81,7 @@ def test_a_section_that_is_not_in_its_record_is_refused_before_anything_is_writt
     assert _files(root) == before
 
 
-def test_a_report_refused_for_a_damaged_config_writes_no_folder(
-    template: Path, tmp_path: Path, run_cli: Any
-) -> None:
-    root = tmp_path / "repo"
-    shutil.copytree(template, root)
+def test_a_report_refused_for_a_damaged_config_writes_no_folder(root: Path, run_cli: Any) -> None:
     (root / ".squad/memory/config.toml").write_text("[cold\nttl_days = ?\n", encoding="utf-8")
     before = _files(root)
     code, _, err = run_cli("--root", str(root), "report")
@@ -90,10 +90,8 @@ def test_a_report_refused_for_a_damaged_config_writes_no_folder(
 
 
 def test_what_a_refusal_would_have_found_is_found_when_it_is_there(
-    template: Path, tmp_path: Path, run_cli: Any
+    root: Path, run_cli: Any
 ) -> None:
-    root = tmp_path / "repo"
-    shutil.copytree(template, root)
     record = next((root / ".squad/memory/archive/flight").glob("*.md")).stem
     code, out, err = run_cli("--root", str(root), "--now", NOW, "forget", record, "--purge")
     assert code == 0, err
