@@ -28,7 +28,9 @@ def _os_error(exc: OSError) -> str:
 
 def _one_line(message: str) -> str:
     """An error message as one printable line: argparse and paths quote input as given."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+    from ..text.shown import printable
+
+    return printable(message)
 
 
 # The stores this command opened, and the lines they had to say (an input skipped, a

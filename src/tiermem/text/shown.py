@@ -16,6 +16,7 @@ here:
   then `fence_safe`.
 - `titled`: an entry's text, which starts with its title, with the title shown as `meta`
   shows it (the rest is the text as recorded: a search result, an entry read whole).
+- `printable`: a message as one printable line (a one-line error naming input as given).
 - `as_json`: JSON whose text has no raw control character (JSON escapes only the first 32).
 - `Terminal`: a text stream that writes everything through `control`: the command line's
   standard output.
@@ -39,7 +40,7 @@ META_CHARS = 200
 # patterns below are strings, compiled on first use (and cached by `re`).
 
 # Control characters (C0, DEL, C1) but tab and line end: shown, never obeyed by a terminal.
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
 # In one line of metadata, every control character, the line and paragraph separators, and
 # the marks that turn a terminal's text around (bidirectional overrides and isolates).
 _BREAKING = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
@@ -51,9 +52,8 @@ _JSON_RAW = "[\x7f-\x9f\u2028\u2029]"
 
 
 def _escape(char: str) -> str:
-    """A character as Python writes it in a string: `\\x1b`, `\\u2028`."""
-    code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    """A character as Python writes it in a string: `\\x1b`, `\\n`, `\\u2028`."""
+    return repr(char)[1:-1]
 
 
 def control(text: str) -> str:
@@ -100,6 +100,12 @@ def moved(spans: tuple[tuple[int, int], ...], title: str, by: int) -> tuple[tupl
 def metas(values: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Each of a list of metadata values, as `meta` shows it."""
     return tuple(meta(v) for v in values)
+
+
+def printable(message: str) -> str:
+    """A message as one printable line: every character a terminal would not print as
+    itself (a control, format or separator character) written as its escape."""
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in message)
 
 
 def as_json(data: Any, indent: int | None = 2) -> str:
