@@ -88,7 +88,7 @@ def test_log_filtered_by_agent_holds_only_its_spawns(
 def test_log_of_an_entry_lists_the_spawns_that_loaded_it(repo: Path, run_cli: RunCli) -> None:
     _, log = text_and_json(run_cli, repo, "log")
     assert isinstance(log, dict)
-    [loaded] = log["spawns"][1]["entries"]
+    loaded = log["spawns"][1]["entries"][0]
     text, by_entry = text_and_json(run_cli, repo, "log", "--entry", loaded)
     assert isinstance(by_entry, dict) and by_entry["entry"] == loaded
     assert [s["agent"] for s in by_entry["spawns"]] == ["flight"]

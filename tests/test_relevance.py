@@ -264,3 +264,20 @@ def test_a_title_of_marks_alone_is_labelled_untitled() -> None:
     assert (
         engine.short_title("---", "x\nThe cache key is the path.") == "The cache key is the path."
     )
+
+
+def test_a_heading_with_nothing_under_it_says_what_it_says() -> None:
+    # A hot tier archived: one-line notes are headings with nothing under them.
+    text = (
+        "# ada: hot memory\n## Task: Fix the pipeline\n"
+        "## Note: The registry docs say to rotate the token weekly\n## Learnings\n### Retries\n"
+        "The loop caps at 3.\n"
+    )
+    shown = [text[p.start : p.end] for p in passages.cut(text)]
+    assert "Note: The registry docs say to rotate the token weekly" in shown
+    assert "## Learnings" not in shown and "Learnings" not in shown  # it introduces "Retries"
+    # An entry that is only its title line has that line's words as its passage.
+    alone = "## Note: The registry docs say to rotate the token weekly\n"
+    assert [alone[p.start : p.end] for p in passages.cut(alone)] == [
+        "Note: The registry docs say to rotate the token weekly"
+    ]

@@ -20,7 +20,8 @@ from ..text.facts import key_facts
 from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
 
 # Bumped when the cut changes: an index of passages cut another way is built again.
-CUT_VERSION = "3"  # 2: leads; 3: a heading alone joins the archived chunk after it
+CUT_VERSION = "4"  # 2: leads; 3: a heading alone joins the archived chunk after it;
+# 4: a heading with nothing under it is a passage
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
 # relevant sentence should not bring a paragraph with it.
@@ -67,7 +68,7 @@ def spans(text: str) -> list[Span]:
     start = body_start(text)
     body = text[start:]
     if not body.strip():
-        return []
+        return _title_alone(text[:start])
     if len(body.strip()) <= WHOLE_CHARS and "```" not in body and not _leads(body):
         lead = len(body) - len(body.lstrip())
         return [(start + lead, start + len(body.rstrip()), False, None)]
@@ -80,6 +81,17 @@ def _leads(body: str) -> bool:
     return any(introduces(line.strip()) for line in body.splitlines() if line.strip())
 
 
+def _title_alone(first: str) -> list[Span]:
+    """An entry that is only its title line (a one-line note, archived as a heading) says
+    what it says there: its words are its passage."""
+    heading = HEADING.match(first.strip())
+    words = heading.group(2) if heading else first.strip()
+    if len(words.split()) < HEADING_WORDS:
+        return []
+    at = first.index(words)
+    return [(at, at + len(words), False, None)]
+
+
 class _Cutter:
     """Reads an entry's lines in order, keeping the lead that introduces each."""
 
@@ -90,6 +102,7 @@ class _Cutter:
         self.intro: tuple[int, int] | None = None  # a lead-in, for the lines after it
         self.header: tuple[int, int] | None = None  # the table being read: its header row
         self.blank = False  # the last line was blank
+        self.said: tuple[int, int, int] | None = None  # a heading nothing came under yet
 
     def spans(self, start: int) -> list[Span]:
         code = False
@@ -104,6 +117,7 @@ class _Cutter:
                     self._add(line_start, end, True, self.lead)
             else:
                 self._line(line, line_start, end)
+        self._close(0)
         return self.found
 
     def _line(self, line: str, start: int, end: int) -> None:
@@ -117,8 +131,11 @@ class _Cutter:
         self.blank = False
         if is_table_row(stripped):
             self._row(stripped, start, end)
-        elif HEADING.match(stripped):
+        elif heading := HEADING.match(stripped):
+            level = len(heading.group(1))
+            self._close(level)
             self.heading, self.intro, self.header = (start, end), None, None
+            self.said = (start + line.index(heading.group(2)), end, level)
         elif introduces(stripped):
             self.intro, self.header = (start, end), None
         elif not _BARE.match(line):
@@ -138,11 +155,24 @@ class _Cutter:
         else:
             self._add(start, end, False, self.header)
 
+    def _close(self, level: int) -> None:
+        """A heading followed by one no deeper (or by the end) says what it says in its own
+        words, as a one-line note does: its words are a passage (a heading followed by a
+        deeper one only introduces it)."""
+        said, self.said = self.said, None
+        if said is not None and said[2] >= level:
+            words = self.text[said[0] : said[1]].split()
+            if len(words) >= HEADING_WORDS:
+                self.found.append((said[0], said[1], False, None))
+
     def _add(self, start: int, end: int, code: bool, lead: tuple[int, int] | None) -> None:
+        self.said = None
         for a, b in _sentences(self.text, start, end):
             self.found.append((a, b, code, lead))
 
 
+# A heading with nothing under it is a passage of its own when it has this many words.
+HEADING_WORDS = 4
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
