@@ -400,6 +400,20 @@ def test_uninstall_works_after_a_move_to_another_backend(team: Path, run_cli: Ru
     assert snapshot(team) == before
 
 
+@pytest.mark.parametrize("team_root", [".", "./", "", None])
+def test_a_team_root_that_is_this_repository_is_fine(
+    team: Path, run_cli: RunCli, team_root: str | None
+) -> None:
+    # `"teamRoot": "."` is what Squad writes for "no separate team root".
+    config = {"version": 1, "teamRoot": team_root}
+    (team / ".squad/config.json").write_text(json.dumps(config), encoding="utf-8")
+    before = snapshot(team)
+    for args in (("--coordinator",), ("--check",), ("--uninstall",)):
+        code, out, err = run_cli("squad", "install", *args, "--root", str(team))
+        assert (code, err) == (0, ""), out
+    assert snapshot(team) == before
+
+
 @pytest.mark.parametrize("backend", ["local", "worktree"])
 def test_the_local_backend_by_any_name_is_fine(team: Path, run_cli: RunCli, backend: str) -> None:
     config = {"version": 1, "stateBackend": backend}

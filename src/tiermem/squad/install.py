@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import shutil
 import sys
@@ -153,7 +154,7 @@ def refuse_remote_state(repo: Repo) -> None:
     if not isinstance(config, dict):
         raise UsageError(".squad/config.json is not a JSON object")
     backend = config.get("stateBackend", "local")
-    if config.get("teamRoot"):
+    if not team_is_here(config.get("teamRoot")):
         raise UsageError(
             "this .squad/ points to a team kept elsewhere (teamRoot in .squad/config.json): "
             "run `tiermem squad install` in the team's own repository"
@@ -169,6 +170,15 @@ def refuse_remote_state(repo: Repo) -> None:
             "histories and decisions off the working tree; tiermem works with the local "
             "backend only"
         )
+
+
+def team_is_here(team_root: object) -> bool:
+    """Whether `teamRoot` of `.squad/config.json` leaves the team in this repository, as
+    Squad reads it: absent, empty or `"."` (Squad's word for "no separate team root"), or a
+    path that comes back to the project root (`./`). Anything but a string names no root."""
+    if not isinstance(team_root, str) or not team_root:
+        return True
+    return posixpath.normpath(team_root.replace("\\", "/")) == "."
 
 
 # --- MCP registrations --------------------------------------------------------------------
