@@ -246,13 +246,14 @@ def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, s
     assert set(s["state"] for s in check(repo, env, 0).values()) == {"installed"}
 
     spawn = (repo / install.SPAWN_TEMPLATE).read_text(encoding="utf-8")
-    assert "  " + texts.SPAWN_BEGIN + "\n  MEMORY: {paste here the prompt" in spawn
+    assert texts.spawn_block("  ") in spawn
     assert "Read `agents/{name}/history.md` with `squad_state_read`" not in spawn
     charters = sorted(repo.glob(".squad/agents/*/charter.md"))
     assert [c.parent.name for c in charters] == ["Rai", "ralph", "scribe"]
     for charter in charters:
         text = charter.read_text(encoding="utf-8")
-        assert text.count(texts.MEMORY_BEGIN) == 1 and text.endswith(texts.MEMORY_END + "\n")
+        assert text.count("<!-- tiermem:begin memory ") == 1
+        assert text.endswith(texts.MEMORY_END + "\n")
     assert "`tiermem hot show rai`" in charters[0].read_text(encoding="utf-8")
     assert "tiermem scribe end-session --all" in charters[2].read_text(encoding="utf-8")
     for rel in install.SKILLS:

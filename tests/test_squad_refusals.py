@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from test_squad_install import SPAWN_LINES, make_team
-from tiermem.squad import install, texts
+from tiermem.squad import install
 
 RunCli = Callable[..., tuple[int, str, str]]
 ACTIONS = {
@@ -177,21 +177,12 @@ def _template_without_spawn_lines(team: Path) -> None:
     template.write_text(text, encoding="utf-8")
 
 
-def _mcp_with_comments(team: Path) -> None:
-    (team / ".mcp.json").write_text('{ // servers\n "mcpServers": {}\n}\n', encoding="utf-8")
-
-
 def _remote_state(team: Path) -> None:
     (team / ".squad/config.json").write_text('{"stateBackend": "orphan"}\n', encoding="utf-8")
 
 
 def _charter_not_utf8(team: Path) -> None:
     (team / ".squad/agents/ralph/charter.md").write_bytes(b"# Ralph\n\xff\xfe\n")
-
-
-def _memory_section_without_its_end(team: Path) -> None:
-    charter = team / ".squad/agents/ralph/charter.md"
-    charter.write_text(charter.read_text("utf-8") + texts.MEMORY_BEGIN + "\nhalf\n", "utf-8")
 
 
 def _templates_folder_is_a_link(team: Path) -> None:
@@ -212,14 +203,8 @@ OTHERS: dict[str, tuple[Callable[[Path], None], str, tuple[str, ...]]] = {
         "as Squad writes them",
         ("install", "check"),
     ),
-    "an .mcp.json with comments": (_mcp_with_comments, "not plain JSON", tuple(ACTIONS)),
     "state kept off the working tree": (_remote_state, "stateBackend", ("install", "check")),
     "a charter that is not UTF-8": (_charter_not_utf8, "not valid UTF-8", tuple(ACTIONS)),
-    "a memory section without its end": (
-        _memory_section_without_its_end,
-        "lost its end marker",
-        tuple(ACTIONS),
-    ),
     "Squad's templates folder as a link": (
         _templates_folder_is_a_link,
         "symbolic link",

@@ -22,18 +22,15 @@ import json
 import os
 import posixpath
 import re
-import shutil
-import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ..errors import StoreError, UsageError
 from ..storage import bootstrap, clone, files, validate
 from ..storage.layout import Layout, discover_root
-from . import lines, texts
+from . import blocks, lines, texts
+from .mcp_config import plan_mcp, unplan_mcp
 from .paths import (
     COORDINATOR,
     MANIFEST,
@@ -44,87 +41,19 @@ from .paths import (
     STORE,
     STORE_DIRS,
     STORE_FILES,
+    TEMPLATES,
     VSCODE_MCP,
 )
 from .record import Record, is_squads_skill
 from .repo import Repo
+from .steps import Report, Step, install_state, install_step
 
-SERVER = "tiermem"
 # Derived, transient or local files of a store (the index, temp files, this clone's spawn
 # log and list of tracked files): an unused store may hold them.
 _TRANSIENT = re.compile(r"index\.sqlite(-\w+)?|\.tmp-.*|spawns\.jsonl|citations\.cache")
 # What tiermem keeps in `local/` (Squad's folder too): this clone's use of entries, its report.
 _LOCAL = ("local/used", "local/report/report.html", "local/report/.gitignore")
 _LOCAL_BACKENDS = {"local", "worktree", "external", "external-stub"}
-
-# States of a check that `install` would act on (exit status 1), and states of an install
-# or uninstall that left the repository as it was.
-NEEDS_INSTALL = frozenset({"missing", "undone", "outdated"})
-UNCHANGED = frozenset({"installed", "unchanged", "skipped", "kept", "absent"})
-
-
-@dataclass(frozen=True)
-class Step:
-    """One thing an install puts in place (or an uninstall takes out), and its state."""
-
-    path: str
-    what: str
-    state: str
-    before: bytes | None = None
-    after: bytes | None = None
-    note: str = ""
-    kind: str = "file"  # file | store | text (written with the other steps on its file)
-    number: int = 0  # the line it is about, in a file an install changes line by line
-    key: str = ""  # what the install record lists for it (default: its path)
-
-    @property
-    def writes(self) -> bool:
-        """Whether applying this step changes the repository."""
-        return self.before != self.after
-
-    @property
-    def recorded(self) -> str:
-        """The name the install record lists this step under."""
-        return self.key or self.path
-
-    def line(self) -> str:
-        """The step as one line of the command's report."""
-        note = f" ({self.note})" if self.note else ""
-        where = f"{self.path}:{self.number}" if self.number else self.path
-        return f"{self.state:<9} {where}: {self.what}{note}"
-
-    def as_json(self) -> dict[str, str | int]:
-        """The step for --format json."""
-        said: dict[str, str | int] = {"path": self.path, "what": self.what, "state": self.state}
-        if self.number:
-            said["line"] = self.number
-        return {**said, "note": self.note}
-
-
-@dataclass
-class Report:
-    """What an install, check or uninstall found or did, step by step."""
-
-    action: str
-    steps: list[Step] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """1 when a check finds something that `install` would add or change."""
-        return int(self.action == "check" and any(s.state in NEEDS_INSTALL for s in self.steps))
-
-    def lines(self) -> list[str]:
-        """The report for people: one line per step, then a verdict."""
-        return [s.line() for s in self.steps] + [self._verdict()]
-
-    def _verdict(self) -> str:
-        if self.action == "check":
-            todo = sum(s.state in NEEDS_INSTALL for s in self.steps)
-            return f"{todo} item(s) need `tiermem squad install`" if todo else "all installed"
-        changed = sum(s.state not in UNCHANGED for s in self.steps)
-        done = {"install": "installed", "uninstall": "uninstalled"}[self.action]
-        return f"{done}: {changed} change(s)" if changed else f"{done}: nothing to change"
-
 
 # --- the repository as Squad left it ----------------------------------------------------
 
@@ -181,141 +110,49 @@ def team_is_here(team_root: object) -> bool:
     return posixpath.normpath(team_root.replace("\\", "/")) == "."
 
 
-# --- MCP registrations --------------------------------------------------------------------
-
-
-def server_command() -> tuple[str, list[str]]:
-    """How an MCP client starts tiermem: the `tiermem` on PATH, else this Python's module."""
-    if shutil.which(SERVER):
-        return SERVER, []
-    return sys.executable, ["-m", "tiermem"]
-
-
-def mcp_entries() -> dict[str, tuple[str, dict[str, Any]]]:
-    """Per config file: the key holding its servers, and tiermem's entry.
-
-    `.mcp.json` (Copilot CLI, Claude Code) names no root: like Squad's own `squad_state`
-    server, tiermem finds the team from the folder the client starts it in (the nearest
-    `.squad/` above), so the committed file works in every clone and worktree. VS Code
-    expands `${workspaceFolder}` to the workspace's root.
-    """
-    command, prefix = server_command()
-    return {
-        MCP_JSON: (
-            "mcpServers",
-            {"command": command, "args": [*prefix, "serve"], "env": {}, "tools": ["*"]},
-        ),
-        VSCODE_MCP: (
-            "servers",
-            {
-                "type": "stdio",
-                "command": command,
-                "args": [*prefix, "serve", "--root", "${workspaceFolder}"],
-            },
-        ),
-    }
-
-
-def _json_config(rel: str, raw: bytes | None, key: str) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(
-            f"{rel} is not plain JSON ({exc}); add the tiermem server by hand (docs/mcp.md) "
-            "or fix the file (nothing was written)"
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get(key, {}), dict):
-        raise UsageError(f'{rel}: expected a JSON object with a "{key}" object')
-    return data
-
-
-def _indent(raw: bytes | None) -> str | int:
-    """The indentation unit of a JSON file (2 spaces, as Squad writes, when unknown)."""
-    hit = re.search(rb'\n([ \t]+)"', raw or b"")
-    if hit is None:
-        return 2
-    unit = hit.group(1).decode()
-    return unit if "\t" in unit else len(unit)
-
-
-def _dump(data: dict[str, Any], indent: str | int) -> bytes:
-    # JSON.stringify(data, null, 2) + "\n", as Squad writes .mcp.json: a rewrite by Squad
-    # then changes only what it means to change.
-    return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _with_server(data: dict[str, Any] | None, key: str, entry: dict[str, Any]) -> dict[str, Any]:
-    data = dict(data or {})
-    data[key] = {**data.get(key, {}), SERVER: entry}
-    return data
-
-
-def _without_server(data: dict[str, Any], key: str) -> dict[str, Any]:
-    data = dict(data)
-    data[key] = {k: v for k, v in data.get(key, {}).items() if k != SERVER}
-    return data
-
-
-def plan_mcp(repo: Repo, rel: str, record: Record) -> Step:
-    """Register `tiermem serve` beside whatever servers the file already has."""
-    key, entry = mcp_entries()[rel]
-    raw = repo.read(rel)
-    data = _json_config(rel, raw, key)
-    present = data is not None and SERVER in data.get(key, {})
-    after = _dump(_with_server(data, key, entry), _indent(raw))
-    if after != raw:
-        record.keep_original(rel, raw, ours=present)
-    return _install_step(rel, "tiermem MCP server", raw, after, present, record)
-
-
-def unplan_mcp(repo: Repo, rel: str, record: Record) -> Step:
-    """Take tiermem's entry out; Squad's own bytes come back when nothing else changed."""
-    raw = repo.read(rel)
-    key = mcp_entries()[rel][0]
-    data = _json_config(rel, raw, key)
-    what = "tiermem MCP server"
-    if data is None or SERVER not in data.get(key, {}):
-        return Step(rel, what, "absent", raw, raw)
-    stripped = _without_server(data, key)
-    if rel in record.originals:
-        original = record.originals[rel]
-        if original is None and stripped == {key: {}}:
-            return Step(rel, what, "removed", raw, None, "the install had made the file")
-        if original is not None:
-            before = _json_config(rel, original.encode("utf-8"), key) or {}
-            if _without_server(before, key) == stripped:
-                return Step(rel, what, "restored", raw, original.encode("utf-8"))
-    return Step(rel, what, "removed", raw, _dump(stripped, _indent(raw)))
-
-
 # --- charters ---------------------------------------------------------------------------
 
-_MEMORY_BLOCK = re.compile(
-    rf"^(?:{re.escape(texts.MEMORY_BEGIN)}|(?P<noeol>{re.escape(texts.MEMORY_BEGIN_NO_EOL)}))\n"
-    rf"(?:.*\n)*?{re.escape(texts.MEMORY_END)}(?:\n|\Z)",
-    re.MULTILINE,
-)
+
+def _memory_text(agent: str, scribe: bool) -> Callable[[str, str], str]:
+    """What tiermem writes in a charter's memory section now (`blocks.sections`)."""
+    return lambda variant, indent: texts.agent_memory_body(agent, scribe)
 
 
-def without_memory_block(text: str, rel: str = "charter") -> str:
-    """A charter without tiermem's section, and without the blank line set before it."""
-    while (hit := _MEMORY_BLOCK.search(text)) is not None:
-        lead = 2 if hit.group("noeol") else 1
-        start = hit.start() - lead if text[: hit.start()].endswith("\n" * lead) else hit.start()
-        text = text[:start] + text[hit.end() :]
-    if texts.MEMORY_BEGIN[:-4] in text:
-        raise UsageError(f"{rel}: tiermem's memory section has lost its end marker; fix it by hand")
+def memory_sections(text: str, agent: str, scribe: bool) -> list[blocks.Section]:
+    """The memory sections of a charter, tiermem's and look-alikes."""
+    return blocks.sections(text, texts.MEMORY, _memory_text(agent, scribe))
+
+
+def _lead(text: str, section: blocks.Section) -> str:
+    """What the install set before a memory section: a blank line, and the charter's own
+    last newline when it had none (a section at the end of a charter that lacked it)."""
+    at_end = section.end == len(text)
+    return "\n\n" if section.variant == texts.NO_EOL and at_end else "\n"
+
+
+def without_memory_block(text: str, agent: str, scribe: bool) -> str:
+    """A charter without tiermem's own memory sections (and the blank line set before each);
+    a look-alike or an edited section stays."""
+    for section in reversed(memory_sections(text, agent, scribe)):
+        if section.ours:
+            text = blocks.without(text, section, _lead(text, section))
     return text
 
 
-def with_memory_block(text: str, block: str) -> str:
-    """A charter with tiermem's section at its end, after one blank line."""
-    base = without_memory_block(text)
-    if base.endswith("\n") or not base:
-        return f"{base}\n{block}" if base else block
-    return f"{base}\n\n{block.replace(texts.MEMORY_BEGIN, texts.MEMORY_BEGIN_NO_EOL, 1)}"
+def with_memory_block(text: str, agent: str, scribe: bool) -> str:
+    """A charter with tiermem's section brought up to date where it stands, else added at
+    its end after one blank line."""
+    ours = [s for s in memory_sections(text, agent, scribe) if s.ours]
+    if ours:
+        for section in reversed(ours[1:]):
+            text = blocks.without(text, section, _lead(text, section))
+        fresh = texts.agent_memory_block(agent, scribe, ours[0].variant)
+        return blocks.replaced(text, ours[0], fresh)
+    if not text:
+        return texts.agent_memory_block(agent, scribe)
+    if text.endswith("\n"):
+        return f"{text}\n{texts.agent_memory_block(agent, scribe)}"
+    return f"{text}\n\n{texts.agent_memory_block(agent, scribe, texts.NO_EOL)}"
 
 
 def charters(repo: Repo) -> list[tuple[str, str]]:
@@ -339,19 +176,26 @@ def _is_scribe(folder: str, text: str) -> bool:
 class Edits:
     """The text files an install changes in more than one step (a charter's lines and its
     memory section; the spawn template's lines and its spawn step): what each held, and
-    what the steps planned so far leave in it. Written once, after every step is planned."""
+    what the steps planned so far leave in it. Written once, after every step is planned.
+
+    A file whose every line ends in CRLF (a Windows checkout) is planned as LF text and
+    written back with CRLF, so what the install adds ends its lines as the file's do."""
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.before: dict[str, bytes | None] = {}
         self.now: dict[str, str | None] = {}
+        self.crlf: set[str] = set()
 
     def get(self, rel: str) -> str | None:
         """The file's text as the steps planned so far leave it (None: no such file)."""
         if rel not in self.now:
             text = self.repo.text(rel)
-            self.now[rel] = text
             self.before[rel] = None if text is None else text.encode("utf-8")
+            if text is not None and _all_crlf(text):
+                self.crlf.add(rel)
+                text = text.replace("\r\n", "\n")
+            self.now[rel] = text
         return self.now[rel]
 
     def put(self, rel: str, text: str) -> None:
@@ -362,6 +206,8 @@ class Edits:
         """Every file whose text the planned steps change, and its new bytes."""
         found = []
         for rel, text in sorted(self.now.items()):
+            if text is not None and rel in self.crlf:
+                text = text.replace("\n", "\r\n")
             after = None if text is None else text.encode("utf-8")
             if after is not None and after != self.before[rel]:
                 found.append((rel, after))
@@ -370,6 +216,12 @@ class Edits:
     def write(self) -> None:
         for rel, data in self.changed():
             files.atomic_write(self.repo.path(rel), data)
+
+
+def _all_crlf(text: str) -> bool:
+    """Whether a text has line ends and every one is CRLF."""
+    ends = text.count("\n")
+    return ends > 0 and text.count("\r\n") == ends
 
 
 def plan_charter(repo: Repo, edits: Edits, folder: str, rel: str, record: Record) -> Step:
@@ -381,23 +233,38 @@ def plan_charter(repo: Repo, edits: Edits, folder: str, rel: str, record: Record
         note = "its folder name is not a tiermem agent name"
         return Step(rel, "memory section", "skipped", None, None, note)
     scribe = _is_scribe(folder, text)
-    block = texts.agent_memory_block(agent, scribe)
-    after = with_memory_block(text, block)
-    present = without_memory_block(text, rel) != text
-    edits.put(rel, after)
     what = "memory section (Scribe)" if scribe else "memory section"
-    step = _install_step(rel, what, text.encode(), after.encode(), present, record)
+    found = memory_sections(text, agent, scribe)
+    if found and not any(s.ours for s in found):
+        return Step(rel, what, "edited", note=blocks.edited_note("memory"), kind="text")
+    after = with_memory_block(text, agent, scribe)
+    edits.put(rel, after)
+    step = install_step(rel, what, text.encode(), after.encode(), bool(found), record)
     return _as_text(step)
 
 
-def unplan_charter(edits: Edits, rel: str) -> Step:
-    raw = edits.get(rel) or ""
-    after = without_memory_block(raw, rel)
+def unplan_charter(edits: Edits, folder: str, rel: str) -> Step:
+    """tiermem's own memory sections out of a charter; a look-alike stays, said so."""
+    text = edits.get(rel) or ""
+    agent = _agent_name(folder)
+    scribe = _is_scribe(folder, text)
+    found = memory_sections(text, agent, scribe)
+    after = without_memory_block(text, agent, scribe)
     edits.put(rel, after)
-    state = "removed" if after != raw else "absent"
-    return Step(
-        rel, "memory section", state, raw.encode("utf-8"), after.encode("utf-8"), kind="text"
-    )
+    what = "memory section"
+    if any(s.ours for s in found):
+        return Step(rel, what, "removed", text.encode(), after.encode(), kind="text")
+    if found:
+        return Step(rel, what, "kept", note=blocks.edited_note("memory"), kind="text")
+    return Step(rel, what, "absent", kind="text")
+
+
+def _agent_name(folder: str) -> str:
+    """The agent a charter's folder names ('' when tiermem takes no agent by that name)."""
+    try:
+        return validate.name(folder)
+    except UsageError:
+        return ""
 
 
 def _as_text(step: Step) -> Step:
@@ -441,8 +308,14 @@ def _line_step(rel: str, found: lines.Found, record: Record) -> Step:
         state = "undone" if key in record.installed else "missing"
     else:
         state = found.state
-    note = _upgraded(rel) if state == "undone" else ""
+    note = _upgraded(rel) if state == "undone" else _EDITED_LINE if state == "edited" else ""
     return Step(rel, found.line.what, state, note=note, kind="text", number=found.number, key=key)
+
+
+_EDITED_LINE = (
+    "marked as tiermem's line but not as tiermem wrote it (edited by hand, or not tiermem's): "
+    "left as it is"
+)
 
 
 def _upgraded(rel: str) -> str:
@@ -456,17 +329,13 @@ def unplan_lines(repo: Repo, edits: Edits) -> list[Step]:
     """Squad's own text back in place of each of tiermem's steps."""
     return [
         Step(rel, item.line.what, "restored", note="Squad's line", kind="text", number=item.number)
+        if item.state != "edited"
+        else Step(rel, item.line.what, "kept", note=_EDITED_LINE, kind="text", number=item.number)
         for rel, item in _each_line(repo, edits, lines.restored)
     ]
 
 
 # --- the tiered-memory skill ------------------------------------------------------------
-
-
-def is_our_skill(data: bytes | None) -> bool:
-    """Whether a SKILL.md is the one tiermem installs (its front matter says so)."""
-    head = (data or b"")[:1000].decode("utf-8", "replace")
-    return head.startswith("---\n") and f"\n{texts.SKILL_SOURCE}\n" in head
 
 
 def skill_targets(repo: Repo) -> list[str]:
@@ -477,15 +346,19 @@ def skill_targets(repo: Repo) -> list[str]:
 def plan_skill(repo: Repo, rel: str, record: Record) -> Step:
     """Put the runtime skill in place of Squad's design-only one."""
     raw = repo.read(rel)
+    text = None if raw is None else raw.decode("utf-8")
     after = texts.SKILL.encode("utf-8")
-    present = is_our_skill(raw)
+    whose = texts.skill_state(text)
+    if whose == "edited":
+        note = "tiermem's skill, changed since the install: left as it is"
+        return Step(rel, "tiered-memory skill", "edited", raw, raw, note)
     if after != raw:
-        if not present and raw is not None and not is_squads_skill(repo, raw.decode("utf-8")):
+        if not whose and text is not None and not is_squads_skill(repo, text):
             note = "not Squad's design-only skill; tiermem leaves it as it is"
             return Step(rel, "tiered-memory skill", "skipped", raw, raw, note)
-        record.keep_original(rel, raw, ours=present)
+        record.keep_original(rel, raw, ours=bool(whose))
         record.created_dirs += repo.missing_dirs(rel)
-    return _install_step(rel, "tiered-memory skill (runtime)", raw, after, present, record)
+    return install_step(rel, "tiered-memory skill (runtime)", raw, after, bool(whose), record)
 
 
 def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
@@ -493,8 +366,10 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
     what = "tiered-memory skill"
     if raw is None:
         return Step(rel, what, "absent")
-    if not is_our_skill(raw):
-        return Step(rel, what, "kept", raw, raw, "not tiermem's; left as it is")
+    whose = texts.skill_state(raw.decode("utf-8", "replace"))
+    if whose != "ours":
+        note = "changed since the install" if whose else "not tiermem's"
+        return Step(rel, what, "kept", raw, raw, f"{note}; left as it is")
     if rel in record.originals:  # a text the record's check vouched for as Squad's
         original = record.originals[rel]
     else:  # no record: Squad's copy under its templates is what init put there
@@ -506,63 +381,96 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
 
 # --- the coordinator's spawn template ---------------------------------------------------
 
-_SPAWN_LINES = texts.SQUAD_SPAWN_LINES.splitlines(keepends=True)
-_FULL_HISTORY = re.compile(
-    r"^(?P<indent>[ \t]*)"
-    + re.escape(_SPAWN_LINES[0])
-    + r"(?P=indent)"
-    + re.escape(_SPAWN_LINES[1]),
-    re.MULTILINE,
-)
-_SPAWN_BLOCK = re.compile(
-    rf"^(?P<indent>[ \t]*){re.escape(texts.SPAWN_BEGIN)}\n(?:.*\n)*?"
-    rf"[ \t]*{re.escape(texts.SPAWN_END)}\n",
-    re.MULTILINE,
-)
+
+def _spawn_text(variant: str, indent: str) -> str:
+    """What tiermem writes in a spawn section now (`blocks.sections`)."""
+    return texts.spawn_body(indent)
+
+
+def _full_history(variant: str) -> re.Pattern[str]:
+    """Squad's two full-history lines of a spawn template, at any one indentation."""
+    first, second = texts.SPAWN_LINES[variant].splitlines(keepends=True)
+    return re.compile(
+        rf"^(?P<indent>[ \t]*){re.escape(first)}(?P=indent){re.escape(second)}", re.MULTILINE
+    )
 
 
 def squad_spawn_lines(indent: str) -> str:
-    """Squad's two full-history lines of the spawn template, indented."""
-    return "".join(indent + line for line in _SPAWN_LINES)
+    """Squad 0.10's two full-history lines of the spawn template, indented."""
+    return texts.squad_spawn_lines(indent)
+
+
+def spawn_home(edits: Edits) -> str:
+    """The file that holds the spawn template: Squad 0.10's `spawn-reference.md`, else (in
+    the layout of earlier Squads) the coordinator's prompt, when its template is there."""
+    if edits.get(SPAWN_TEMPLATE) is not None:
+        return SPAWN_TEMPLATE
+    text = edits.get(COORDINATOR)
+    if text is not None and (
+        _full_history(texts.FILE_LINES).search(text)
+        or blocks.sections(text, texts.SPAWN, _spawn_text)
+    ):
+        return COORDINATOR
+    raise UsageError(
+        f"no spawn template to change: {SPAWN_TEMPLATE} (Squad 0.10) is missing and "
+        f"{COORDINATOR} has no `Read .squad/agents/{{name}}/history.md` line followed by "
+        "`Read .squad/decisions.md` (earlier Squads); `squad upgrade` writes Squad's own "
+        f"(it rewrites {COORDINATOR} and every file in {TEMPLATES}/) (nothing was written)"
+    )
 
 
 def plan_spawn(repo: Repo, edits: Edits, record: Record) -> Step:
-    """Replace the two full-history lines of the spawn template with the tiermem step."""
-    rel = SPAWN_TEMPLATE
-    text = edits.get(rel)
-    if text is None:
-        raise UsageError(f"{rel} is missing; run `squad upgrade` to restore Squad's templates")
-    block = _SPAWN_BLOCK.search(text)
-    if block is not None:
-        after = text[: block.start()] + texts.spawn_block(block["indent"]) + text[block.end() :]
+    """Replace the two full-history lines of the spawn template with the tiermem step
+    (refreshed where it is, left alone where someone changed it)."""
+    rel = spawn_home(edits)
+    text = edits.get(rel) or ""
+    found = blocks.sections(text, texts.SPAWN, _spawn_text)
+    ours = [s for s in found if s.ours]
+    if found and not ours:
+        return Step(rel, "spawn step", "edited", note=blocks.edited_note("spawn"), kind="text")
+    if ours:
+        after = blocks.replaced(text, ours[0], texts.spawn_block(ours[0].indent, ours[0].variant))
+    else:
+        variant = texts.STATE_LINES if rel == SPAWN_TEMPLATE else texts.FILE_LINES
+        lines_found = _full_history(variant).search(text)
+        if lines_found is None:
+            raise UsageError(
+                f"{rel} has no `Read agents/{{name}}/history.md` line followed by `Read "
+                "decisions.md` as Squad writes them, to replace (nothing was written)"
+            )
+        if rel == SPAWN_TEMPLATE:
+            record.originals[rel] = lines_found.group(0)
+        new = texts.spawn_block(lines_found["indent"], variant)
+        after = text[: lines_found.start()] + new + text[lines_found.end() :]
+    edits.put(rel, after)
+    step = install_step(rel, "spawn step", text.encode(), after.encode(), bool(ours), record)
+    return _as_text(step)
+
+
+def unplan_spawn(edits: Edits) -> list[Step]:
+    """Squad's two lines back in place of each spawn step tiermem wrote, as tiermem knows
+    them (the record's copy, checked to be the same, is never what is written)."""
+    steps = []
+    for rel in (SPAWN_TEMPLATE, COORDINATOR):
+        text = edits.get(rel)
+        found = blocks.sections(text or "", texts.SPAWN, _spawn_text)
+        if text is None or not found:
+            continue
+        after = text
+        for section in reversed([s for s in found if s.ours]):
+            squads = texts.squad_spawn_lines(section.indent, section.variant or texts.STATE_LINES)
+            after = blocks.replaced(after, section, squads)
         edits.put(rel, after)
-        return _as_text(
-            _install_step(rel, "spawn step", text.encode(), after.encode(), True, record)
-        )
-    found = _FULL_HISTORY.search(text)
-    if found is None:
-        raise UsageError(
-            f"{rel} has no `Read agents/{{name}}/history.md` line followed by `Read "
-            "decisions.md` as Squad writes them, to replace (nothing was written)"
-        )
-    record.originals[rel] = found.group(0)
-    after = text[: found.start()] + texts.spawn_block(found["indent"]) + text[found.end() :]
-    edits.put(rel, after)
-    return _as_text(_install_step(rel, "spawn step", text.encode(), after.encode(), False, record))
-
-
-def unplan_spawn(edits: Edits) -> Step:
-    """Squad's two lines back in place of the spawn step, as tiermem knows them (the
-    record's copy, checked to be the same, is never what is written)."""
-    rel = SPAWN_TEMPLATE
-    text = edits.get(rel)
-    block = None if text is None else _SPAWN_BLOCK.search(text)
-    if text is None or block is None:
-        return Step(rel, "spawn step", "absent", kind="text")
-    after = text[: block.start()] + squad_spawn_lines(block["indent"]) + text[block.end() :]
-    edits.put(rel, after)
-    note = "Squad's full-history lines"
-    return Step(rel, "spawn step", "restored", text.encode(), after.encode(), note, "text")
+        if after != text:
+            note = "Squad's full-history lines"
+            steps.append(
+                Step(rel, "spawn step", "restored", text.encode(), after.encode(), note, "text")
+            )
+        if any(not s.ours for s in found):
+            steps.append(
+                Step(rel, "spawn step", "kept", note=blocks.edited_note("spawn"), kind="text")
+            )
+    return steps
 
 
 # --- the tiermem store --------------------------------------------------------------------
@@ -583,7 +491,7 @@ def plan_store(repo: Repo, record: Record) -> Step:
     missing = [rel for rel in _store_paths() if not repo.exists(rel)]
     if not record.store:
         record.store = "created" if len(missing) == len(_store_paths()) else "found"
-    state = _install_state(STORE, not missing, False, record)
+    state = install_state(STORE, not missing, False, record)
     return Step(STORE, "tiermem store (hot, cold, wiki, archive)", state, kind="store")
 
 
@@ -660,26 +568,6 @@ def _remove_clone_files(repo: Repo) -> None:
 # --- planning, checking, applying ---------------------------------------------------------
 
 
-def _install_state(rel: str, done: bool, present: bool, record: Record) -> str:
-    if done:
-        return "installed"
-    if present:
-        return "outdated"
-    return "undone" if rel in record.installed else "missing"
-
-
-def _install_step(
-    rel: str, what: str, before: bytes | None, after: bytes, present: bool, record: Record
-) -> Step:
-    state = _install_state(rel, before == after, present, record)
-    note = ""
-    if state == "undone" and rel.startswith(".squad/templates/"):
-        note = "`squad upgrade` rewrites .squad/templates/"
-    elif state == "undone":
-        note = "removed since the install"
-    return Step(rel, what, state, before, after, note)
-
-
 def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
     """Every step of an install, the record it leaves, and the text files it changes
     (nothing is written)."""
@@ -699,10 +587,15 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
     steps += [plan_skill(repo, rel, record) for rel in skill_targets(repo)]
     if record.coordinator:
         steps.append(plan_spawn(repo, edits, record))
-    record.installed = [s.recorded for s in steps if s.state != "skipped"]
+    # A step left alone stays recorded only as it was (an edited line installed once).
+    record.installed = [
+        s.recorded
+        for s in steps
+        if s.state not in ("skipped", "edited") or s.recorded in old.installed
+    ]
     manifest = repo.read(MANIFEST)
     after = record.render()
-    steps.append(_install_step(MANIFEST, "install record", manifest, after, bool(manifest), old))
+    steps.append(install_step(MANIFEST, "install record", manifest, after, bool(manifest), old))
     return steps, record, edits
 
 
@@ -734,10 +627,9 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
 
 
 def _installed(step: Step) -> Step:
-    if step.state in ("installed", "skipped"):
-        state = "unchanged" if step.state == "installed" else "skipped"
-    else:
-        state = {"outdated": "updated", "undone": "restored"}.get(step.state, "added")
+    """The step as an install reports it, having done it."""
+    done = {"installed": "unchanged", "outdated": "updated", "undone": "restored"}
+    state = step.state if step.state in ("skipped", "edited") else done.get(step.state, "added")
     return Step(
         step.path, step.what, state, step.before, step.after, step.note, step.kind, step.number
     )
@@ -754,9 +646,9 @@ def uninstall(root: str | Path | None) -> Report:
     if not _is_link(repo, ".vscode") and repo.read(VSCODE_MCP) is not None:
         steps.append(unplan_mcp(repo, VSCODE_MCP, record))
     steps += unplan_lines(repo, edits)
-    steps += [unplan_charter(edits, rel) for _, rel in charters(repo)]
+    steps += [unplan_charter(edits, folder, rel) for folder, rel in charters(repo)]
     steps += [unplan_skill(repo, rel, record) for rel in SKILLS]
-    steps += [unplan_spawn(edits), unplan_store(repo, record)]
+    steps += [*unplan_spawn(edits), unplan_store(repo, record)]
     manifest = repo.read(MANIFEST)
     last = Step(MANIFEST, "install record", "removed" if manifest else "absent", manifest)
     folders = _created_dirs(repo, record, [s for s in steps if s.state == "removed"])

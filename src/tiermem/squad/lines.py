@@ -3,9 +3,11 @@
 With `--coordinator`, an install looks through the coordinator's prompt
 (`.github/agents/squad.agent.md`), Squad's templates (`.squad/templates/*.md`) and every
 charter for the instructions of `texts.LINES`, each standing whole on a line (after its
-indentation), and puts tiermem's step in its place, marked `<!-- tiermem:line KEY -->`.
-Nothing else of the line or the file changes, so that uninstall, finding the mark, puts back
-Squad's text byte for byte from `texts`, never from anything the repository holds.
+indentation), and puts tiermem's step in its place, marked `<!-- tiermem:line KEY SEAL -->`
+(the seal is that of the rest of the line). Nothing else of the line or the file changes, so
+that uninstall, finding the mark, puts back Squad's text byte for byte from `texts`, never
+from anything the repository holds. A marked line whose seal does not hold (a person changed
+tiermem's line, or marked a line of their own that way) is `edited`: left as it is.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class Found:
 
     number: int  # 1-based
     line: texts.Line
-    state: str  # squad: Squad's text; installed: tiermem's step; outdated: an older step
+    state: str  # squad: Squad's; installed: tiermem's step; outdated: an older one; edited
 
 
 def _split(text: str) -> list[tuple[str, str, str]]:
@@ -47,9 +49,13 @@ def _known(content: str) -> tuple[texts.Line, str] | None:
         return squads, "squad"
     mark = texts.LINE_MARK.search(content)
     line = texts.LINE_KEYS.get(mark.group(1)) if mark else None
-    if line is None:
+    if mark is None or line is None:
         return None
-    return line, "installed" if content == line.marked() else "outdated"
+    if content == line.marked():
+        return line, "installed"
+    if texts.mark_holds(content, mark) or content == line.legacy():
+        return line, "outdated"
+    return line, "edited"
 
 
 def replaced(text: str) -> tuple[str, list[Found]]:
@@ -61,7 +67,8 @@ def replaced(text: str) -> tuple[str, list[Found]]:
         known = _known(content)
         if known is not None:
             found.append(Found(n + 1, *known))
-            pieces[n] = (indent, known[0].marked(), ending)
+            if known[1] != "edited":
+                pieces[n] = (indent, known[0].marked(), ending)
     return _join(pieces), found
 
 
@@ -73,7 +80,8 @@ def restored(text: str) -> tuple[str, list[Found]]:
         known = _known(content)
         if known is not None and known[1] != "squad":
             found.append(Found(n + 1, *known))
-            pieces[n] = (indent, known[0].squad, ending)
+            if known[1] != "edited":
+                pieces[n] = (indent, known[0].squad, ending)
     return _join(pieces), found
 
 

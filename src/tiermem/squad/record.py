@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from . import paths, texts
+from . import jsonc, paths, texts
 
 if TYPE_CHECKING:
     from .repo import Repo
@@ -165,20 +165,14 @@ def is_squads_spawn_lines(text: str) -> bool:
 
 
 def is_plain_json(text: str) -> bool:
-    """Whether a text is a JSON object that every JSON reader reads alike (no key twice).
+    """Whether a text is a JSON object (comments and trailing commas allowed, as VS Code
+    writes its own) that every reader reads alike: no key twice.
 
     Uninstall puts such a text back only when it means what the file means without tiermem's
     entry, so that it can bring back nothing the file does not hold already.
     """
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        data = jsonc.loads(text, unique=True)
     except (ValueError, RecursionError):
         return False
     return isinstance(data, dict)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise ValueError("a key twice")
-    return dict(pairs)

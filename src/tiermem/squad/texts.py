@@ -1,33 +1,77 @@
-"""What `tiermem squad install` writes into a Squad team's files, and the markers around it.
+"""What `tiermem squad install` writes into a Squad team's files, and the marks around it.
 
-Each insertion sits between a begin and an end HTML comment, so that a later install finds and
-refreshes it and `--uninstall` removes exactly what was added.
+Each insertion sits between a begin and an end HTML comment (a line replaced in place ends
+with a mark of its own), so that a later install finds and refreshes it and `--uninstall`
+removes exactly what was added. A begin marker and a line's mark carry the seal of the text
+tiermem wrote (`<!-- tiermem:begin memory 1a2b3c4d5e -->`): tiermem recognises its own text
+by it, whoever kept the file since, and tells it apart from text a person changed or wrote
+to look like it, which it leaves alone (`blocks`, `lines`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
-MEMORY_BEGIN = "<!-- tiermem:begin memory -->"
-# Marks a charter that had no final newline: the install added one, and uninstall takes it away.
-MEMORY_BEGIN_NO_EOL = "<!-- tiermem:begin memory (the charter had no final newline) -->"
-MEMORY_END = "<!-- tiermem:end memory -->"
-SPAWN_BEGIN = "<!-- tiermem:begin spawn -->"
-SPAWN_END = "<!-- tiermem:end spawn -->"
 
-# The line in a skill's front matter that says the skill is the one tiermem installs.
+def seal(*parts: str) -> str:
+    """The seal of a text tiermem writes: 10 hex digits of the SHA-256 of its parts."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:10]
+
+
+SEAL = r"[0-9a-f]{10}"
+MEMORY = "memory"
+SPAWN = "spawn"
+# A charter that had no final newline: the install added one, and uninstall takes it away.
+NO_EOL = "no-eol"
+# The spawn lines a spawn step stands in for: Squad 0.10's (state tools, in
+# `.squad/templates/spawn-reference.md`) or those of earlier Squads (files, in the template
+# inside `.github/agents/squad.agent.md`).
+STATE_LINES = "squad-state"
+FILE_LINES = "squad-files"
+
+
+def begin_marker(kind: str, body: str, variant: str = "") -> str:
+    """The line that opens a section tiermem writes, sealed with the section's text."""
+    words = " ".join(w for w in (kind, variant, seal(kind, variant, body)) if w)
+    return f"<!-- tiermem:begin {words} -->"
+
+
+def end_marker(kind: str) -> str:
+    """The line that closes a section tiermem writes."""
+    return f"<!-- tiermem:end {kind} -->"
+
+
+MEMORY_END = end_marker(MEMORY)
+SPAWN_END = end_marker(SPAWN)
+# The begin markers tiermem wrote before sections were sealed: such a section is tiermem's
+# only when its text is exactly what tiermem writes now.
+LEGACY_BEGIN = {
+    "<!-- tiermem:begin memory -->": (MEMORY, ""),
+    "<!-- tiermem:begin memory (the charter had no final newline) -->": (MEMORY, NO_EOL),
+    "<!-- tiermem:begin spawn -->": (SPAWN, STATE_LINES),
+}
+
+# The line in a skill's front matter that says the skill is the one tiermem installs (sealed
+# with the skill's text: `source: tiermem squad install (seal 1a2b3c4d5e)`).
 SKILL_SOURCE = "source: tiermem squad install"
 
 # The two lines of Squad's spawn template (0.10 CLI and 0.13 SDK alike) that load an agent's
-# whole history and the whole decision log; put back by --uninstall when no record of them
-# was kept.
+# whole history and the whole decision log; put back by --uninstall.
 SQUAD_SPAWN_LINES = (
     "Read `agents/{name}/history.md` with `squad_state_read` when state tools are available;"
     " otherwise fall back to `.squad/agents/{name}/history.md`.\n"
     "Read `decisions.md` with `squad_state_read` when state tools are available;"
     " otherwise fall back to `.squad/decisions.md`.\n"
 )
+# The same two lines in the spawn template of Squads before 0.10, which sits inside the
+# coordinator's prompt (`.github/agents/squad.agent.md`).
+SQUAD_FILE_SPAWN_LINES = (
+    "Read .squad/agents/{name}/history.md (your project knowledge).\n"
+    "Read .squad/decisions.md (team decisions to respect).\n"
+)
+SPAWN_LINES = {STATE_LINES: SQUAD_SPAWN_LINES, FILE_LINES: SQUAD_FILE_SPAWN_LINES}
 
 # Squad's own instructions, beyond the spawn template's two lines, that send an agent (the
 # coordinator included) to read its whole `history.md` or the whole `decisions.md` at or
@@ -49,16 +93,27 @@ class Line:
     ours: str  # `{mark}` is where the marker goes (inside a table's last cell)
 
     def marked(self) -> str:
-        """tiermem's line, marked."""
-        return self.ours.replace("{mark}", line_mark(self.key))
+        """tiermem's line, marked and sealed."""
+        return self.ours.replace("{mark}", line_mark(self.key, self.ours.replace("{mark}", "")))
+
+    def legacy(self) -> str:
+        """tiermem's line as it was marked before lines were sealed."""
+        return self.ours.replace("{mark}", f"<!-- tiermem:line {self.key} -->")
 
 
-def line_mark(key: str) -> str:
-    """The marker of a line tiermem put in place of Squad's."""
-    return f"<!-- tiermem:line {key} -->"
+def line_mark(key: str, text: str) -> str:
+    """The mark of a line tiermem put in place of Squad's, sealed with the rest of the line."""
+    return f"<!-- tiermem:line {key} {seal('line', key, text)} -->"
 
 
-LINE_MARK = re.compile(r"<!-- tiermem:line ([a-z0-9-]+) -->")
+LINE_MARK = re.compile(rf"<!-- tiermem:line ([a-z0-9-]+)(?: ({SEAL}))? -->")
+
+
+def mark_holds(content: str, mark: re.Match[str]) -> bool:
+    """Whether a line's seal is that of the rest of the line: it is as tiermem wrote it."""
+    rest = content[: mark.start()] + content[mark.end() :]
+    return mark.group(2) is not None and mark.group(2) == seal("line", mark.group(1), rest)
+
 
 LINES = (
     Line(
@@ -214,7 +269,7 @@ MEMORY: {paste here the prompt that tiermem's `spawn` tool returns for agent "{n
 That is your memory for this task: it replaces `agents/{name}/history.md` and `decisions.md`, which you do not read whole. For anything else from past sessions or team decisions, use tiermem's `search` tool with agent "{name}" (or `tiermem search "QUERY" --agent {name}`).
 """  # noqa: E501 (one line per instruction, as in Squad's own template)
 
-SKILL = """\
+UNSEALED_SKILL = """\
 ---
 name: tiered-memory
 description: Tiered agent memory (hot, cold, wiki, archive) served by tiermem; what each spawn loads and how agents read and write it
@@ -287,13 +342,54 @@ its own tier folders and its own `tiermem-audit.jsonl`.
 """  # noqa: E501 (markdown tables and front matter keep one line per row)
 
 
-def agent_memory_block(agent: str, scribe: bool) -> str:
+def agent_memory_body(agent: str, scribe: bool) -> str:
+    """The text of the memory section appended to a charter."""
+    return _SCRIBE_MEMORY if scribe else _AGENT_MEMORY.replace("{agent}", agent)
+
+
+def agent_memory_block(agent: str, scribe: bool, variant: str = "") -> str:
     """The memory section appended to a charter, between its markers."""
-    body = _SCRIBE_MEMORY if scribe else _AGENT_MEMORY.replace("{agent}", agent)
-    return f"{MEMORY_BEGIN}\n{body}{MEMORY_END}\n"
+    body = agent_memory_body(agent, scribe)
+    return f"{begin_marker(MEMORY, body, variant)}\n{body}{MEMORY_END}\n"
 
 
-def spawn_block(indent: str) -> str:
-    """The tiermem spawn step, indented like the template lines it stands in for."""
-    lines = [SPAWN_BEGIN, *_SPAWN_STEP.splitlines(), SPAWN_END]
-    return "".join(f"{indent}{line}\n" for line in lines)
+def spawn_body(indent: str) -> str:
+    """The tiermem spawn step's lines, indented like the template lines they stand in for."""
+    return "".join(f"{indent}{line}\n" for line in _SPAWN_STEP.splitlines())
+
+
+def spawn_block(indent: str, variant: str = STATE_LINES) -> str:
+    """The tiermem spawn step between its markers, in place of Squad's `variant` lines."""
+    body = spawn_body(indent)
+    return f"{indent}{begin_marker(SPAWN, body, variant)}\n{body}{indent}{SPAWN_END}\n"
+
+
+def squad_spawn_lines(indent: str, variant: str = STATE_LINES) -> str:
+    """Squad's two full-history lines of a spawn template, indented."""
+    return "".join(indent + line for line in SPAWN_LINES[variant].splitlines(keepends=True))
+
+
+def sealed_skill(text: str) -> str:
+    """A skill tiermem installs, its source line sealed with its text."""
+    return text.replace(
+        f"\n{SKILL_SOURCE}\n", f"\n{SKILL_SOURCE} (seal {seal('skill', text)})\n", 1
+    )
+
+
+_SKILL_SEAL = re.compile(rf"\n{re.escape(SKILL_SOURCE)}(?: \(seal ({SEAL})\))?\n")
+
+
+def skill_state(text: str | None) -> str:
+    """Whose a tiered-memory skill is: "ours" (as tiermem wrote it, in any version),
+    "edited" (tiermem's, changed since), "" (not tiermem's: Squad's, or the team's own)."""
+    head = (text or "")[:1000]
+    found = _SKILL_SEAL.search(head) if head.startswith("---\n") else None
+    if text is None or found is None:
+        return ""
+    plain = text[: found.start()] + f"\n{SKILL_SOURCE}\n" + text[found.end() :]
+    if found.group(1) is None:  # written before skills were sealed
+        return "ours" if plain == UNSEALED_SKILL else "edited"
+    return "ours" if found.group(1) == seal("skill", plain) else "edited"
+
+
+SKILL = sealed_skill(UNSEALED_SKILL)
