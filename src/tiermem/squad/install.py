@@ -33,14 +33,18 @@ from . import blocks, lines, texts
 from .mcp_config import plan_mcp, unplan_mcp
 from .paths import (
     COORDINATOR,
+    COPILOT_INSTRUCTIONS,
     MANIFEST,
     MCP_JSON,
     SKILLS,
     SPAWN_TEMPLATE,
     SQUAD_SKILL_COPY,
+    SQUAD_SKILL_FOLDERS,
     STORE,
     STORE_DIRS,
     STORE_FILES,
+    STRAY_TEMPLATES,
+    TEAM_SKILL_FOLDER,
     TEMPLATES,
     VSCODE_MCP,
 )
@@ -277,8 +281,11 @@ def _as_text(step: Step) -> Step:
 
 def line_files(repo: Repo) -> list[str]:
     """The files whose instructions an install replaces line by line: the coordinator's
-    prompt, Squad's templates and every charter."""
-    found = [COORDINATOR] if repo.read(COORDINATOR) is not None else []
+    prompt, the @copilot member's instructions, Squad's templates (and the copies earlier
+    Squads left in `.squad/`) and every charter."""
+    found = [
+        rel for rel in (COORDINATOR, COPILOT_INSTRUCTIONS, *STRAY_TEMPLATES) if repo.exists(rel)
+    ]
     found += lines.templates(str(repo.root))
     return found + [rel for _, rel in charters(repo)]
 
@@ -333,6 +340,51 @@ def unplan_lines(repo: Repo, edits: Edits) -> list[Step]:
         else Step(rel, item.line.what, "kept", note=_EDITED_LINE, kind="text", number=item.number)
         for rel, item in _each_line(repo, edits, lines.restored)
     ]
+
+
+# --- skills that speak of reading the whole log: reported, left as they are ---------------
+
+
+def skill_files(repo: Repo) -> list[tuple[str, bool]]:
+    """(path, whether Squad's) of every SKILL.md in the folders where Squad copies its skills
+    and where the team keeps its own, links left out; tiered-memory is the install's own."""
+    found = []
+    for folder in (*SQUAD_SKILL_FOLDERS, TEAM_SKILL_FOLDER):
+        if not repo.is_dir(folder):
+            continue
+        with os.scandir(repo.path(folder)) as listing:
+            names = sorted(i.name for i in listing if i.is_dir(follow_symlinks=False))
+        for name in names:
+            rel = f"{folder}/{name}/SKILL.md"
+            if name != "tiered-memory" and not (repo.root / rel).is_symlink() and repo.exists(rel):
+                found.append((rel, folder != TEAM_SKILL_FOLDER))
+    return found
+
+
+def left_skills(repo: Repo) -> list[Step]:
+    """Each skill that sends its reader to a whole history or decision log, named where it
+    does, and why the install leaves it: its wording is its author's."""
+    steps = []
+    for rel, squads in skill_files(repo):
+        text = (repo.read(rel) or b"").decode("utf-8", "replace")
+        found = lines.skill_reads(text)
+        if found:
+            why = _SQUADS_SKILL if squads else _TEAMS_SKILL
+            steps.append(
+                Step(
+                    rel,
+                    "a skill that reads the whole log",
+                    "left",
+                    note=why,
+                    kind="text",
+                    number=found[0],
+                )
+            )
+    return steps
+
+
+_SQUADS_SKILL = "Squad's wording, loaded on demand and rewritten by `squad upgrade`: left as it is"
+_TEAMS_SKILL = "the team's own skill, in its own words: left as it is"
 
 
 # --- the tiered-memory skill ------------------------------------------------------------
@@ -587,11 +639,12 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
     steps += [plan_skill(repo, rel, record) for rel in skill_targets(repo)]
     if record.coordinator:
         steps.append(plan_spawn(repo, edits, record))
+        steps += left_skills(repo)
     # A step left alone stays recorded only as it was (an edited line installed once).
     record.installed = [
         s.recorded
         for s in steps
-        if s.state not in ("skipped", "edited") or s.recorded in old.installed
+        if s.state not in ("skipped", "edited", "left") or s.recorded in old.installed
     ]
     manifest = repo.read(MANIFEST)
     after = record.render()
@@ -629,7 +682,9 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
 def _installed(step: Step) -> Step:
     """The step as an install reports it, having done it."""
     done = {"installed": "unchanged", "outdated": "updated", "undone": "restored"}
-    state = step.state if step.state in ("skipped", "edited") else done.get(step.state, "added")
+    state = (
+        step.state if step.state in ("skipped", "edited", "left") else done.get(step.state, "added")
+    )
     return Step(
         step.path, step.what, state, step.before, step.after, step.note, step.kind, step.number
     )

@@ -13,6 +13,7 @@ tiermem's line, or marked a line of their own that way) is `edited`: left as it 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from . import paths, texts
@@ -85,16 +86,30 @@ def restored(text: str) -> tuple[str, list[Found]]:
     return _join(pieces), found
 
 
+# A skill's line that sends its reader to a whole history or decision log ("read decisions.md",
+# "answer from decisions.md already in context"): reported, never changed (`skill_reads`).
+_SKILL_READ = re.compile(
+    r"(?i)\b(?:read|reads|load|loads)\b[^\n]{0,40}?\b(?:decisions|history)\.md"
+    r"|\b(?:decisions|history)\.md`?\s+already in context"
+)
+
+
+def skill_reads(text: str) -> list[int]:
+    """The lines (1-based) of a skill that send its reader to a whole history or decision
+    log: a skill's wording is its author's, so these are reported and left as they are."""
+    return [n for n, line in enumerate(text.split("\n"), 1) if _SKILL_READ.search(line)]
+
+
 def templates(root: str) -> list[str]:
-    """Squad's markdown templates, directly in `.squad/templates/` (links included, so that
-    reading one refuses it), in name order."""
+    """Squad's markdown templates, directly in `.squad/templates/` (`.md.template` copies too;
+    links included, so that reading one refuses it), in name order."""
     folder = os.path.join(root, paths.TEMPLATES)
     try:
         with os.scandir(folder) as listing:
             names = sorted(
                 item.name
                 for item in listing
-                if item.name.endswith(".md")
+                if item.name.endswith((".md", ".md.template"))
                 and (item.is_symlink() or item.is_file(follow_symlinks=False))
             )
     except (FileNotFoundError, NotADirectoryError):

@@ -13,6 +13,15 @@ MANIFEST = ".squad/memory/tiermem-install.json"
 MCP_JSON = ".mcp.json"
 VSCODE_MCP = ".vscode/mcp.json"
 COORDINATOR = ".github/agents/squad.agent.md"
+# What the team's @copilot member (GitHub's coding agent) reads before it works.
+COPILOT_INSTRUCTIONS = ".github/copilot-instructions.md"
+# Copies of Squad's templates that earlier Squads' `squad upgrade` wrote into `.squad/`
+# itself rather than `.squad/templates/`.
+STRAY_TEMPLATES = (
+    ".squad/charter.md",
+    ".squad/copilot-instructions.md",
+    ".squad/scribe-charter.md",
+)
 TEMPLATES = ".squad/templates"
 SPAWN_TEMPLATE = f"{TEMPLATES}/spawn-reference.md"
 SKILLS = (".squad/skills/tiered-memory/SKILL.md", ".github/skills/tiered-memory/SKILL.md")
@@ -20,6 +29,9 @@ SQUAD_SKILL_COPY = f"{TEMPLATES}/skills/tiered-memory/SKILL.md"
 STORE = ".squad/memory/"
 STORE_DIRS = ("hot", "cold", "wiki", "archive", "queue")
 STORE_FILES = ("config.toml", ".gitignore", ".gitattributes")
+# Where Squad copies its skills (its wording), and where the team keeps its own.
+SQUAD_SKILL_FOLDERS = (".github/skills", ".copilot/skills", f"{TEMPLATES}/skills")
+TEAM_SKILL_FOLDER = ".squad/skills"
 # The folders an install can make (for the skill), and so the only ones uninstall may remove.
 CREATED_DIRS = frozenset(
     {".squad/skills", ".squad/skills/tiered-memory", ".github/skills/tiered-memory"}
@@ -27,7 +39,7 @@ CREATED_DIRS = frozenset(
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._ -]{0,127}"
 _CHARTER = re.compile(rf"\.squad/agents/{_NAME}/charter\.md")
-_TEMPLATE = re.compile(rf"{re.escape(TEMPLATES)}/{_NAME}\.md")
+_TEMPLATE = re.compile(rf"{re.escape(TEMPLATES)}/{_NAME}\.md(?:\.template)?")
 
 
 def plain(rel: str) -> bool:
@@ -47,13 +59,18 @@ def is_charter(rel: str) -> bool:
 
 
 def is_template(rel: str) -> bool:
-    """Whether a path is one of Squad's markdown templates, directly in `.squad/templates/`."""
+    """Whether a path is one of Squad's markdown templates, directly in `.squad/templates/`
+    (`name.md`, or a `name.md.template` copy)."""
     return plain(rel) and _TEMPLATE.fullmatch(rel) is not None
 
 
 def has_lines(rel: str) -> bool:
     """Whether an install may replace Squad's instruction lines in this file."""
-    return rel == COORDINATOR or is_template(rel) or is_charter(rel)
+    return (
+        rel in (COORDINATOR, COPILOT_INSTRUCTIONS, *STRAY_TEMPLATES)
+        or is_template(rel)
+        or is_charter(rel)
+    )
 
 
 def installable(rel: str) -> bool:

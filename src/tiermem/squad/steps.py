@@ -3,7 +3,8 @@ the report a command prints of them.
 
 A check reports each step as `installed`, `missing` (never installed), `undone` (installed
 once, gone now), `outdated` (there, not as this version writes it), `skipped` (left out, and
-why) or `edited` (tiermem's text that someone changed since, or a look-alike: left as it is).
+why), `edited` (tiermem's text that someone changed since, or a look-alike: left as it is) or
+`left` (an instruction the install leaves on purpose, and why: a skill's own wording).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 # States of a check that `install` would act on (exit status 1), and states of an install
 # or uninstall that left the repository as it was.
 NEEDS_INSTALL = frozenset({"missing", "undone", "outdated"})
-UNCHANGED = frozenset({"installed", "unchanged", "skipped", "kept", "absent", "edited"})
+UNCHANGED = frozenset({"installed", "unchanged", "skipped", "kept", "absent", "edited", "left"})
 
 
 @dataclass(frozen=True)

@@ -209,6 +209,14 @@ LINES = (
         "memory and tiermem's `search` (never the whole `.squad/decisions.md`) {mark}",
     ),
     Line(
+        "copilot-conventions",
+        "@copilot follows the conventions in decisions.md",
+        "- Follow any project conventions in `.squad/decisions.md`",
+        "- Follow the project conventions that bear on your task: find them with tiermem's "
+        '`search` (`tiermem search "TOPIC" --agent team`), or by searching `.squad/decisions.md`'
+        " for the topic; do not read it whole {mark}",
+    ),
+    Line(
         "wiring-table",
         "decisions.md read by agents at spawn time",
         "| `decisions.md` | Captured decisions and directives | Read by agents at spawn time |",
