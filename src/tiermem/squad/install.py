@@ -327,8 +327,10 @@ _EDITED_LINE = (
 
 def _upgraded(rel: str) -> str:
     """Why something installed is gone again."""
-    if rel.startswith(".squad/templates/") or rel == COORDINATOR:
-        return f"`squad upgrade` rewrites {rel if rel == COORDINATOR else '.squad/templates/'}"
+    if rel in (COORDINATOR, COPILOT_INSTRUCTIONS):
+        return f"`squad upgrade` rewrites {rel}"
+    if rel.startswith(".squad/templates/"):
+        return "`squad upgrade` rewrites .squad/templates/"
     return "put back since the install"
 
 
@@ -391,8 +393,15 @@ _TEAMS_SKILL = "the team's own skill, in its own words: left as it is"
 
 
 def skill_targets(repo: Repo) -> list[str]:
-    """`.squad/skills/` always; `.github/skills/` where Squad put its skills."""
-    return [rel for rel in SKILLS if rel.startswith(".squad/") or repo.is_dir(".github/skills")]
+    """`.squad/skills/` always; `.github/skills/` where Squad put its skills; a copy Squad
+    made in `.copilot/skills/` where there is one."""
+    return [
+        rel
+        for rel in SKILLS
+        if rel.startswith(".squad/")
+        or (rel.startswith(".github/") and repo.is_dir(".github/skills"))
+        or repo.exists(rel)
+    ]
 
 
 def plan_skill(repo: Repo, rel: str, record: Record) -> Step:

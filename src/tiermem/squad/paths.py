@@ -24,7 +24,13 @@ STRAY_TEMPLATES = (
 )
 TEMPLATES = ".squad/templates"
 SPAWN_TEMPLATE = f"{TEMPLATES}/spawn-reference.md"
-SKILLS = (".squad/skills/tiered-memory/SKILL.md", ".github/skills/tiered-memory/SKILL.md")
+# Where the tiered-memory skill goes: Squad's `.squad/skills/` and `.github/skills/`, and
+# `.copilot/skills/` where Squad copied `.squad/skills/` when upgrading from before 0.9.
+SKILLS = (
+    ".squad/skills/tiered-memory/SKILL.md",
+    ".github/skills/tiered-memory/SKILL.md",
+    ".copilot/skills/tiered-memory/SKILL.md",
+)
 SQUAD_SKILL_COPY = f"{TEMPLATES}/skills/tiered-memory/SKILL.md"
 STORE = ".squad/memory/"
 STORE_DIRS = ("hot", "cold", "wiki", "archive", "queue")
