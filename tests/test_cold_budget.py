@@ -112,3 +112,31 @@ def test_a_larger_budget_leaves_cold_as_it_is(crowded: Path) -> None:
         mem.close()
     assert report.over_budget == []
     assert cold_file(crowded).read_bytes() == before
+
+
+def test_the_report_counts_the_cold_budget_as_scribe_does(tmp_path: Path) -> None:
+    """A long Core Context (the agent's standing entry) is not a session: Scribe never
+    archives it for the budget, so the report does not show that agent's cold over it."""
+    history = tmp_path / ".squad" / "agents" / "ada" / "history.md"
+    history.parent.mkdir(parents=True)
+    context = "".join(
+        f"- Ada owns module {n}: the parser cache in src/m{n}.ts.\n" for n in range(60)
+    )
+    history.write_text(
+        f"# Ada\n\n## Core Context\n\n{context}\n## Learnings\n\n"
+        "### 2026-03-08: Cache warm-up\n\nThe cache warms at start in src/cache.ts.\n",
+        encoding="utf-8",
+    )
+    Memory.init(tmp_path, now=day(9))[0].close()
+    (tmp_path / ".squad" / "memory" / "config.toml").write_text(
+        f"[cold]\nbudget_bytes = {BUDGET}\n", encoding="utf-8"
+    )
+    mem = Memory(tmp_path, now=LAST)
+    try:
+        mem.import_squad()
+        assert cold_file(tmp_path).stat().st_size > 2 * BUDGET  # the standing entry alone
+        assert mem.scribe_run().over_budget == []
+        page = Path(mem.report(out=tmp_path / "out").path).read_text(encoding="utf-8")
+    finally:
+        mem.close()
+    assert "— over budget" not in page and "gauge over" not in page

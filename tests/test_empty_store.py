@@ -82,8 +82,8 @@ def test_a_scribe_run_of_a_fresh_store_does_nothing_and_says_each_step(
     code, out, _ = run(run_cli, fresh, "scribe", "run")
     steps = [line.split(": ", 1)[0] for line in out.splitlines()]
     assert steps == [
-        "checkpoints",
         "inbox",
+        "checkpoints",
         "supersede",
         "promote",
         "expire",

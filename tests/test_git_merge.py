@@ -25,8 +25,10 @@ import pytest
 
 from merges import conflict_markers, entries_by_file, git, merge_both_ways, new_repository
 from reliability import files_text
+from tiermem.memory import Memory
 from tiermem.storage import entries, store
 from tiermem.storage.layout import Layout
+from tiermem.team import use
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -220,12 +222,13 @@ def test_two_clones_merge_cleanly_and_the_same_way_in_both_directions(
     marks = a.marks | b.marks
     assert len(marks) >= 30
     # The same entries, whichever clone merged which: union merges differ only in order.
-    # Both clones used the same base entry on different days: a union merge holds two
-    # versions of its metadata, and both directions keep the same (newest) one; the entry
-    # merge writes that one only.
+    # Both clones used the same base entry on different days: that use went to the team's
+    # use ledger, not to the entry, so the tier file holds one version of it either way, and
+    # the ledger (merged by union) keeps the later day.
     assert a.entries() == b.entries()
     eecom = (a.root / ".squad/memory/cold/eecom.md").read_text(encoding="utf-8")
-    assert bool(entries.parse(eecom).conflicts) is not driver
+    assert not entries.parse(eecom).conflicts
+    assert use.ledger(Memory(a.root).layout) == use.ledger(Memory(b.root).layout)
     if driver:
         for name in ("hot", "cold", "wiki"):
             for path in sorted((a.root / ".squad/memory" / name).glob("*.md")):
@@ -280,9 +283,8 @@ def test_two_decisions_with_one_title_from_two_clones_stay_two_entries(
 def test_a_merge_conflict_on_one_entry_is_reported(tmp_path: Path, run_cli: RunCli) -> None:
     a, b = two_clones(tmp_path, run_cli)
     for clone, day in ((a, 4), (b, 5)):
-        clone.ok(f"2026-03-{day:02d}T10:00:00Z", "search", "reader rewrite")
-        clone.ok(f"2026-03-{day:02d}T10:00:00Z", "scribe", "run")  # folds the use, by day
-        clone.commit("used the reader entry")
+        # Only the metadata differs: last use as a tiermem before the use ledger wrote it.
+        _hand_edit(clone, "used=2026-03-01T10:00:00Z", f"used=2026-03-{day:02d}T00:00:00Z")
     into_a, into_b = merge_both_ways(a.root, b.root)
     assert into_a.returncode == into_b.returncode == 0
     # The same (newest) version wins whichever way the merge went.
@@ -349,11 +351,11 @@ def test_hand_edits_of_one_body_line_in_both_clones_resolve_the_same_way_and_are
     assert code == 1 and "merge conflict" in out, "nothing reports the two versions"
 
 
-@union_falls_short(
-    "one clone refreshes two entries and appends a session; the other refreshes the "
-    "first and promotes the second to the wiki: the union merge glues the other clone's "
-    "version of the first entry (metadata line and body) into the body of the last entry"
-)
+# One clone uses two entries and appends a session; the other uses the first and promotes
+# the second to the wiki. When use was folded into the entries, the union merge glued the
+# other clone's version of the first entry (metadata line and body) into the body of the
+# last; use goes to the team's ledger now, and both merges keep every boundary.
+@BOTH_MERGES
 def test_entries_used_in_both_clones_keep_their_boundaries(
     tmp_path: Path, run_cli: RunCli, driver: bool
 ) -> None:
@@ -375,7 +377,7 @@ def test_entries_used_in_both_clones_keep_their_boundaries(
 
     a, b = two_clones(tmp_path, run_cli, prepare=prepare, driver=driver)
     a.ok("2026-03-02T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")
-    a.ok("2026-03-02T11:00:00Z", "scribe", "run")  # folds the use into the file
+    a.ok("2026-03-02T11:00:00Z", "scribe", "run")  # folds the use into the ledger
     session(a, 2, "widget", 2)
     a.commit("used and added")
     b.ok("2026-03-03T11:00:00Z", "search", "registry pipeline contract", "--agent", "fido")

@@ -1,9 +1,11 @@
-"""Reads write no tracked file: use is recorded in the clone's local state, and Scribe folds it.
+"""Reads write no tracked file: use is recorded in the clone's local state, and Scribe folds it
+into the team's use ledger, never into the tier files.
 
 `spawn`, `search`, `stats` and `hot show` on a committed store leave `git status` empty; two
-branches that only read merge without a conflict; two clones folding the same day's use write
-the same bytes; a reader's use protects an entry from the TTL before any fold; and processes
-recording use at once lose no line.
+branches that only read merge without a conflict; a day of spawns then `scribe run` changes
+one tracked file (the ledger) and a second run none; two clones folding the same day's use
+write the same bytes and merge by union; a reader's use protects an entry from the TTL
+before any fold; and processes recording use at once lose no line.
 """
 
 from __future__ import annotations
@@ -118,6 +120,27 @@ def test_two_branches_that_spawn_merge_and_pass_the_index_check(
         assert porcelain(clone) == ""
 
 
+def test_a_day_of_spawns_changes_one_tracked_file_and_a_second_run_none(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    root = new_repository(tmp_path / "repo")
+    seeded(root, run_cli)
+    tiers = {p: p.read_bytes() for p in (root / ".squad/memory").glob("*/*.md")}
+    reads(run_cli, root, "2026-03-03T10:00:00Z")
+    out = cli(run_cli, root, "2026-03-03T18:00:00Z", "scribe", "run")
+    assert "into .squad/memory/last-use.txt" in out
+    assert porcelain(root) == "?? .squad/memory/last-use.txt\n"
+    assert {p: p.read_bytes() for p in tiers} == tiers  # no tier file people review changed
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a day's use")
+    cli(run_cli, root, "2026-03-03T19:00:00Z", "scribe", "run")
+    assert porcelain(root) == ""
+    # The next day's use changes the ledger's lines of the entries used again, nothing else.
+    reads(run_cli, root, "2026-03-04T10:00:00Z")
+    cli(run_cli, root, "2026-03-04T18:00:00Z", "scribe", "run")
+    assert porcelain(root) == " M .squad/memory/last-use.txt\n"
+
+
 def test_two_clones_folding_the_same_day_write_the_same_bytes(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
@@ -129,22 +152,41 @@ def test_two_clones_folding_the_same_day_write_the_same_bytes(
         clone = tmp_path / side
         reads(run_cli, clone, f"2026-03-20T{hour}:00:00Z")
         out = cli(run_cli, clone, f"2026-03-20T{hour}:30:00Z", "scribe", "run")
-        assert "use: fold this clone's recorded use into 0 " not in out
+        assert "use: fold this clone's recorded use of 0 " not in out
         git(clone, "add", "-A")
         git(clone, "commit", "-q", "-m", f"scribe in {side}")
         clones.append(clone)
     a, b = clones
-    for tier in ("cold", "wiki"):
-        for path in sorted((a / ".squad/memory" / tier).glob("*.md")):
-            assert path.read_bytes() == (b / path.relative_to(a)).read_bytes(), path.name
-    cold = (a / ".squad/memory/cold/ada.md").read_text(encoding="utf-8")
-    assert "used=2026-03-20T00:00:00Z" in cold
+    ledger = a / ".squad/memory/last-use.txt"
+    assert ledger.read_bytes() == (b / ".squad/memory/last-use.txt").read_bytes()
+    assert " 2026-03-20\n" in ledger.read_text(encoding="utf-8")
     into_a, into_b = merge_both_ways(a, b)
     assert into_a.returncode == into_b.returncode == 0
     for clone in clones:
         cli(run_cli, clone, "2026-03-21T10:00:00Z", "stats")  # the merge touched the files
         code, out, _ = run_cli("--root", str(clone), "reindex", "--check")
         assert (code, out) == (0, "index matches the files\n")
+
+
+def test_two_clones_using_an_entry_on_different_days_merge_to_the_later(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    origin = new_repository(tmp_path / "origin")
+    seeded(origin, run_cli)
+    clones = []
+    for side, day in (("a", "10"), ("b", "12")):
+        git(tmp_path, "clone", "-q", str(origin), side)
+        clone = tmp_path / side
+        reads(run_cli, clone, f"2026-03-{day}T10:00:00Z")
+        cli(run_cli, clone, f"2026-03-{day}T18:00:00Z", "scribe", "run")
+        git(clone, "add", "-A")
+        git(clone, "commit", "-q", "-m", f"scribe in {side}")
+        clones.append(clone)
+    into_a, into_b = merge_both_ways(*clones)
+    assert into_a.returncode == into_b.returncode == 0, into_a.stderr + into_b.stderr
+    for clone in clones:
+        days = use.ledger(Memory(clone).layout)
+        assert days and set(days.values()) == {"2026-03-12"}
 
 
 def test_a_readers_use_protects_an_entry_before_any_fold(store: Memory) -> None:
@@ -161,11 +203,14 @@ def test_a_readers_use_protects_an_entry_before_any_fold(store: Memory) -> None:
     assert path.read_bytes() == written
     report = Memory(store.root, now="2026-04-02T10:00:00Z").scribe_run()
     assert (report.expired, report.refreshed) == ([], [entry_id])
-    loaded = store_entries(mem, "ada")
-    assert loaded[entry_id] == "2026-03-22T00:00:00Z"
+    assert path.read_bytes() == written  # the tier file is not where use goes
+    assert use.ledger(mem.layout) == {entry_id: "2026-03-22"}
     # Folded: the record stays (compacted) and a second run moves nothing.
     assert use.recorded(mem.layout) == {entry_id: "2026-03-22"}
     assert Memory(store.root, now="2026-04-02T11:00:00Z").scribe_run().refreshed == []
+    # Another clone (this one's record gone) still ages it from the ledger.
+    mem.layout.used.unlink()
+    assert use.recorded(mem.layout) == {entry_id: "2026-03-22"}
 
 
 def store_entries(mem: Memory, agent: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from tiermem.storage import files as tiermem_files
 from tiermem.storage import store as files
 from tiermem.storage.clock import format_time, parse_time
 from tiermem.storage.entries import Entry, TierFile
+from tiermem.team import use
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"
@@ -397,10 +398,9 @@ def test_ttl_counts_from_last_use(mem: Memory) -> None:
     hits = at(mem, later(20)).search("websocket reconnect jitter")
     assert sockets in [h.id for h in hits]
     assert atlas not in [h.id for h in hits]
-    # The search recorded its use in this clone; Scribe folds it into the file, by day.
+    # The search recorded its use in this clone; Scribe folds it into the team's ledger.
     at(mem, later(20)).scribe_run()
-    [refreshed] = [e for e in cold(mem, "ada") if e.id == sockets]
-    assert refreshed.used == day_of(later(20))
+    assert use.ledger(mem.layout)[sockets] == later(20)[:10]
 
     report = at(mem, later(31)).scribe_run()
     assert report.expired == [atlas]
@@ -749,8 +749,12 @@ def test_run_report_text_and_json(tmp_path: Path, run_cli: RunCli) -> None:
     code, out, err = run_cli("scribe", "run", "--dry-run", *common)
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == "checkpoints: would compress 0 queued agents"
-    assert "inbox: would merge 4 files into .squad/decisions.md" in lines
+    assert lines[0].startswith("inbox: would merge 4 files into .squad/decisions.md (adding ")
+    assert lines[0].endswith(
+        "lines) and delete them from .squad/decisions/inbox/: ada-smoke-gate.md, bo-runner.md, "
+        "bo-smoke-gate.md, cy-release-branches.md"
+    )
+    assert lines[1] == "checkpoints: would compress 0 queued agents"
     assert "supersede: would mark 1 older entry superseded" in lines
 
     code, out, err = run_cli("scribe", "run", "--format", "json", *common)
@@ -760,6 +764,7 @@ def test_run_report_text_and_json(tmp_path: Path, run_cli: RunCli) -> None:
         "dry_run",
         "checkpoints",
         "inbox_merged",
+        "inbox_lines",
         "inbox_skipped",
         "superseded",
         "promoted",
@@ -770,7 +775,7 @@ def test_run_report_text_and_json(tmp_path: Path, run_cli: RunCli) -> None:
         "skipped",
     }
     assert data["dry_run"] is False
-    assert len(data["inbox_merged"]) == 4
+    assert len(data["inbox_merged"]) == 4 and data["inbox_lines"] > 4
     assert len(data["superseded"]) == 1 and len(data["superseded"][0]) == 2
     assert data["expired"]
     assert all(isinstance(ids, list) for ids in data["promoted"].values())

@@ -20,6 +20,7 @@ from tiermem.memory import Memory
 from tiermem.spawn.prompt import LEFT_OUT_SHOWN
 from tiermem.storage import store as files
 from tiermem.storage.clock import format_time, parse_time
+from tiermem.team import use
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"
@@ -401,15 +402,14 @@ def test_using_an_entry_refreshes_its_last_use(team: Memory) -> None:
     result = at(team, later(20)).spawn("ada", "Resume the flaky release fix", include_cold=True)
     used = [s.id for s in result.sources if s.tier == "cold"]
     assert used
-    # The spawn wrote no tier file: its use is recorded in this clone until Scribe folds it.
+    # The spawn wrote no tier file: its use is recorded in this clone until Scribe folds it
+    # into the team's use ledger (still no tier file).
     assert cold_used(team, "ada") == before
     at(team, later(20)).scribe_run()
-    after = cold_used(team, "ada")
-    day = later(20)[:10] + "T00:00:00Z"
+    assert cold_used(team, "ada") == before
+    ledger = use.ledger(team.layout)
     for entry_id in used:
-        assert after[entry_id] == day
-    text = team.layout.tier_file("cold", "ada").read_text(encoding="utf-8")
-    assert f"used={day}" in text
+        assert ledger[entry_id] == later(20)[:10]
 
 
 # --- JSON and the baseline --------------------------------------------------------------------

@@ -29,6 +29,7 @@ class InboxReport:
     merged: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     recorded: list[str] = field(default_factory=list)
+    lines_added: int = 0  # lines the merge added to the decision log
 
 
 class Host(Protocol):

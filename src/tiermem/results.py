@@ -337,7 +337,13 @@ class RunReport(Result):
 
     dry_run: bool
     checkpoints: list[str] = field(default_factory=list)
-    inbox_merged: list[str] = field(default_factory=list)
+    inbox_merged: list[str] = field(
+        default_factory=list,
+        metadata=about("Squad's inbox files merged into its decision log, then deleted."),
+    )
+    inbox_lines: int = field(
+        default=0, metadata=about("Lines the inbox merge added to Squad's decision log.")
+    )
     inbox_skipped: list[str] = field(default_factory=list)
     superseded: list[tuple[str, str]] = field(default_factory=list)
     promoted: dict[str, list[str]] = field(default_factory=dict)
@@ -345,7 +351,10 @@ class RunReport(Result):
     over_budget: list[str] = field(default_factory=list)
     refreshed: list[str] = field(
         default_factory=list,
-        metadata=about("Entries whose last use, recorded in this clone, was folded into them."),
+        metadata=about(
+            "Entries whose last use, recorded in this clone, was folded into the team's use "
+            "ledger (.squad/memory/last-use.txt)."
+        ),
     )
     notes: list[str] = notes_field()
     skipped: list[str] = field(
@@ -358,17 +367,31 @@ class RunReport(Result):
         verb = "would " if self.dry_run else ""
         moved = sum(len(v) for v in self.promoted.values())
         out = [
+            self._inbox(verb),
             f"checkpoints: {verb}compress {count(len(self.checkpoints), 'queued agent')}",
-            f"inbox: {verb}merge {count(len(self.inbox_merged), 'file')} into .squad/decisions.md",
             f"supersede: {verb}mark {count(len(self.superseded), 'older entry')} superseded",
             f"promote: {verb}move {count(moved, 'entry')} to "
             f"{count(len(self.promoted), 'wiki page')}",
             f"expire: {verb}archive {count(len(self.expired), 'cold entry')} unused for the TTL",
             f"cold budget: {verb}archive {count(len(self.over_budget), 'oldest entry')} over "
             "budget",
-            f"use: {verb}fold this clone's recorded use into {count(len(self.refreshed), 'entry')}",
+            f"use: {verb}fold this clone's recorded use of {count(len(self.refreshed), 'entry')} "
+            "into .squad/memory/last-use.txt",
         ]
         return out  # skipped inbox files are said on stderr, as every command says them
+
+    def _inbox(self, verb: str) -> str:
+        """What the run did to Squad's own files: the inbox merged into its decision log."""
+        merged = f"{verb}merge {count(len(self.inbox_merged), 'file')} into .squad/decisions.md"
+        if not self.inbox_merged:
+            return f"inbox: {merged}"
+        lines = count(self.inbox_lines, "line")
+        added = f"adding {lines}" if verb else f"{lines} added"
+        delete = "delete" if verb else "deleted"
+        return (
+            f"inbox: {merged} ({added}) and {delete} them from .squad/decisions/inbox/: "
+            + ", ".join(self.inbox_merged)
+        )
 
 
 @record

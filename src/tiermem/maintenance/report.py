@@ -38,11 +38,12 @@ from ..options import SpawnRequest
 from ..relevance import candidates
 from ..render import charts
 from ..results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
+from ..scribe.maintenance import budgeted
 from ..spawn import log as spawn_log
 from ..spawn.assemble import POLICY_SHARE, assemble
 from ..storage import archive, audit, files, safepath, store
 from ..storage.clock import parse_time
-from ..storage.entries import STRUCTURED, Entry, render_entry
+from ..storage.entries import Entry, render_entry
 from ..storage.layout import TEAM
 from ..team import agents, citations, provenance
 from ..text.shown import control
@@ -685,7 +686,7 @@ def _summary_bytes(ctx: Context, agent: str) -> int:
         cold = store.load(ctx.layout, "cold", ctx.layout.tier_file("cold", agent))
     except ParseError:
         return 0
-    summaries = [e for e in cold.entries if e.cls not in STRUCTURED] if cold else []
+    summaries = [e for e in cold.entries if budgeted(e)] if cold else []
     return sum(len(render_entry(e).encode("utf-8")) + 1 for e in summaries)
 
 

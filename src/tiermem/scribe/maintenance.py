@@ -134,13 +134,15 @@ def _to_leave(
         gone = [e for e in keep if not _stays(e) and age_of(e, now, days, local) > ttl]
         expired += [(agent, e) for e in gone]
         ids = {e.id for e in gone}
-        summaries = [e for e in keep if e.id not in ids and _budgeted(e)]
+        summaries = [e for e in keep if e.id not in ids and budgeted(e)]
         over += [(agent, e) for e in _over_budget(ctx, summaries, local)]
     return expired, over
 
 
-def _budgeted(entry: Entry) -> bool:
-    """Whether an entry counts against its agent's cold budget (a session summary)."""
+def budgeted(entry: Entry) -> bool:
+    """Whether an entry counts against its agent's cold budget: a session summary (not a
+    structured entry, on its way to the wiki, nor the agent's standing entry). The report's
+    cold gauge counts the same."""
     return not is_structured(entry.cls) and not entry.standing
 
 
@@ -192,6 +194,7 @@ def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunRep
         try:
             merged = ctx.host.merge_inbox(dry_run)
             report.inbox_merged, report.inbox_skipped = merged.merged, merged.skipped
+            report.inbox_lines = merged.lines_added
         except TiermemError as exc:  # the team's file is damaged: the inbox waits for it
             report.skipped.append(f"inbox merge: {exc}")
     if not dry_run:

@@ -30,6 +30,7 @@ def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
         merged_text, report.merged = parse.merge_inbox(
             current, [(name, text) for name, text, _ in cleaned], ctx.stamp()[:10]
         )
+        report.lines_added = merged_text.count("\n") - current.count("\n")
         if dry_run:
             return report
         if merged_text != current:

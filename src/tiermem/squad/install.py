@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import StoreError, UsageError
 from ..storage import bootstrap, clone, files, validate
 from ..storage.layout import Layout, discover_root
+from ..team.use import LEDGER_NAME
 from . import blocks, lines, texts
 from .mcp_config import plan_mcp, unplan_mcp
 from .paths import (
@@ -598,7 +599,7 @@ def remove_store(repo: Repo) -> None:
             for temp in folder.iterdir():
                 temp.unlink()
             folder.rmdir()
-    for name in (*STORE_FILES, *_LOCAL):
+    for name in (*STORE_FILES, *_LOCAL, LEDGER_NAME):
         path = repo.path(f".squad/memory/{name}")
         if not path.is_symlink() and path.is_file():
             path.unlink()

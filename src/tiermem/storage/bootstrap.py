@@ -44,6 +44,8 @@ cold/*.md merge=union
 wiki/*.md merge=union
 queue/*.md merge=union
 tiermem-audit.jsonl merge=union
+# The team's use ledger: one line per entry and day; the later day of an entry counts.
+last-use.txt merge=union
 # Archive records are create-only and named by their content: they never conflict.
 archive/** -diff
 """
@@ -95,6 +97,12 @@ def _learn_new_lines(layout: Layout, path: Path, template: str) -> None:
     if missing:
         prefix = current if not current or current.endswith("\n") else current + "\n"
         files.atomic_write(path, prefix + "\n".join(missing) + "\n")
+
+
+def learn_git_settings(layout: Layout) -> None:
+    """Teach a store made by an older tiermem the git settings of this one, when it has them
+    at all (a store without its own .gitattributes is left as it is)."""
+    _learn_new_lines(layout, layout.memory / ".gitattributes", _GITATTRIBUTES)
 
 
 def lacking_ignores(layout: Layout) -> list[str]:

@@ -5,9 +5,15 @@ Use is recorded in this clone's local state, never in a tracked file, so a read 
 `git status` clean and two clones never conflict over last-use times. `local/used` under
 `.squad/memory/` (a folder that ignores itself in git) holds one line per use,
 `YYYY-MM-DD ID`, appended at most once a day per entry. It is not the index: deleting the
-index (a cache) keeps it. Scribe's maintenance folds the recorded days into the entries'
-`used` field, at day granularity (`YYYY-MM-DDT00:00:00Z`), so two clones folding the same
-day write the same bytes; until then the TTL counts from the later of the two.
+index (a cache) keeps it.
+
+Scribe's maintenance folds the recorded days into the team's use ledger,
+`.squad/memory/last-use.txt`: one line `ID YYYY-MM-DD` per entry, its last day of use in any
+clone, sorted by id. The ledger is one tracked file, never a tier file people review, so a
+day of spawns changes that one file and a run with nothing new changes none. Git merges it
+by union (`.gitattributes`): two clones' lines for one entry both stay, and the later day
+counts. Ageing reads the latest of an entry's `used` field (written by tiermem before the
+ledger, and at an entry's making), the ledger and this clone's record.
 """
 
 from __future__ import annotations
@@ -17,11 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..context import Context
-from ..errors import ParseError
 from ..index.protocol import Doc
-from ..record import replace
-from ..storage import clone, files, store
-from ..storage.entries import Entry
+from ..storage import clone, files
 from ..storage.layout import Layout
 
 _LINE = re.compile(r"(\d{4}-\d\d-\d\d) (\S+)")
@@ -35,9 +38,33 @@ def day_stamp(day: str) -> str:
     return f"{day}T00:00:00Z"
 
 
+LEDGER_NAME = "last-use.txt"
+_LEDGER_LINE = re.compile(r"(\S+) (\d{4}-\d\d-\d\d)")
+
+
+def ledger_path(layout: Layout) -> Path:
+    """The team's use ledger (tracked, merged by union)."""
+    return layout.memory / LEDGER_NAME
+
+
 def recorded(layout: Layout) -> dict[str, str]:
-    """Entry id -> the last day this clone used it (YYYY-MM-DD)."""
-    return _parse(_read(layout.used))
+    """Entry id -> the last day it was used (YYYY-MM-DD): in any clone, as the team's
+    ledger has it, or in this one, as its own record has it."""
+    days = ledger(layout)
+    for entry_id, day in _parse(_read(layout.used)).items():
+        days[entry_id] = max(day, days.get(entry_id, ""))
+    return days
+
+
+def ledger(layout: Layout) -> dict[str, str]:
+    """Entry id -> its last day of use, as the team's ledger has it (a line a union merge
+    doubled counts its later day; a torn or foreign line is skipped)."""
+    days: dict[str, str] = {}
+    for line in _read(ledger_path(layout)):
+        if m := _LEDGER_LINE.fullmatch(line.strip()):
+            entry_id, day = m.groups()
+            days[entry_id] = max(day, days.get(entry_id, ""))
+    return days
 
 
 def last_use(used: str, created: str, local: Mapping[str, str], entry_id: str) -> str:
@@ -82,47 +109,41 @@ def _known_today(path: Path, today: str) -> set[str]:
 
 
 def fold(ctx: Context, dry_run: bool = False) -> list[str]:
-    """Write recorded days of use into the entries' `used` field; return the ids moved.
+    """Fold the days this clone recorded into the team's ledger; return the ids whose last
+    use the ledger now says is later. Nothing new: the ledger is not written.
 
-    The local record is kept (compacted): it costs little, and a fold whose tier writes
-    are thrown away (`git checkout`) loses nothing.
+    The local record is kept (compacted): it costs little, and a fold whose ledger write is
+    thrown away (`git checkout`) loses nothing.
     """
     path = ctx.layout.used
     if not path.exists():
         return []
-    with files.locked(ctx.layout, path):
-        local = recorded(ctx.layout)
-        moved: list[str] = []
-        for tier in FOLDED_TIERS if local else ():
-            for tier_path in files.memory_files(ctx.layout.tier_dir(tier)):
-                moved += _fold_file(ctx, tier, tier_path, local, dry_run)
-        if local and not dry_run:
-            _rewrite(ctx.layout, local)
+    target = ledger_path(ctx.layout)
+    with files.locked(ctx.layout, path), files.locked(ctx.layout, target):
+        local = _parse(_read(path))
+        team = ledger(ctx.layout)
+        moved = sorted(i for i, day in local.items() if day > team.get(i, ""))
+        if dry_run or not moved:
+            return moved
+        team.update({i: local[i] for i in moved})
+        _write_ledger(ctx, _kept(ctx, team))
+        _rewrite(ctx.layout, local)
     return moved
 
 
-def _fold_file(
-    ctx: Context, tier: str, path: Path, local: Mapping[str, str], dry_run: bool
-) -> list[str]:
-    """Ids of one file's entries used later than their `used` says (updated unless dry)."""
-    try:
-        if dry_run:
-            loaded = store.load(ctx.layout, tier, path)
-            return [e.id for e in loaded.entries if _later(e, local)] if loaded else []
-        with store.update_existing(ctx.layout, tier, path) as tier_file:
-            if tier_file is None:
-                return []
-            moved = [e for e in tier_file.entries if _later(e, local)]
-            for entry in moved:
-                tier_file.put(replace(entry, used=day_stamp(local[entry.id])))
-            return [e.id for e in moved]
-    except ParseError as exc:
-        ctx.warn(f"tiermem: skipped {exc} (recorded use not folded into it)")
-        return []
+def _kept(ctx: Context, days: Mapping[str, str]) -> dict[str, str]:
+    """The ledger's lines of entries still in cold or the wiki (an entry that left for the
+    archive, or was forgotten, no longer ages)."""
+    present = {doc.id for tier in FOLDED_TIERS for doc in ctx.index.docs(tier=tier)}
+    return {i: day for i, day in days.items() if i in present}
 
 
-def _later(entry: Entry, local: Mapping[str, str]) -> bool:
-    return local.get(entry.id, "") > entry.used[:10]
+def _write_ledger(ctx: Context, days: Mapping[str, str]) -> None:
+    from ..storage import bootstrap  # only a fold that writes reads the git settings
+
+    text = "".join(f"{i} {day}\n" for i, day in sorted(days.items()))
+    files.atomic_write(ledger_path(ctx.layout), text)
+    bootstrap.learn_git_settings(ctx.layout)  # a store made before the ledger: merge by union
 
 
 def _read(path: Path) -> list[str]:
