@@ -878,6 +878,10 @@ ORDINARY_TEMPLATES: list[str] = [
     "Token counts are approximate for non-English text.",
     "The {Word} service signs its tokens with RS256; keys rotate weekly.",
     "If the password is wrong three times the account locks for {n} minutes.",
+    # `key = word` in a sentence that goes on: an equation of prose, not a setting
+    "Cap request bodies: a {n}MB password = bcrypt DoS, so reject it before hashing.",
+    "One {n}KB password = {n2} s of bcrypt on the login box.",
+    "A leaked token = a rotated token, always, the same day.",
     "Password: hashed with bcrypt (cost {n2})", "**Token:** stored in Key Vault, never in the repo",
     "The Authorization header carries a Bearer token.",
     "AKIA is the prefix of long-term AWS access key ids.",

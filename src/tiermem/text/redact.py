@@ -352,6 +352,16 @@ def _is_prose_colon(c: _Candidate) -> bool:
     return glued or _LINE_END.match(c.text, c.end) is None
 
 
+def _is_prose_equals(c: _Candidate) -> bool:
+    """Tell whether an unquoted `key = value` reads as a sentence: spaced around the `=` and
+    going on after the value ("a 1MB password = bcrypt DoS"), where a setting ends its line."""
+    if c.group != "u" or c.sep != "=":
+        return False
+    start, end = c.match.span("sep")
+    spaced = c.text[start - 1 : start] in (" ", "\t") and c.text[end : end + 1] in (" ", "\t")
+    return spaced and start > 0 and _LINE_END.match(c.text, c.end) is None
+
+
 def _before(c: _Candidate, reach: int = 48) -> str:
     """Return the lower-cased text just before the match."""
     start = c.match.start()
@@ -464,8 +474,9 @@ def _judge_password(c: _Candidate) -> str | None:
         return None
     if len(value) < 3 or _is_stand_in(value) or (_is_prose_colon(c) and not openssl):
         return None
-    if c.group == "u" and c.sep == ":" and not (_has_digit(value) or _SYMBOL.search(value)):
-        return None
+    prose = (c.group == "u" and c.sep == ":") or _is_prose_equals(c)
+    if prose and not (_has_digit(value) or _SYMBOL.search(value)):
+        return None  # in a sentence, only a value made like a password is one
     return "connection-string" if _ADO_BEFORE.search(_before(c)) else "password"
 
 
