@@ -75,13 +75,10 @@ def test_an_imported_entry_names_the_squad_file_and_line(tmp_path: Path) -> None
     try:
         mem.import_squad()
         hit = one(mem, "quokka retries", tier="cold")
-        assert hit["origin"] == (
-            "imported from .squad/agents/eecom/history.md on 2026-03-02, line 5"
-        )
+        # Not in git: no commit dates the file, and the import's own day dates nothing.
+        assert hit["origin"] == "imported from .squad/agents/eecom/history.md, line 5"
         raw = one(mem, "quokka retries", tier="archive")
-        assert (
-            raw["origin"] == "raw text: imported from .squad/agents/eecom/history.md on 2026-03-02"
-        )
+        assert raw["origin"] == "raw text: imported from .squad/agents/eecom/history.md"
         by_id = mem.search(str(hit["id"]))[0].to_json()
         assert by_id["origin"] == hit["origin"] and by_id["sources"] == hit["sources"]
     finally:

@@ -15,6 +15,13 @@ class UsageError(TiermemError):
     """Bad arguments or input text; nothing was written."""
 
 
+class PartlyDone(TiermemError):
+    """A command that stopped after writing part of what it meant to (exit status 1, not
+    2: something was written); what it wrote is kept, and running it again finishes."""
+
+    exit_code = 1
+
+
 class NotFoundError(TiermemError):
     """A named agent, topic or entry does not exist."""
 

@@ -647,6 +647,13 @@ class ImportReport(Result):
         default_factory=list,
         metadata=about("Files imported with U+FFFD for bytes that are not UTF-8 (the line)."),
     )
+    redacted: list[str] = field(
+        default_factory=list,
+        metadata=about(
+            "Each credential replaced on the way to the archive, as `file:line: kind` "
+            "(the kind names the family; the value is never said)."
+        ),
+    )
     sections: list[SectionPlacement] = field(
         default_factory=list,
         metadata=about("A dry run's rows: every section of every file read, and where it goes."),

@@ -99,6 +99,11 @@ def imported(report: ImportReport) -> None:
     for tier, totals in sorted(report.after.items()):
         sizes.add_row(f"{tier} (after)", *_counts(totals))
     console.print(sizes)
+    if report.redacted:
+        said = "would be replaced" if report.dry_run else "replaced"
+        print(f"credentials {said} by [REDACTED:kind] on the way in ({len(report.redacted)}):")
+        for where in report.redacted:
+            print(f"  {_printable(where)}")
 
 
 def spawn_log(found: SpawnLog) -> list[str]:

@@ -60,7 +60,8 @@ def stamp(date: str | None) -> str | None:
 
 
 def latest_date(text: str, now: str) -> str:
-    """The date a text speaks of last, up to `now` ('' when it names none)."""
+    """The date a text speaks of last, up to `now` ('' when it names none); a date after
+    `now` (a typo, or a plan) is not when anything was written."""
     found = [stamp(hit.value) for hit in find_dates(text)]
     dated = [d for d in found if d and d <= now]
     return max(dated) if dated else ""
@@ -130,8 +131,8 @@ class _Recent:
 
     def kept(self, ttl_days: int) -> list[tuple[_Candidate, Entry]]:
         """The newest sessions, as entries, while they fit the budget and are of the agent's
-        last TTL days of activity."""
-        since = format_time(parse_time(self.newest) - timedelta(days=ttl_days))
+        last TTL days of activity (all of them for a history with no date at all)."""
+        since = days_before(self.newest, ttl_days) if self.newest else ""
         kept, spent = [], 0
         for candidate in sorted(self.heap, reverse=True):
             if candidate.created < since:
@@ -145,8 +146,10 @@ class _Recent:
 
 
 class _Dates:
-    """Dates for one history's sections as they come: an undated section takes the date of
-    the dated section before it, else of the first one after it, else its file's."""
+    """Where one history's sections stand in time, as they come, to choose the newest for
+    cold: an undated section stands where the dated section before it does, else the first
+    one after it, else at its file's latest date. Only for that choice: an undated section's
+    entry stays undated (`Planner._session`)."""
 
     def __init__(self) -> None:
         self.last: str | None = None
@@ -184,12 +187,14 @@ class Planner:
     def start(self, source: Source, file_date: str) -> None:
         """Begin a file; `file_date` is the date it speaks of last, when already known."""
         self.file = _FileState(source, file_date, len(self.rows))
+        # No text of the file was written after its last commit (or, uncommitted, after now).
+        self.file.bound = source.committed or self.now
 
     def piece(self, text: str, record: archive.Record) -> None:
         """Plan the sections of the next piece of the file begun."""
         state = self.file
         assert state is not None
-        state.file_date = max(state.file_date, latest_date(text, self.now))
+        state.file_date = max(state.file_date, latest_date(text, state.bound))
         kind = state.source.kind
         if kind == "history":
             self._history(state, state.reader.read(text), record)
@@ -204,12 +209,11 @@ class Planner:
         """End the file begun: what waited for a date gets one, the standing entry is made."""
         state = self.file
         assert state is not None
-        fallback = state.file_date or self.now
-        for section, record, date in state.dates.released(fallback):
+        for section, record, date in state.dates.released(state.file_date):
             self._session(state, section, date, record)
         for index in state.undated:
             item = self.planned[index]
-            item.entry = replace(item.entry, created=fallback, used=fallback)
+            item.entry = undated(replace(item.entry, created="", used=""), state.source)
         if state.standing:
             self._standing(state)
         self.rows[state.first_row :] = sorted(self.rows[state.first_row :], key=lambda r: r.line)
@@ -237,6 +241,7 @@ class Planner:
     ) -> None:
         main = state.source.path.name == "history.md"
         for section in sections:
+            section = trusted(section, state.bound)
             if not content(body_of(section)):
                 continue
             if main and section.kind in _STANDING_KINDS:
@@ -264,16 +269,17 @@ class Planner:
 
         def make() -> Entry:
             summary = _short(body, self.target, title)
-            return Entry(
+            made = Entry(
                 entry_id,
                 cls,
                 title,
                 summary,
                 agent=agent,
-                created=date,
+                created=stamp(section.date) or "",
                 used=date,
                 sources=(where,),
             )
+            return made if made.created else undated(made, state.source)
 
         least = len(title.encode("utf-8")) + min(len(body), _LEAST_SUMMARY) + _LEAST_META
         recent = self.recent.setdefault(agent, _Recent(self.cold_budget))
@@ -290,7 +296,7 @@ class Planner:
             STANDING_TITLE,
             standing_body(sections),
             agent=agent,
-            created=state.file_date or self.now,
+            created=state.source.committed or state.file_date,
             used=self.now,
             sources=tuple(f"{r.location}#L{s.line}" for s, r in state.standing),
             tags=(STANDING,),
@@ -308,7 +314,7 @@ class Planner:
         else:
             sections = squad_parse.parse_decisions(text)
         for section in sections:
-            section = replace(section, line=section.line + state.line)
+            section = trusted(replace(section, line=section.line + state.line), state.bound)
             if not content(body_of(section)):
                 continue
             if source.kind == "decision-archive":
@@ -335,10 +341,10 @@ class Planner:
     def _log(self, state: _FileState, text: str, record: archive.Record) -> None:
         """A session log: the team's; a recent one starts in its cold tier as a summary."""
         source = state.source
-        since = format_time(parse_time(self.now) - timedelta(days=self.ttl_days))
+        since = days_before(self.now, self.ttl_days)
         for section in squad_parse.parse_log(text, source.path.name):
-            section = replace(section, line=section.line + state.line)
-            date = stamp(section.date) or state.file_date or self.now
+            section = trusted(replace(section, line=section.line + state.line), state.bound)
+            date = stamp(section.date) or source.committed
             row = self._row(state, section, "session log", TEAM, record)
             if date < since:
                 continue  # the archive holds it
@@ -371,8 +377,8 @@ class Planner:
             title,
             body.strip("\n"),
             agent=TEAM,
-            created=state.file_date or self.now,
-            used=state.file_date or self.now,
+            created=source.committed,  # a skill says when it was written only through git
+            used=source.committed,
             sources=(record.location,),
             tags=(skill_topic(folder),),
             extra=(("path", source.rel),),
@@ -398,6 +404,29 @@ class Planner:
         return row
 
 
+def days_before(stamp_: str, days: int) -> str:
+    """The time `days` before a time ('' when that is before the calendar starts)."""
+    try:
+        return format_time(parse_time(stamp_) - timedelta(days=days))
+    except OverflowError:
+        return ""
+
+
+def trusted(section: squad_parse.Section, bound: str) -> squad_parse.Section:
+    """The section with its own date, unless that date is later than its file can have been
+    written (`bound`): a typo is no date to age or choose by."""
+    own = stamp(section.date)
+    return section if own is None or own <= bound else replace(section, date=None)
+
+
+def undated(entry: Entry, source: Source) -> Entry:
+    """An entry of a section with no date of its own: it stays undated (never the import
+    day, never the newest), and says when its file was last committed, when git knows."""
+    if not source.committed:
+        return entry
+    return replace(entry, extra=(*entry.extra, ("committed", source.committed)))
+
+
 # A lower bound of a session's entry in cold: its title, its metadata line, a short summary.
 _LEAST_META = 80
 _LEAST_SUMMARY = 64
@@ -417,6 +446,7 @@ class _FileState:
     standing: list[tuple[squad_parse.Section, archive.Record]] = field(default_factory=list)
     undated: list[int] = field(default_factory=list)
     line: int = 0  # lines of the file before the piece being read (non-history files)
+    bound: str = ""  # no text of the file is later: its last commit, else now
 
 
 def standing_body(sections: list[squad_parse.Section]) -> str:

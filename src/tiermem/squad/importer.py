@@ -20,16 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..context import Context
+from ..errors import PartlyDone, TiermemError
 from ..maintenance.stats import tier_totals
 from ..render.progress import bar, working
-from ..results import ImportReport, SectionPlacement, Totals
+from ..results import ImportReport, SectionPlacement, Totals, count
 from ..scribe import maintenance, supersede
 from ..storage import archive, audit, bootstrap, files, store
 from ..storage.entries import Entry, render_entry
 from ..storage.layout import TEAM, Layout
 from ..team import decisions, wiki
 from ..team.classify import is_structured
-from . import pieces
+from ..text import redact
+from . import committed, pieces
 from .import_sections import Planned, Planner
 from .sources import Read, Source, read, sources
 
@@ -46,6 +48,7 @@ class Plan:
     skipped: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     records: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)  # `file:line: kind` of each credential
     planned: list[Planned] = field(default_factory=list)
     rows: list[SectionPlacement] = field(default_factory=list)
     before_bytes: int = 0
@@ -73,21 +76,34 @@ def run(ctx: Context, dry_run: bool = False, progress: bool = False) -> ImportRe
     entries landed after Scribe's pass."""
     if dry_run:
         return report(ctx, rehearse(ctx, progress=progress), dry_run=True)
-    planned = plan(ctx, progress=progress)
-    write(ctx, planned, progress=progress)
+    planned = Plan()
+    try:
+        plan(ctx, progress=progress, into=planned)
+        write(ctx, planned, progress=progress)
+    except (TiermemError, OSError) as exc:
+        if not planned.records:
+            raise  # nothing written: the one line says why
+        raise PartlyDone(
+            f"import squad stopped after archiving {count(len(planned.records), 'record')} of "
+            f"{count(planned.imported, 'file')} ({exc}); run it again once that is fixed: what "
+            "was archived is not archived twice"
+        ) from None
     return report(ctx, planned, dry_run=False)
 
 
-def plan(ctx: Context, progress: bool = False, squad: Path | None = None) -> Plan:
+def plan(
+    ctx: Context, progress: bool = False, squad: Path | None = None, into: Plan | None = None
+) -> Plan:
     """Read and archive every source; plan the entries (nothing but the archive is written).
 
-    The sources are read from `squad` (default: the store's own `.squad/`).
+    The sources are read from `squad` (default: the store's own `.squad/`); `into` is the
+    plan to fill, so that what was archived before a failure is known.
     """
     squad = squad or ctx.layout.squad
-    planned = Plan()
+    planned = into or Plan()
     planner = Planner(ctx)
     done = completed_records(ctx)
-    found = sources(squad)
+    found = sources(squad, committed.last_commits(squad.parent, squad.name, ctx.stamp()))
     with bar(sum(_size(s) for s in found), "importing .squad/", progress) as step:
         for source in found:
             _plan_file(ctx, planner, planned, source, done)
@@ -123,9 +139,12 @@ def _plan_file(
         planned.unchanged += 1  # the same text imported before, at any time
         planner.unchanged(source, made[0].record)
         return
-    kinds = sorted({kind for p in made for kind in p.kinds})
+    kinds = sorted({kind for p in made for _, kind in p.redacted})
     if kinds:
         ctx.audit("redact", [], ["archive"], "credential-shaped text replaced", kinds=kinds)
+        planned.redacted += [
+            f"{source.rel}:{line}: {kind}" for p in made for line, kind in p.redacted
+        ]
     planned.imported += 1
     planner.start(source, "")
     for piece in made:
@@ -149,7 +168,7 @@ class _Piece:
     end: int
     record: archive.Record
     raw: bytes | None
-    kinds: list[str]
+    redacted: list[tuple[int, str]]  # (line of the file, kind) of each credential replaced
     tokens: int
 
 
@@ -159,13 +178,17 @@ def _pieces(ctx: Context, source: Source, got: Read) -> list[_Piece]:
     spans = pieces.cuts(got.data)
     made = []
     for n, (start, end) in enumerate(spans):
-        text, raw, kinds = _piece_text(ctx, got, start, end)
+        text, raw, found = _piece_text(ctx, got, start, end)
+        lines_before = got.data.count(b"\n", 0, start)
+        redacted = [(lines_before + line, kind) for line, kind in found]
         part = f"{n + 1}/{len(spans)}" if len(spans) > 1 else ""
+        # Named by the text, its place and its file's last commit, never the import's time:
+        # a dry run names what the import writes, and two imports of one text agree.
         record = archive.new_record(
-            source.agent, ctx.stamp(), "import", source.rel, source.rel, text, raw, part
+            source.agent, source.committed, "import", source.rel, source.rel, text, raw, part
         )
         tokens = ctx.tokens.count_many([got.data[start:end].decode("utf-8", "replace")])[0]
-        made.append(_Piece(start, end, record, raw, kinds, tokens))
+        made.append(_Piece(start, end, record, raw, redacted, tokens))
         if len(spans) > 1:
             record.text, made[-1].raw = "", None
     return made
@@ -173,20 +196,22 @@ def _pieces(ctx: Context, source: Source, got: Read) -> list[_Piece]:
 
 def _piece_text(
     ctx: Context, got: Read, start: int, end: int
-) -> tuple[str, bytes | None, list[str]]:
-    """(text, original bytes when not all UTF-8, kinds of credentials replaced) of a piece.
+) -> tuple[str, bytes | None, list[tuple[int, str]]]:
+    """(text, original bytes when not all UTF-8, (line, kind) of each credential replaced)
+    of a piece; lines count from the piece's first.
 
     Bytes that are not UTF-8 ride through redaction as escapes and come back as they were,
     so the archive keeps them while no credential reaches it; the text is their decoding.
     """
     assert got.data is not None
     data = got.data[start:end]
+    original = data.decode("utf-8", "surrogateescape" if got.lossy else "strict")
+    text, kinds = ctx.redact(original)
+    found = redact.located(original, text) if kinds else []
     if not got.lossy:
-        text, kinds = ctx.redact(data.decode("utf-8"))
-        return text, None, kinds
-    escaped, kinds = ctx.redact(data.decode("utf-8", "surrogateescape"))
-    raw = escaped.encode("utf-8", "surrogateescape")
-    return archive.decode(raw), raw, kinds
+        return text, None, found
+    raw = text.encode("utf-8", "surrogateescape")
+    return archive.decode(raw), raw, found
 
 
 def completed_records(ctx: Context) -> set[str]:
@@ -383,5 +408,6 @@ def report(ctx: Context, planned: Plan, dry_run: bool) -> ImportReport:
         classes=planned.classes(),
         before=Totals(planned.files, planned.before_bytes, planned.before_tokens),
         after=planned.after,
+        redacted=planned.redacted,
         sections=planned.rows if dry_run else [],
     )

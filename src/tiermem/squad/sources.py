@@ -25,6 +25,7 @@ class Source:
     rel: str
     kind: str  # history | decisions | decision-archive | inbox | log | skill
     agent: str
+    committed: str = ""  # when git last committed it unchanged ('' when it did not)
 
 
 def _md_files(folder: Path, prefix: str = "", pattern: str = ".md") -> list[Path]:
@@ -48,8 +49,9 @@ def _agent_folders(squad: Path) -> list[Path]:
     return [i.path for i in items if i.kind in ("folder", "link")]
 
 
-def sources(squad: Path) -> list[Source]:
-    """The Squad files an import reads, in a fixed order."""
+def sources(squad: Path, committed: dict[str, str] | None = None) -> list[Source]:
+    """The Squad files an import reads, in a fixed order; `committed` gives, by path from
+    the folder above `.squad/`, when git last committed each (`squad.committed`)."""
     found: list[Source] = []
     for folder in _agent_folders(squad):
         if safepath.kind(folder) == "link":
@@ -66,7 +68,12 @@ def sources(squad: Path) -> list[Source]:
         found += [Source(p, "", "log", TEAM) for p in _md_files(squad / logs)]
     found += [Source(p, "", "skill", TEAM) for p in _skills(squad)]
     top = squad.parent
-    return [Source(s.path, s.path.relative_to(top).as_posix(), s.kind, s.agent) for s in found]
+    dates = committed or {}
+    return [
+        Source(s.path, rel, s.kind, s.agent, dates.get(rel, ""))
+        for s in found
+        for rel in [s.path.relative_to(top).as_posix()]
+    ]
 
 
 def _decision_files(squad: Path) -> list[Path]:

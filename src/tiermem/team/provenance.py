@@ -59,8 +59,9 @@ def describe(fields: dict[str, str]) -> str:
     """An archive record's header in words: what produced it, from where, when."""
     kind, source = fields.get("kind", ""), fields.get("source", "")
     agent, day = fields.get("agent", ""), fields.get("created", "")[:10] or "undated"
-    if kind == "import":
-        return f"imported from {source} on {day}"
+    if kind == "import":  # dated by its file's last commit, never by the import
+        committed = fields.get("created", "")[:10]
+        return f"imported from {source}" + (f" (committed {committed})" if committed else "")
     if kind in ("hot-session", "session"):
         return f"{agent}'s session, archived when it ended on {day}"
     if kind == "hot":

@@ -1547,3 +1547,33 @@ def redact(text: str) -> tuple[str, list[str]]:
             break
         text, placed = _splice(text, hits, placed)
     return text, [kind for _, kind in sorted(placed)]
+
+
+def located(original: str, redacted: str) -> list[tuple[int, str]]:
+    """(line of `original`, 1-based, kind) of each credential `redact` replaced in it.
+
+    The two texts are the same but for the markers, so each secret starts where the text
+    before its marker ends in the original, and ends where the text after the marker starts
+    again (a key file's secret spans several lines; its marker, one).
+    """
+    found = []
+    at = 0  # where, in the original, the text after the last marker starts
+    seen = 0  # the same place in the redacted text
+    line = 1
+    marks = list(_MARKED.finditer(redacted))
+    for n, mark in enumerate(marks):
+        start = at + (mark.start() - seen)
+        line += original.count("\n", at, start)
+        if original.startswith(mark.group(), start):  # a marker the text already held
+            at, seen = start + len(mark.group()), mark.end()
+            continue
+        found.append((line, mark.group(1)))
+        following = redacted[mark.end() : marks[n + 1].start() if n + 1 < len(marks) else None]
+        end = original.find(following[:64], start) if following else len(original)
+        end = len(original) if end < 0 else end
+        line += original.count("\n", start, end)
+        at, seen = end, mark.end()
+    return found
+
+
+_MARKED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
