@@ -82,7 +82,7 @@ def test_writes_to_squad_agents_and_agents_with_memory_just_work(
 
 def test_a_new_agent_is_written_when_said_to_be_new(team: Path, run_cli: RunCli) -> None:
     code, _, err = run_cli("--root", str(team), "hot", "set", "eecom", "--task", "Reader")
-    assert code == 2 and "--new-agent" not in err and "say it is new" in err
+    assert code == 2 and "if it is a new agent, say so: --new-agent" in err
     code, _, err = run_cli(
         "--root", str(team), "hot", "set", "eecom", "--task", "Reader", "--new-agent"
     )

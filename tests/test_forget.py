@@ -134,7 +134,8 @@ def test_forgetting_twice_or_a_bad_id_is_refused(mem: Memory) -> None:
         with pytest.raises(UsageError):
             mem.forget(bad)
     record = archive.records(mem.layout)[0].stem
-    with pytest.raises(UsageError, match="the archive keeps it"):
+    mem.forget(record)  # archived text is retired from search, its bytes kept
+    with pytest.raises(NotFoundError, match="or it was forgotten before"):
         mem.forget(record)
 
 
@@ -417,3 +418,61 @@ def plant(mem: Memory, way: str, line: str) -> None:
             mem.hot_clear("ada")  # the text waits in Scribe's queue, which is not indexed
         else:
             mem.end_session("ada")
+
+
+# --- archived text, and what a search of a forgotten id says ---------------------------------
+
+
+def _archived_passage(mem: Memory) -> tuple[str, Path]:
+    """A record with two sections (each long enough to be a passage of its own), archived
+    as an import would; the first's passage id."""
+    filler = "Each step of it is written down here at length. " * 50
+    text = (
+        f"## Registry mirror\n\nThe npm mirror in .npmrc points at the old proxy. {filler}\n\n"
+        f"## Publish retries\n\nThe publish job retries npm publish five times. {filler}\n"
+    )
+    record = archive.new_record("ada", T0, "import", "history.md", "history.md", text)
+    archive.write(mem.layout, record)
+    hits = mem.search("old proxy mirror npmrc", tier="archive")
+    assert hits and "old proxy" in hits[0].text
+    return hits[0].id, archive.path_of(mem.layout, "ada", record.id)
+
+
+def test_an_archived_passage_is_retired_and_its_text_kept(mem: Memory, run_cli: RunCli) -> None:
+    passage, path = _archived_passage(mem)
+    text = archive.parse(path.read_bytes(), path).text
+    code, out, err = run_cli(
+        "--root", str(mem.root), "--now", T0, "forget", passage, "--reason", "the proxy is gone"
+    )
+    assert (code, err) == (0, "")
+    assert out.startswith(f"retired {passage} from search and spawns")
+    # Never served again: not by search, not by a spawn; the other section still is.
+    assert mem.search("old proxy mirror npmrc", tier="archive") == []
+    assert mem.search("publish retries five times", tier="archive")
+    mem.hot_set("ada", "fix the npm mirror proxy in .npmrc", known_only=False)
+    prompt = mem.spawn("ada", "fix the npm mirror proxy in .npmrc", include_archive=True).prompt
+    assert "old proxy" not in prompt
+    # Kept byte for byte, and the index rebuilt from the files keeps it retired.
+    assert archive.parse(path.read_bytes(), path).text == text
+    mem.reindex()
+    assert mem.search("old proxy mirror npmrc", tier="archive") == []
+    # A search for it says it was forgotten, when and why, in text and (aside) in JSON.
+    code, out, _ = run_cli("--root", str(mem.root), "search", passage)
+    assert out == (
+        f"{passage} was forgotten on 2026-03-02 (the proxy is gone); its text is kept in "
+        f"archive/ada/{path.name}\n"
+    )
+    code, out, err = run_cli("--root", str(mem.root), "search", passage, "--format", "json")
+    assert json.loads(out) == [] and "was forgotten on 2026-03-02" in err
+
+
+def test_a_search_for_a_forgotten_entry_says_so(mem: Memory, run_cli: RunCli) -> None:
+    put(mem, "cold", "ada", entry(1, "Old fact", "x"), entry(2, "Other fact", "y"))
+    mem.forget("c-0000000001", reason="wrong")
+    code, out, _ = run_cli("--root", str(mem.root), "search", "c-0000000001", "c-0000000002")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("c-0000000001 was forgotten on 2026-03-02 (wrong); its text")
+    assert "c-0000000002" in out and "Other fact" in out
+    code, out, _ = run_cli("--root", str(mem.root), "search", "c-00000000ff")
+    assert out == "no matches\n"

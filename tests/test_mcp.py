@@ -231,6 +231,17 @@ async def test_search_returns_hits_with_their_fields(root: Path) -> None:
     assert other.is_error and "unknown agent 'nobody'" in _text(other)
 
 
+async def test_a_search_for_a_forgotten_id_says_when_and_why(root: Path) -> None:
+    async with connect(root) as client:
+        await seed(client)
+        [hit, *_] = (await call(client, "search", query="login bug"))["results"]
+        await call(client, "forget", id=hit["id"], reason="wrong fix")
+        found = await call(client, "search", query=hit["id"])
+    assert found["results"] == []
+    [said] = found["forgotten"]
+    assert said.startswith(f"{hit['id']} was forgotten on {NOW[:10]} (wrong fix)")
+
+
 async def test_read_tier_and_resources(root: Path) -> None:
     async with connect(root) as client:
         await seed(client)
@@ -359,7 +370,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("spawn", {"agent": "nobody", "task": "x"}, "unknown agent 'nobody' (agents: flight)"),
     ("spawn", {"agent": "fligth", "task": "x"}, "did you mean 'flight'?"),
     ("hot_set", {"agent": "fligth", "task": "x"}, "did you mean 'flight'?"),
-    ("hot_add", {"agent": "fligth", "kind": "note", "text": "x"}, "say it is new"),
+    ("hot_add", {"agent": "fligth", "kind": "note", "text": "x"}, "new_agent in MCP"),
     ("hot_unblock", {"agent": "flight", "text": "no such blocker"}, "no blocker of flight"),
     ("search", {"query": " "}, "query is empty"),
     ("search", {"query": "x", "limit": 0}, "limit must be between 1 and"),
@@ -381,7 +392,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("end_session", {"agent": "nobody"}, "unknown agent 'nobody'"),
     ("forget", {"id": "../../hot/flight"}, "not an entry id"),
     ("forget", {"id": "c-0000000000"}, "no entry c-0000000000"),
-    ("forget", {"id": "a-0000000000"}, "the archive keeps it"),
+    ("forget", {"id": "a-0000000000"}, "no archived text a-0000000000"),
 ]
 
 

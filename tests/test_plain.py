@@ -47,7 +47,8 @@ def _line(rng: random.Random, words: tuple[str, ...]) -> list[str]:
     """A command line of a plain form: its words, its positionals and options (the form's
     own, with their values, or others) anywhere, now and then one too many or too few."""
     form = cli._PLAIN[words]
-    line = [*words, *(rng.choice(WORDS) for _ in form.positionals)]
+    many = [rng.randint(1, 3) if p.endswith("...") else 1 for p in form.positionals]
+    line = [*words, *(rng.choice(WORDS) for n in many for _ in range(n))]
     if rng.random() < 0.2:
         del line[rng.randint(0, len(line) - 1)]
     ours = [*form.options, *plain.EVERYWHERE]
@@ -134,7 +135,7 @@ def test_a_plain_form_is_its_parser(words: tuple[str, ...]) -> None:
     """Each form takes the positionals, options, choices and defaults its parser takes."""
     form, parser = cli._PLAIN[words], _parser_of(words)
     positionals = [a.dest for a in parser._actions if not a.option_strings]
-    assert list(form.positionals) == positionals
+    assert [p.removesuffix("...") for p in form.positionals] == positionals
     options = {
         a.option_strings[-1]: a
         for a in parser._actions

@@ -133,10 +133,10 @@ def test_the_purge_is_audited_with_its_reason_and_no_quote(root: Path) -> None:
     ("args", "said"),
     [
         (("{record}#99", "--purge"), "no archived text {record}#99"),
-        (("{record}#3",), "is archived raw text: the archive keeps it (--purge deletes it)"),
+        (("{record}#99",), "no archived text {record}#99 (or it was forgotten before)"),
         (("{record}#x", "--purge"), "'{record}#x' is not an entry id"),
     ],
-    ids=["no such section", "forget without purge", "malformed section"],
+    ids=["no such section", "no such section to retire", "malformed section"],
 )
 def test_a_purge_that_finds_nothing_writes_nothing(
     root: Path, args: tuple[str, ...], said: str

@@ -104,3 +104,13 @@ def test_a_hit_from_hot_says_the_session_it_belongs_to(store_copy: Path, run_cli
     [hit] = hits
     assert hit["session"] and str(hit["origin"]).endswith(str(hit["session"]))
     assert hit["path"] == ".squad/memory/hot/flight.md"
+
+
+def test_several_words_or_ids_need_no_quotes(store_copy: Path, run_cli: RunCli) -> None:
+    quoted = both(run_cli, store_copy, "login fix")[1]
+    assert both(run_cli, store_copy, "login", "fix")[1] == quoted
+    ids = [str(h["id"]) for h in quoted[:2]]
+    assert len(ids) == 2
+    lines, hits = both(run_cli, store_copy, *ids)
+    assert sorted(str(h["id"]) for h in hits) == sorted(ids)
+    assert [h["id"] for h in heads(lines)] == [h["id"] for h in hits]

@@ -532,3 +532,18 @@ def test_a_block_titled_by_its_first_line_says_it_once() -> None:
     assert heading_title("Note: Bumped the tag to v1.2 and…", body) == "Note: "
     assert heading_title("Bumped the tag.", "Bumped the tag.") == ""
     assert heading_title("Release tags", "Release tags are cut from main.") == "Release tags "
+
+
+# --- a task too long for its spawn ------------------------------------------------------------
+
+
+def test_an_over_long_task_is_cut_with_a_note_and_memory_kept(team: Memory) -> None:
+    task = "Resume the flaky release fix. " + "Here is the whole CI log line by line.\n" * 6000
+    short = at(team, later(1)).spawn("ada", "Resume the flaky release fix", include_cold=True)
+    long = at(team, later(1)).spawn("ada", task, include_cold=True)
+    assert long.tokens["cold"] > 0 and long.tokens["cold"] == short.tokens["cold"]
+    assert long.tokens["total"] <= 2000 + long.tokens["hot"]
+    assert "[The task is cut here: its first " in long.prompt
+    [note] = long.notes
+    assert note.startswith("the task is ") and "over half the spawn's budget of 2,000" in note
+    assert short.notes == [] and "cut here" not in short.prompt

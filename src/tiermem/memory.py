@@ -292,6 +292,20 @@ class Memory:
             raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
         return _said(forget(self._ready(), entry_id, reason, purge))
 
+    def forgotten(self, query: str, hits: list[SearchHit]) -> list[str]:
+        """For a query of entry ids: each id no hit holds that was forgotten or purged,
+        when, why and where its text is kept."""
+        from .spawn.search import entry_ids
+
+        found = {h.id for h in hits} | {h.id.split("#")[0] for h in hits}
+        missing = [i for i in entry_ids(query) if i not in found]
+        if not missing:
+            return []  # the common case: nothing more to read
+        from .maintenance.forget import forgotten
+
+        said = forgotten(self._ready(), missing)
+        return [said[i] for i in missing if i in said]
+
     def reindex(self, check: bool = False) -> list[str]:
         """Rebuild the index, or (check) list how it differs from the files."""
         ctx = self._ready()
@@ -394,14 +408,19 @@ class Memory:
         return self._spawn(request)
 
     def _spawn(self, request: SpawnRequest) -> SpawnResult:
+        from .record import replace
         from .spawn import log as spawn_log
+        from .spawn import task
         from .spawn.assemble import assemble
 
         if request.budget is not None and request.budget < 0:
             raise UsageError("budget must be zero or more tokens")
         ctx = self._ready()
         agents.require(ctx, request.agent)
+        budget = ctx.config.spawn.budget_tokens if request.budget is None else request.budget
+        request = replace(request, task=task.fitted(ctx, request.task, budget))
         result = assemble(ctx, request)
+        result.notes = ctx.take_notes()
         spawn_log.record(ctx, request.task, result)
         return result
 

@@ -425,6 +425,8 @@ class ForgetReport(Result):
     def lines(self) -> list[str]:
         """What happened, in words (`messages`)."""
         kept = [f"its text is kept in {self.archived}"] if self.archived else []
+        if not self.purged and not self.files:  # a passage of archived text
+            return [f"retired {self.id} from search and spawns: {', '.join(self.ids)}", *kept]
         if not self.purged:
             return [f"forgot {self.id}: {', '.join(self.ids)} left {', '.join(self.files)}", *kept]
         left = f" left {', '.join(self.files)}" if self.files else ""
@@ -532,6 +534,7 @@ class SpawnResult(Result):
             "Tokens memory's passages may take: the budget's fill share less the prompt's frame."
         ),
     )
+    notes: list[str] = notes_field()
 
 
 @record

@@ -197,12 +197,18 @@ def cmd_hot(args: Namespace) -> int:
 
 def cmd_search(args: Namespace) -> int:
     mem = _memory(args)
-    query = _read_text(args.query, "query")
+    words = args.query if isinstance(args.query, list) else [args.query]
+    query = _read_text(words[0], "query") if words == ["-"] else " ".join(words)
     hits = mem.search(query, agent=args.agent, tier=args.tier, limit=args.limit)
+    gone = mem.forgotten(query, hits)
     if args.format == "json":
         _print_json([h.to_json() for h in hits])
+        for line in gone:  # the results' shape stays a list: what was forgotten is said aside
+            print(f"tiermem: note: {line}", file=sys.stderr)
         return 0
-    if not hits:
+    for line in gone:
+        print(line)
+    if not hits and not gone:
         print("no matches")
     from ..spawn.search import entry_ids
 

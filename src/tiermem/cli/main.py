@@ -56,7 +56,7 @@ def _plain_forms() -> dict[tuple[str, ...], plain.Form]:
         "--limit": plain.INT,
         "--format": ("text", "json"),
     }
-    forms["search",] = plain.Form({"command": "search"}, ["query"], search, cmd_search)
+    forms["search",] = plain.Form({"command": "search"}, ["query..."], search, cmd_search)
     return forms
 
 

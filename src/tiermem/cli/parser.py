@@ -527,8 +527,9 @@ def _search_parser(sub: Any) -> None:
     search.add_argument(
         "query",
         metavar="QUERY",
+        nargs="+",
         help='words to look for (any may match; a "quoted run" matches as a phrase), or entry '
-        "ids to read those entries",
+        "ids to read those entries (several words or ids need no quotes; `-` reads stdin)",
     )
     search.add_argument(
         "--agent", metavar="AGENT", help="this agent's memory, the team's and the wiki"

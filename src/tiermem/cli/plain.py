@@ -28,8 +28,9 @@ EVERYWHERE = ("--root", "--now")
 
 class Form:
     """A command line that can be read plainly: the words naming the command (and where
-    argparse keeps each), its positionals, its options (each ANY, INT, SWITCH or a tuple of
-    the values it takes) and the handler it runs."""
+    argparse keeps each), its positionals (a last one named `name...` takes every word
+    left, as a list), its options (each ANY, INT, SWITCH or a tuple of the values it takes)
+    and the handler it runs."""
 
     __slots__ = ("handler", "options", "positionals", "words")
 
@@ -61,20 +62,23 @@ def parse(argv: Sequence[str], forms: Mapping[tuple[str, ...], Form]) -> Namespa
     split = _split(argv)
     if split is None:
         return None
-    words, given, first_option = split
+    words, given, breaks = split
     for size in (2, 1):
         form = forms.get(tuple(words[:size]))
         if form is not None:
-            return _read(form, words[size:], given, first_option < size)
+            early = any(0 <= b < size for b in breaks)
+            spots = [(b if b >= 0 else -b - 1) - size for b in breaks]
+            return _read(form, words[size:], given, early, spots)
     return None
 
 
-def _split(argv: Sequence[str]) -> tuple[list[str], dict[str, str | None], int] | None:
+def _split(argv: Sequence[str]) -> tuple[list[str], dict[str, str | None], list[int]] | None:
     """The line's positionals, its options with their values, and how many positionals came
-    before the first option other than --root and --now; None if it is not plain."""
+    before each option (negative, less one, for --root and --now, which any command takes
+    anywhere); None if it is not plain."""
     words: list[str] = []
     given: dict[str, str | None] = {}
-    first_option = len(argv)
+    breaks: list[int] = []
     tokens = iter(argv)
     for token in tokens:
         if not token.startswith("-") or token == "-":
@@ -86,22 +90,22 @@ def _split(argv: Sequence[str]) -> tuple[list[str], dict[str, str | None], int] 
         if token in _VALUED and (value is None or (value.startswith("-") and value != "")):
             return None
         given[token] = value
-        if token not in EVERYWHERE:
-            first_option = min(first_option, len(words))
-    return words, given, first_option
+        breaks.append(len(words) if token not in EVERYWHERE else -len(words) - 1)
+    return words, given, breaks
 
 
 _VALUED = frozenset({*EVERYWHERE, "--format", "--source", "--agent", "--tier", "--limit"})
 
 
 def _read(
-    form: Form, rest: list[str], given: dict[str, str | None], early: bool
+    form: Form, rest: list[str], given: dict[str, str | None], early: bool, breaks: list[int]
 ) -> Namespace | None:
     """The values of a line in this form, or None when argparse would refuse it."""
-    if early or len(rest) != len(form.positionals):
+    given_positionals = _positionals(form.positionals, rest, breaks)
+    if early or given_positionals is None:
         return None  # an option before the command that takes it, a positional too many...
     values: dict[str, object] = {"version": None, **form.words, "handler": form.handler}
-    values |= dict(zip(form.positionals, rest, strict=True)) | form.defaults()
+    values |= given_positionals | form.defaults()
     for option, value in given.items():
         dest = option[2:].replace("-", "_")
         if option in EVERYWHERE:
@@ -114,6 +118,21 @@ def _read(
             return None
         values[dest] = read
     return Namespace(**values)
+
+
+def _positionals(
+    names: Sequence[str], rest: list[str], breaks: list[int]
+) -> dict[str, object] | None:
+    """The positionals' values, as argparse holds them; None when their number is wrong, or
+    an option splits the words a last `name...` takes (argparse takes one run of them)."""
+    if names and names[-1].endswith("..."):
+        fixed = len(names) - 1
+        if len(rest) <= fixed or any(fixed < b < len(rest) for b in breaks):
+            return None
+        return {**dict(zip(names[:fixed], rest, strict=False)), names[-1][:-3]: rest[fixed:]}
+    if len(rest) != len(names):
+        return None
+    return dict(zip(names, rest, strict=True))
 
 
 def _value(takes: Takes, value: str | None) -> object:

@@ -208,6 +208,7 @@ def archive_docs(record: archive.Record, rel: str) -> list[Doc]:
     first: dict[int, str] = {}
     for n, piece in enumerate(pieces):
         first.setdefault(piece.section, ids[n])
+    retired = record.retired_chunks()  # `forget` took them out of search and spawns
     return [
         Doc(
             id=ids[n],
@@ -221,4 +222,5 @@ def archive_docs(record: archive.Record, rel: str) -> list[Doc]:
             parent=first[piece.section] if size[piece.section] > 1 else "",
         )
         for n, piece in enumerate(pieces)
+        if n not in retired
     ]

@@ -3,7 +3,11 @@
 `forget` takes an entry id as search and spawn give it (a part of a long entry takes the
 whole entry with it), archives the entry's text unless the archive already holds it, takes
 the entry out of every tier file it is in (hot, cold, wiki and Scribe's queue) and audits
-the act. Nothing is lost: search still finds the text in the archive.
+the act. Nothing is lost: search still finds the text in the archive. Given a passage of
+archived text (`a-...`, `a-...#3`, as search and spawns show it), `forget` retires that
+passage (its whole section): the record keeps every byte, and its header lists the passage,
+which no search or spawn serves again. A search for a forgotten id says when it was
+forgotten and why (`forgotten`).
 
 `purge` is the one deletion, for a credential that slipped through redaction. It takes
 every copy tiermem made: the entry leaves every tier unarchived, and so do the versions of it
@@ -30,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..context import Context
-from ..errors import NotFoundError, ParseError, TiermemError, UsageError
+from ..errors import NotFoundError, ParseError, TiermemError
 from ..index.protocol import Doc
 from ..results import ForgetReport
 from ..spawn import log as spawn_log
@@ -65,16 +69,14 @@ def forget(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
     """Retire an entry from every tier (archived first); with `purge`, delete its text."""
     reason, kinds = ctx.clean(reason, "reason") if reason.strip() else ("", [])
     archived = bool(archive.RECORD_ID.fullmatch(target.split("#")[0]))
-    if archived and not purge:
-        raise UsageError(
-            f"{target} is archived raw text: the archive keeps it (--purge deletes it)"
-        )
     _require(ctx, target, archived)
     ctx.sync()
-    if archived:
+    if not archived:
+        report = _retire(ctx, target, reason, purge)
+    elif purge:
         report = _purge_archived(ctx, target, reason)
     else:
-        report = _retire(ctx, target, reason, purge)
+        report = _retire_archived(ctx, target, reason)
     ctx.audit_redactions(kinds, "audit")
     ctx.sync()
     return report
@@ -251,6 +253,44 @@ def _purge_archived(ctx: Context, target: str, reason: str) -> ForgetReport:
     report = ForgetReport(target, [target], purged=True)
     _purge_text(ctx, report, texts, reason, ["archive"], [_location(docs[0])])
     return report
+
+
+def _retire_archived(ctx: Context, target: str, reason: str) -> ForgetReport:
+    """Retire a passage of archived text from search and spawns (its whole section), its
+    bytes kept."""
+    docs = [d for d in ctx.index.by_ids([target]) + ctx.index.parts(target) if d.tier == "archive"]
+    if not docs:
+        raise NotFoundError(f"no archived text {target} (or it was forgotten before)")
+    record_id = target.split("#")[0]
+    chunks = {int(d.id.partition("#")[2] or 0) for d in docs}
+    archive.retire(ctx.layout, docs[0].agent, record_id, chunks)
+    report = ForgetReport(target, sorted(d.id for d in docs))
+    report.archived = _location(docs[0])
+    ctx.audit("forget", report.ids, ["archive"], reason or "retired", record=report.archived)
+    return report
+
+
+def forgotten(ctx: Context, ids: list[str]) -> dict[str, str]:
+    """Each of these ids that was forgotten or purged: when, why, where its text is (the
+    audit trail's word for it, the latest)."""
+    said: dict[str, str] = {}
+    for line in audit.read(ctx.layout):
+        action = line.get("action")
+        gone = line.get("ids")
+        if action not in ("forget", "purge") or not isinstance(gone, list):
+            continue
+        for entry_id in set(ids) & set(map(str, gone)):
+            said[entry_id] = _forgotten_line(entry_id, line)
+    return said
+
+
+def _forgotten_line(entry_id: str, line: dict[str, object]) -> str:
+    when = str(line.get("time", ""))[:10] or "an unknown day"
+    why = str(line.get("reason", "")) or "no reason given"
+    if line.get("action") == "purge":
+        return f"{entry_id} was purged on {when} ({why}): its text is gone"
+    kept = f"; its text is kept in {line['record']}" if line.get("record") else ""
+    return f"{entry_id} was forgotten on {when} ({why}){kept}"
 
 
 @dataclass

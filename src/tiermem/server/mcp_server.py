@@ -258,6 +258,10 @@ class SearchOut(BaseModel):
 
     results: list[model_of(SearchHit)]  # type: ignore[valid-type]
     next_offset: int | None = Field(None, description=_NEXT)
+    forgotten: list[str] = Field(
+        default_factory=list,
+        description="For a query of entry ids: each one forgotten, when, why, where its text is.",
+    )
 
 
 class PagesOut(BaseModel):
@@ -439,7 +443,8 @@ class MemoryTools:
             shown = hits[offset : offset + count]
             share = max(MIN_SHARE, max_chars // max(1, len(shown)))
             more = offset + count if len(hits) > offset + count else None
-            return {"results": [_cut_hit(h, share) for h in shown], "next_offset": more}
+            found = {"results": [_cut_hit(h, share) for h in shown], "next_offset": more}
+            return {**found, "forgotten": self._mem.forgotten(query, hits)}
 
         return await self._answer(run)
 

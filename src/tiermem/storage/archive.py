@@ -72,7 +72,17 @@ class Record(Result):
         default="",
         metadata=about("'untrusted' when some of the text came from tools or the web."),
     )
+    retired: str = field(
+        default="",
+        metadata=about(
+            "Chunks `forget` retired (`0,3`): kept byte for byte, never searched or served."
+        ),
+    )
     location: str = field(init=False, metadata=about("How derived entries cite this record."))
+
+    def retired_chunks(self) -> set[int]:
+        """The numbers of the chunks (`a-...#N`; the first is 0) retired from search."""
+        return {int(n) for n in self.retired.split(",") if n.isdigit()}
 
     def __post_init__(self) -> None:
         self.location = f"archive/{self.agent}/{self.id}.md"
@@ -136,6 +146,7 @@ def _header(record: Record, raw: bytes | None = None, **extra: str) -> str:
         "decode": "replace" if lossy else "",
         "part": record.part,
         "trust": record.trust,
+        "retired": record.retired,
         **extra,
     }
     items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
@@ -226,6 +237,22 @@ def rewrite(layout: Layout, record: Record, purged: str) -> None:
     files.atomic_write(path_of(layout, record.agent, record.id), data)
 
 
+def retire(layout: Layout, agent: str, record_id: str, chunks: set[int]) -> Record:
+    """Retire chunks of a record from search and spawns: its header lists them, its bytes
+    stay as they are (the other exception to create-only; the name and what cites it stay)."""
+    path = path_of(layout, agent, record_id)
+    data = files.read_bytes(path)
+    if data is None:
+        raise ParseError(path, 1, "archive record does not exist")
+    record = parse(data, path)
+    record.retired = ",".join(str(n) for n in sorted(record.retired_chunks() | chunks))
+    fields = header(path)
+    raw = body(data) if fields.get("decode") == "replace" else None
+    kept = {k: fields[k] for k in ("purged",) if fields.get(k)}
+    files.atomic_write(path, _header(record, raw, **kept).encode("utf-8") + body(data))
+    return record
+
+
 def body(data: bytes) -> bytes:
     """The archived bytes of a record file, as they were given (after its header line)."""
     return data[data.find(b"\n") + 1 :]
@@ -266,6 +293,7 @@ def from_fields(fields: dict[str, str], path: Path, text: str) -> Record:
         text,
         fields.get("part", ""),
         fields.get("trust", ""),
+        fields.get("retired", ""),
     )
 
 

@@ -64,7 +64,10 @@ def require_for_write(ctx: Context, agent: str) -> None:
         return
     names = [a.name for a in roster(ctx)]
     if names:
-        raise NotFoundError(_unknown(agent, names) + "; for a new agent, say it is new")
+        raise NotFoundError(
+            _unknown(agent, names) + "; if it is a new agent, say so: --new-agent (new_agent "
+            "in MCP and Python)"
+        )
 
 
 def _unknown(agent: str, names: list[str]) -> str:
