@@ -333,6 +333,35 @@ def test_a_long_lived_teams_layout_installs_and_comes_back(
     assert whole_reads(repo) == before
 
 
+def test_a_day_of_spawns_changes_one_tracked_file_and_a_second_run_none(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    repo = squad_team(tmp_path, env)
+    tiermem(repo, env, "squad", "install", "--coordinator")
+    day1, day2 = later(env, 0), later(env, 1)
+    for agent, work in (("rai", "Threat model for the login flow"), ("ralph", "Backlog sweep")):
+        tiermem(repo, day1, "hot", "set", agent, "--task", work)
+        tiermem(repo, day1, "hot", "note", agent, f"{work}: findings written to docs/{agent}.md")
+        tiermem(repo, day1, "hot", "decide", agent, f"{work} goes first in the next sprint")
+    tiermem(repo, day1, "scribe", "end-session", "--all")
+    tiermem(repo, day1, "scribe", "run")
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "day one"], repo, env)
+    # The next day: the coordinator's spawns and the agents' searches.
+    for agent, task in (("rai", "Resume the login threat model"), ("ralph", "Backlog sweep")):
+        tiermem(repo, day2, "spawn", agent, "--task", task, "--auto")
+        tiermem(repo, day2, "spawn", agent, "--task", task, "--include-cold")
+        tiermem(repo, day2, "search", "findings", "--agent", agent)
+    assert git_status(repo, env) == ""  # reads change no tracked file
+    out = tiermem(repo, day2, "scribe", "run")
+    assert out.splitlines()[0] == "inbox: merge 0 files into .squad/decisions.md"
+    assert git_status(repo, env) == "?? .squad/memory/last-use.txt\n"
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "day two"], repo, env)
+    tiermem(repo, day2, "scribe", "run")
+    assert git_status(repo, env) == ""
+
+
 # --- the registered server ------------------------------------------------------------------
 
 

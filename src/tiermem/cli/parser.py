@@ -272,7 +272,7 @@ def _scribe_parsers(sub: Any) -> None:
         verbs,
         "run",
         cmd_scribe,
-        "maintenance: checkpoints, inbox merge, supersede, promote to wiki, expire",
+        "maintenance: inbox merge, checkpoints, supersede, promote to wiki, expire, use",
     )
     run.add_argument(
         "--dry-run", action="store_true", help="report what would change; write nothing"
@@ -429,22 +429,29 @@ def _import_parsers(sub: Any) -> None:
 
 
 _SQUAD_INSTALL_EPILOG = """\
-writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists): a `tiermem` server beside
-  Squad's own; .squad/memory/: the tiermem store; every .squad/agents/*/charter.md: a marked
-  memory section (Scribe's tells it to end sessions and run maintenance);
-  .squad/skills/ and .github/skills/tiered-memory/SKILL.md: the runtime skill in place of
-  Squad's design-only one; with --coordinator, .squad/templates/spawn-reference.md: the
-  tiermem spawn step in place of the lines that load a whole history.md and decisions.md,
-  and each line of .github/agents/squad.agent.md, .squad/templates/*.md and the charters
-  that sends an agent to them whole: tiermem's step, marked <!-- tiermem:line KEY -->.
-What it replaced is marked in place or kept in .squad/memory/tiermem-install.json for
---uninstall, which puts back Squad's bytes. A second install changes nothing. No path is
-read or written through a symbolic link, and an install record that names anything an
-install does not write (a path, a folder, a text tiermem cannot vouch for) is refused.
+writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists; a JSONC file keeps its
+  comments): a `tiermem` server beside Squad's own; .squad/memory/: the tiermem store;
+  every .squad/agents/*/charter.md: a marked memory section (Scribe's tells it to end
+  sessions and run maintenance); .squad/skills/ and .github/skills/tiered-memory/SKILL.md:
+  the runtime skill in place of Squad's design-only one; with --coordinator, the spawn
+  template (.squad/templates/spawn-reference.md, or in an earlier Squad the template in
+  .github/agents/squad.agent.md): the tiermem spawn step in place of the lines that load a
+  whole history.md and decisions.md, and each line that sends an agent to them whole in
+  .github/agents/squad.agent.md, .github/copilot-instructions.md, .squad/templates/ (the
+  .template copies too), the template copies earlier Squads left in .squad/ and the
+  charters: tiermem's step, marked <!-- tiermem:line KEY SEAL -->. Squad's skills that say
+  the same are listed as `left`, with why.
+Every section and line it writes carries the seal of its text: install and --uninstall
+change only those, and leave a look-alike, or one a person edited, as it is (`edited` in
+--check, `kept` by --uninstall). What it replaced is marked in place or kept in
+.squad/memory/tiermem-install.json for --uninstall, which puts back Squad's bytes. A second
+install changes nothing. No path is read or written through a symbolic link, and an install
+record that names anything an install does not write is refused.
 exit status: 0 done; 1 (--check) something is missing, outdated or undone (`squad upgrade`
 rewrites .squad/templates/ and .github/agents/squad.agent.md: each line it undid is named);
-2 bad input or a refused repository (a link, a state backend other than local, an install
-record tiermem did not write as it writes them), and nothing was written.
+2 bad input or a refused repository (a link, a state backend other than local, a team kept
+elsewhere, an install record tiermem did not write as it writes them), and nothing was
+written.
 """
 
 
@@ -459,7 +466,8 @@ def _squad_parsers(sub: Any) -> None:
     install.add_argument(
         "--coordinator",
         action="store_true",
-        help="also replace the full-history lines of Squad's spawn template with tiermem's step",
+        help="also replace every instruction of Squad's that loads a whole history or the "
+        "whole decision log (the spawn template's first) with tiermem's step",
     )
     mode = install.add_mutually_exclusive_group()
     mode.add_argument(
@@ -686,9 +694,10 @@ _ABOUT = {
     ),
     "scribe": (
         "`end-session`: compress hot into a dated cold entry; reset hot, carrying open "
-        "blockers; `run`: maintenance: checkpoints, inbox merge, supersede, promote, expire, "
-        "cold budget, and this clone's recorded use of entries folded into the tier files "
-        "(reads never change a tracked file)"
+        "blockers; `run`: maintenance: the decision inbox merged into `decisions.md` (said "
+        "first: which files, how many lines), checkpoints, supersede, promote, expire, cold "
+        "budget, and this clone's recorded use folded into the team's use ledger "
+        "(`last-use.txt`, one tracked file; reads never change one)"
     ),
     "decision": ("record a team decision (also in `.squad/decisions.md`)"),
     "wiki": (
@@ -697,21 +706,24 @@ _ABOUT = {
     "spawn": ("the prompt for a spawn, within a token budget"),
     "log": ("which spawns got an entry, and what each spawn got (this clone's spawn log)"),
     "forget": (
-        "retire a wrong or stale entry from every tier (its text stays in the archive); "
-        "`--purge` deletes the text everywhere tiermem keeps it, for a leaked credential"
+        "retire a wrong or stale entry from every tier (its text stays in the archive), or a "
+        "passage of archived text from search and spawns (its bytes kept); `--purge` deletes "
+        "the text everywhere tiermem keeps it, for a leaked credential"
     ),
     "import": (
         "an existing `.squad/` into tiers, archiving every byte first, as Squad's model has "
         "it: each history stays its agent's (its Core Context one standing entry), the team's "
         "decisions go to the wiki (`--dry-run` rehearses it on a scratch copy and says where "
-        "every section goes)"
+        "every section goes); each section dated by its own date, else its file's last "
+        "commit; every credential replaced named by file and line"
     ),
     "squad": (
         "adopt tiermem in a Squad team: the MCP server in `.mcp.json`, a memory section in "
         "every charter, the `tiered-memory` skill, and with `--coordinator` every instruction "
         "of Squad's that loads a whole history or decision log (the spawn template's, the "
-        "coordinator's, the templates', each charter's) replaced by the tiermem step, marked; "
-        "a committed install record is checked whole before anything is written "
+        "coordinator's, @copilot's, the templates', each charter's) replaced by the tiermem "
+        "step, sealed; install and `--uninstall` change only what they wrote; Squad 0.10 and "
+        "earlier layouts, `teamRoot` `.`, JSONC editor files "
         "([docs/squad.md](docs/squad.md))"
     ),
     "serve": ("the MCP server over stdio ([docs/mcp.md](docs/mcp.md))"),
