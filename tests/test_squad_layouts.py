@@ -11,10 +11,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from test_squad_install import make_team, snapshot
+from test_squad_install import snapshot, team
 from tiermem.squad import install, texts
+
+__all__ = ["team"]  # the hand-made Squad team, a fixture of test_squad_install
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -38,16 +38,6 @@ SKILL_THAT_READS = (
     "---\nname: agent-collaboration\n---\n\nThe coordinator's spawn prompt already instructs "
     "agents to read decisions.md and their history.md.\n"
 )
-
-
-@pytest.fixture
-def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "tiermem").write_text("#!/bin/sh\n", encoding="utf-8")
-    (bin_dir / "tiermem").chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    return make_team(tmp_path / "repo")
 
 
 def earlier_layout(team: Path) -> Path:

@@ -15,21 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from test_squad_install import SPAWN_LINES, make_team, snapshot, states
+from test_squad_install import SPAWN_LINES, snapshot, states, team
 from tiermem.squad import install, texts
+
+__all__ = ["team"]  # the hand-made Squad team, a fixture of test_squad_install
 
 RunCli = Callable[..., tuple[int, str, str]]
 CHARTER = ".squad/agents/ralph/charter.md"
-
-
-@pytest.fixture
-def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "tiermem").write_text("#!/bin/sh\n", encoding="utf-8")
-    (bin_dir / "tiermem").chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    return make_team(tmp_path / "repo", vscode=True)
 
 
 def lines_lost(expected: str, now: str) -> int:

@@ -457,11 +457,6 @@ def _full_history(variant: str) -> re.Pattern[str]:
     )
 
 
-def squad_spawn_lines(indent: str) -> str:
-    """Squad 0.10's two full-history lines of the spawn template, indented."""
-    return texts.squad_spawn_lines(indent)
-
-
 def spawn_home(edits: Edits) -> str:
     """The file that holds the spawn template: Squad 0.10's `spawn-reference.md`, else (in
     the layout of earlier Squads) the coordinator's prompt, when its template is there."""
