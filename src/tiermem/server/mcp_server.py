@@ -568,7 +568,10 @@ class MemoryTools:
         self,
         id: Annotated[
             str,
-            Field(description="The entry's id, as search and spawn list it, e.g. 'c-0123abcd45'."),
+            Field(
+                description="The entry's id, as search and spawn list it, e.g. 'c-0123abcd45', "
+                "or a passage of archived text ('a-…', 'a-…#3') to retire from search and spawns."
+            ),
         ],
         reason: Annotated[
             str | None, Field(description="Why it is wrong or stale (kept in the audit trail).")
@@ -581,7 +584,7 @@ class MemoryTools:
             ),
         ] = False,
     ) -> Annotated[CallToolResult, ForgetOut]:
-        """Retire a wrong or stale entry from every tier; its text stays in the archive."""
+        """Retire a wrong or stale entry from every tier, or an archived passage; text kept."""
         return await self._answer(
             lambda: self._mem.forget(id, reason=reason or "", purge=purge).to_json()
         )
