@@ -259,3 +259,19 @@ def test_a_clock_at_the_start_of_the_calendar_imports(tmp_path: Path, run_cli: R
     log.write_text("# Session\n\nShipped the parser.\n", encoding="utf-8")
     code, out, err = run_cli("--root", str(tmp_path), "--now", "0001-01-01", "import", "squad")
     assert code == 0, out + err
+
+
+def test_the_archive_rebuilds_the_latest_import_of_a_changed_file(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """Records are dated by their file's commit, not the import: the rebuild takes a file's
+    records from the import that archived it last."""
+    from tiermem.bench.imported import rebuild_check
+
+    history = tmp_path / ".squad/agents/ada/history.md"
+    history.parent.mkdir(parents=True)
+    history.write_text(HISTORY, encoding="utf-8")
+    cli(run_cli, tmp_path, "import", "squad")
+    history.write_text(HISTORY + "\n### 2026-03-25: Later\nA later session.\n", "utf-8")
+    cli(run_cli, tmp_path, "import", "squad")
+    assert rebuild_check(tmp_path) == {"files": 1, "exact": 0, "redacted": 1, "differ": 0}

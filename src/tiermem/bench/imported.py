@@ -38,25 +38,33 @@ def rebuild_check(root: Path) -> dict[str, Any]:
     by `[REDACTED:...]` markers counts as rebuilt with redactions.
     """
     from ..squad.sources import sources
-    from ..storage import archive
+    from ..storage import archive, audit
     from ..storage.layout import Layout
     from ..text.redact import redact
 
     layout = Layout(root)
-    # The latest import of each file (a large one archived in parts, N/M, at one time).
-    pieces: dict[str, dict[str, dict[int, bytes]]] = {}
+    # The latest import of each file (a large one archived in parts, N/M): the records the
+    # last audit line of an import names for it. Records are dated by their file's last
+    # commit, not by the import, so two imports of a changed file cannot be told by date.
+    found: dict[str, tuple[archive.Record, bytes]] = {}
     for path in archive.records(layout):
         data = path.read_bytes()
         record = archive.parse(data, path)
         if record.kind == "import":
-            number = int(record.part.split("/")[0]) if record.part else 1
-            at = pieces.setdefault(record.source, {}).setdefault(record.created, {})
-            at[number] = archive.body(data)
-    by_source = {
-        source: b"".join(parts[n] for n in sorted(parts))
-        for source, times in pieces.items()
-        for parts in [times[max(times)]]
-    }
+            found[record.id] = (record, archive.body(data))
+    latest: dict[str, dict[int, bytes]] = {}
+    for line in audit.read(layout):
+        ids = line.get("records")
+        if line.get("action") != "import" or not isinstance(ids, list):
+            continue
+        named = [found[str(i)] for i in ids if str(i) in found]
+        for rel in {record.source for record, _ in named}:
+            latest[rel] = {
+                int(record.part.split("/")[0]) if record.part else 1: data
+                for record, data in named
+                if record.source == rel
+            }
+    by_source = {rel: b"".join(p[n] for n in sorted(p)) for rel, p in latest.items()}
     exact = redacted = missing = 0
     for source in sources(layout.squad):
         original = source.path.read_bytes()
