@@ -196,9 +196,10 @@ def test_sections_are_dated_by_their_own_date_else_their_files_commit(
     # The Core Context and a skill say when their file was last committed.
     assert found["Core Context"].created == COMMITTED
     assert found["release-notes"].created == COMMITTED
-    # The archive records too: the raw text is dated by its commit, not the import.
+    # The archive records too: the raw text says its file's commit, never the import's day,
+    # and stays undated itself (no passage of it is the newest by the import).
     headers = [p.read_text("utf-8").split("\n", 1)[0] for p in _records(team)]
-    assert all(f"created={COMMITTED}" in h for h in headers)
+    assert all(f"committed={COMMITTED}" in h and " created=" not in h for h in headers)
 
 
 def test_an_undated_entry_is_never_the_newest(team: Path, run_cli: RunCli) -> None:

@@ -183,9 +183,10 @@ def _pieces(ctx: Context, source: Source, got: Read) -> list[_Piece]:
         redacted = [(lines_before + line, kind) for line, kind in found]
         part = f"{n + 1}/{len(spans)}" if len(spans) > 1 else ""
         # Named by the text, its place and its file's last commit, never the import's time:
-        # a dry run names what the import writes, and two imports of one text agree.
+        # a dry run names what the import writes, and two imports of one text agree. Undated
+        # itself (a passage of it says its own date), so no passage of it is ever the newest.
         record = archive.new_record(
-            source.agent, source.committed, "import", source.rel, source.rel, text, raw, part
+            source.agent, "", "import", source.rel, source.rel, text, raw, part, source.committed
         )
         tokens = ctx.tokens.count_many([got.data[start:end].decode("utf-8", "replace")])[0]
         made.append(_Piece(start, end, record, raw, redacted, tokens))

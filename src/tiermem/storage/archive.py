@@ -78,6 +78,13 @@ class Record(Result):
             "Chunks `forget` retired (`0,3`): kept byte for byte, never searched or served."
         ),
     )
+    committed: str = field(
+        default="",
+        metadata=about(
+            "For an imported file: when git last committed it, the latest its text was "
+            "written (`created` stays empty: the import day is no date of the text)."
+        ),
+    )
     location: str = field(init=False, metadata=about("How derived entries cite this record."))
 
     def retired_chunks(self) -> set[int]:
@@ -98,6 +105,7 @@ def new_record(
     raw: bytes | None = None,
     part: str = "",
     trust: str = "",
+    committed: str = "",
 ) -> Record:
     """A record named by its text (the key) and by everything its file holds.
 
@@ -106,14 +114,18 @@ def new_record(
     piece of a file archived in several records: two pieces with the same text are two.
     `trust` is `untrusted` when any of the text came from tools or the web: the whole record
     is marked, and every passage and search result drawn from it says so.
+    `committed`: for a file of the repository, when git last committed it.
     """
     title = " ".join(title.split())[:200]
     parts = [text] if raw is None else [text, _sha256(raw)]
     parts += [f"part={part}"] if part else []
     parts += [f"trust={trust}"] if trust else []
     key = content_id("a", agent, kind, source, *parts)
-    whole = content_id("", agent, kind, source, title, created, *parts)  # "-" and 10 hex
-    return Record(key + whole, agent, created, kind, source, title, text, part, trust)
+    dated = [created, f"committed={committed}"] if committed else [created]
+    whole = content_id("", agent, kind, source, title, *dated, *parts)  # "-" and 10 hex
+    return Record(
+        key + whole, agent, created, kind, source, title, text, part, trust, "", committed
+    )
 
 
 def trust_of(entries: Iterable[Entry]) -> str:
@@ -147,6 +159,7 @@ def _header(record: Record, raw: bytes | None = None, **extra: str) -> str:
         "part": record.part,
         "trust": record.trust,
         "retired": record.retired,
+        "committed": record.committed,
         **extra,
     }
     items = " ".join(f"{k}={escape_value(v, _HEADER_UNSAFE)}" for k, v in fields.items() if v)
@@ -294,6 +307,7 @@ def from_fields(fields: dict[str, str], path: Path, text: str) -> Record:
         fields.get("part", ""),
         fields.get("trust", ""),
         fields.get("retired", ""),
+        fields.get("committed", ""),
     )
 
 

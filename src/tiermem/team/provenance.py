@@ -60,7 +60,7 @@ def describe(fields: dict[str, str]) -> str:
     kind, source = fields.get("kind", ""), fields.get("source", "")
     agent, day = fields.get("agent", ""), fields.get("created", "")[:10] or "undated"
     if kind == "import":  # dated by its file's last commit, never by the import
-        committed = fields.get("created", "")[:10]
+        committed = fields.get("committed", "")[:10]
         return f"imported from {source}" + (f" (committed {committed})" if committed else "")
     if kind in ("hot-session", "session"):
         return f"{agent}'s session, archived when it ended on {day}"
