@@ -239,7 +239,7 @@ def test_a_typo_date_does_not_choose_which_sessions_stay_in_cold(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
     """With room in cold for one session, the newest true session stays, not the typo's."""
-    long = "The step is described at length so that one session fills the cold budget. " * 9
+    long = " ".join(f"Step {n} writes `out/step{n}.txt` and checks its size." for n in range(40))
     history = tmp_path / ".squad/agents/ada/history.md"
     history.parent.mkdir(parents=True)
     history.write_text(

@@ -57,7 +57,7 @@ REFUSED = [
     (("forget", "c-0000000000"), "no entry c-0000000000"),
     (("forget", "c-0000000000", "--purge"), "no entry c-0000000000"),
     (("forget", "a-0000000000-0000000000", "--purge"), "no archived text"),
-    (("forget", "a-0000000000"), "is archived raw text"),
+    (("forget", "a-0000000000"), "no archived text"),
 ]
 
 

@@ -112,7 +112,7 @@ def _require(ctx: Context, target: str, archived: bool) -> None:
     file and no archive record holds; `_retire` and `_purge_archived` say it otherwise."""
     if archived:
         if not _record_of(ctx, target):
-            raise NotFoundError(f"no archived text {target}")
+            raise NotFoundError(f"no archived text {target} (or it was forgotten before)")
     elif not _mentioned(ctx, target):
         raise NotFoundError(f"no entry {target} in hot, cold, the wiki or Scribe's queue")
 

@@ -186,7 +186,15 @@ def _pieces(ctx: Context, source: Source, got: Read) -> list[_Piece]:
         # a dry run names what the import writes, and two imports of one text agree. Undated
         # itself (a passage of it says its own date), so no passage of it is ever the newest.
         record = archive.new_record(
-            source.agent, "", "import", source.rel, source.rel, text, raw, part, source.committed
+            source.agent,
+            "",
+            "import",
+            source.rel,
+            source.rel,
+            text,
+            raw,
+            part,
+            committed=source.committed,
         )
         tokens = ctx.tokens.count_many([got.data[start:end].decode("utf-8", "replace")])[0]
         made.append(_Piece(start, end, record, raw, redacted, tokens))
