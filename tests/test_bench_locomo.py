@@ -171,6 +171,12 @@ def test_the_command_reports_recall_coverage_and_baseline(
     assert data["per_conversation"]["conv-a"]["stages"]["in_store"] == 1.0
     assert data["categories"]["3 open-domain"]["questions"] == 0
     assert any("BM25" in p["system"] for p in data["published"])
+    # Like with like: each published figure says its unit and what it cost.
+    assert all(p["unit"] and p["tokens"] for p in data["published"])
+    # Everything a spawn can load holds the evidence; what it shows is a share of that.
+    assert spawn["reachable"] == 1.0 and 0.0 <= spawn["coverage_of_reachable"] <= 1.0
+    assert overall["equal_tokens"]["search_recall"] == overall["search"]["recall_at_10"]
+    assert 0.0 <= overall["equal_tokens"]["bm25_chunks_recall"] <= 1.0
     answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 5 and all(a["search"]["10"] == a["evidence"] for a in answers)
     assert json.loads((out / "results.json").read_text())["overall"] == overall

@@ -42,53 +42,79 @@ PACK_TOKENS = 1250
 PACK_DEPTH = 40
 # Retrieval figures published without a language model, all on the 10 conversations of
 # LoCoMo, quoted beside ours as the benchmark folder's README gives them.
+# Each says the unit its system returns (a figure over whole sessions counts ten of 19-32
+# sessions, a third to a half of a conversation, as found) and what ten results cost.
 PUBLISHED: tuple[dict[str, Any], ...] = (
     {
         "system": "LoCoMo paper: DRAGON-plus over dialogue turns",
         "source": "Maharana et al., ACL 2024, Table 3",
         "measure": "share of evidence turns found, adversarial questions included",
+        "unit": "dialogue turns",
+        "tokens": "k turns (about 30 tokens each)",
         "figures": {"@5": 0.588, "@10": 0.675},
     },
     {
         "system": "LoCoMo paper: DRAGON-plus over session summaries",
         "source": "Maharana et al., ACL 2024, Table 3",
         "measure": "share of evidence turns found, adversarial questions included",
+        "unit": "session summaries",
+        "tokens": "not reported",
         "figures": {"@5": 0.751},
     },
     {
         "system": "MemPalace, raw (MiniLM embeddings)",
         "source": "the project's own report",
         "measure": "recall",
+        "unit": "whole sessions (ten are a third to a half of a conversation)",
+        "tokens": "not reported (ten sessions: thousands)",
         "figures": {"@10": 0.603},
+    },
+    {
+        "system": "MemPalace, raw, over dialogue turns",
+        "source": "the project's own report",
+        "measure": "recall",
+        "unit": "dialogue turns",
+        "tokens": "k turns",
+        "figures": {"@10": 0.48},
     },
     {
         "system": "MemPalace, hybrid with reranking",
         "source": "the project's own report",
         "measure": "recall",
+        "unit": "whole sessions (ten are a third to a half of a conversation)",
+        "tokens": "not reported (ten sessions: thousands)",
         "figures": {"@10": 0.889},
     },
     {
         "system": "becomer",
         "source": "the project's own report",
         "measure": "evidence hit",
+        "unit": "not stated",
+        "tokens": "not reported",
         "figures": {"@5": 0.695},
     },
     {
         "system": "memkeeper, semantic + rerank",
         "source": "the project's own report",
         "measure": "recall",
+        "unit": "not stated",
+        "tokens": "not reported",
         "figures": {"@20": 0.768},
     },
     {
         "system": "BM25 (SQLite FTS5) over chunks of 5 turns",
         "source": "the benchmark folder's README",
         "measure": "all-evidence recall (share of evidence turns found)",
+        "unit": "chunks of 5 turns",
+        "tokens": "about 1,800 for ten (this harness's bm25_chunks)",
         "figures": {"@5": 0.680, "@10": 0.750, "share@5": 0.742, "share@10": 0.813},
     },
     {
         "system": "BM25 (SQLite FTS5) over single turns",
         "source": "the benchmark folder's README",
         "measure": "all-evidence recall (share of evidence turns found)",
+        "unit": "dialogue turns",
+        "tokens": "k turns (about 30 tokens each)",
         "figures": {"@5": 0.42, "@10": 0.50, "share@5": 0.47, "share@10": 0.55},
     },
 )
@@ -134,9 +160,11 @@ class Answer:
     spawn_tokens: int
     situation: str
     agent: str
-    reachable: int  # evidence turns in active cold and wiki entries: all a spawn can load
+    reachable: int  # evidence turns in the text a spawn can load (cold, wiki, the archive)
+    spawn_reachable: int  # of those, the ones in the spawn prompt
     search_packed: int  # in search results packed into PACK_TOKENS, in rank order
     bm25_packed: int  # in baseline chunks packed the same way
+    bm25_equal: int  # in baseline chunks packed into the tokens of search's top 10
 
 
 @dataclass
@@ -242,12 +270,10 @@ def _packed(texts: Iterable[tuple[str, int]], budget: int) -> str:
     return "\n\n".join(taken)
 
 
-def _live_text(mem: Memory) -> str:
-    """All the text a spawn can load: active cold and wiki entries."""
+def _live_text(mem: Memory, tiers: Sequence[str] = ("cold", "wiki")) -> str:
+    """The text of the entries of some tiers a spawn may load (not superseded or retired)."""
     mem.sync()
-    docs = [
-        d for tier in ("cold", "wiki") for d in mem.context.index.docs(tier=tier) if not d.status
-    ]
+    docs = [d for tier in tiers for d in mem.context.index.docs(tier=tier) if not d.status]
     return "\n\n".join(d.text for d in docs)
 
 
@@ -260,7 +286,8 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
     mem = Memory(store, now=now)
     baseline = ChunkIndex(conversation)
     chunk_tokens = dict(zip(baseline.texts, O200K.count_many(baseline.texts), strict=True))
-    live = normal(_live_text(mem))  # questions refresh entries' last use, never their text
+    # Questions refresh entries' last use, never their text.
+    live = normal(_live_text(mem, ("cold", "wiki", "archive")))
     turns = conversation.turns
     answers = []
     deepest = max(DEPTHS)
@@ -268,12 +295,15 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
         evidence = [normal(turns[i].text) for i in question.evidence]
         agent = _spawn_agent(conversation, question, design)
         searcher = None if design.agents == "speaker" else agent
-        hits = [h.text for h in mem.search(question.text, agent=searcher, limit=deepest)]
+        found_hits = mem.search(question.text, agent=searcher, limit=deepest)
+        hits = [h.text for h in found_hits]
         chunks = baseline.search(question.text, PACK_DEPTH)
         result = mem.spawn(agent, question.text, auto=True, budget=design.budget)
         many = mem.search(question.text, agent=searcher, limit=PACK_DEPTH)
         joined = {str(k): ("\n\n".join(hits[:k]), "\n\n".join(chunks[:k])) for k in DEPTHS}
         sizes = O200K.count_many([text for pair in joined.values() for text in pair])
+        reachable = [text for text in evidence if text in live]
+        equal = sizes[2 * list(joined).index(str(deepest))]
         answers.append(
             Answer(
                 conversation=conversation.sample_id,
@@ -288,13 +318,15 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
                 spawn_tokens=result.tokens["total"],
                 situation=result.situation,
                 agent=agent,
-                reachable=sum(1 for text in evidence if text in live),
+                reachable=len(reachable),
+                spawn_reachable=found(reachable, result.prompt),
                 search_packed=found(
                     evidence, _packed(((h.text, h.tokens) for h in many), PACK_TOKENS)
                 ),
                 bm25_packed=found(
                     evidence, _packed(((c, chunk_tokens[c]) for c in chunks), PACK_TOKENS)
                 ),
+                bm25_equal=found(evidence, _packed(((c, chunk_tokens[c]) for c in chunks), equal)),
             )
         )
     baseline.close()
@@ -401,7 +433,7 @@ def figures(answers: Sequence[Answer]) -> dict[str, Any]:
             "tokens_median": _median(spawn_tokens),
             "tokens_p90": _p90(spawn_tokens),
             "reachable": _mean(a.reachable / a.evidence for a in answers),
-            "coverage_of_reachable": round(sum(a.spawn for a in answers) / reachable, 4)
+            "coverage_of_reachable": round(sum(a.spawn_reachable for a in answers) / reachable, 4)
             if reachable
             else 0.0,
             "situations": dict(sorted(Counter(a.situation for a in answers).items())),
@@ -411,6 +443,11 @@ def figures(answers: Sequence[Answer]) -> dict[str, Any]:
             "tokens": PACK_TOKENS,
             "search": _mean(a.search_packed / a.evidence for a in answers),
             "bm25_chunks": _mean(a.bm25_packed / a.evidence for a in answers),
+        },
+        "equal_tokens": {
+            "tokens": "those of search's top 10, question by question",
+            "search_recall": _mean(float(a.search["10"] == a.evidence) for a in answers),
+            "bm25_chunks_recall": _mean(float(a.bm25_equal == a.evidence) for a in answers),
         },
     }
 
@@ -491,27 +528,29 @@ def print_text(data: dict[str, Any]) -> None:
         f"\n{'':<22}{'n':>5} {'search R@5':>10}{'R@10':>6}{'part@10':>8}{'tok@10':>7}"
         f" {'BM25 R@5':>8}{'R@10':>6}{'part@10':>8}{'tok@10':>7}"
         f" {'spawn cov':>9}{'tok p50':>8}{'p90':>6}{'reach':>6}"
-        f" {'packed search':>13}{'BM25':>6}"
+        f" {'packed search':>13}{'BM25':>6} {'equal R@10':>10}{'BM25':>6}"
     )
     rows = [("overall", data["overall"])]
     rows += [(f"cat {name}", f) for name, f in data["categories"].items()]
     rows += list(data["per_conversation"].items())
     for label, f in rows:
         s, b, p, k = f["search"], f["bm25_chunks"], f["spawn"], f["packed"]
+        e = f["equal_tokens"]
         print(
             f"{label:<22}{f['questions']:>5} {s['recall_at_5']:>10.3f}{s['recall_at_10']:>6.3f}"
             f"{s['partial_at_10']:>8.3f}{s['tokens_at_10_median']:>7.0f}"
             f" {b['recall_at_5']:>8.3f}{b['recall_at_10']:>6.3f}{b['partial_at_10']:>8.3f}"
             f"{b['tokens_at_10_median']:>7.0f} {p['coverage']:>9.3f}{p['tokens_median']:>8.0f}"
             f"{p['tokens_p90']:>6.0f}{p['reachable']:>6.3f} {k['search']:>13.3f}"
-            f"{k['bm25_chunks']:>6.3f}"
+            f"{k['bm25_chunks']:>6.3f} {e['search_recall']:>10.3f}{e['bm25_chunks_recall']:>6.3f}"
         )
     print(
         "\nR@k: share of questions with every evidence turn in the top k results; part@10: "
         "share of evidence turns in them; tok@10: tokens of those results (median). reach: "
-        "share of evidence turns in active cold and wiki entries (all a spawn can load); "
+        "share of evidence turns in what a spawn can load (cold, wiki, the archive); "
         f"packed: evidence in the results taken in rank order within "
-        f"{data['overall']['packed']['tokens']:,} tokens."
+        f"{data['overall']['packed']['tokens']:,} tokens; equal R@10: search's top 10 beside "
+        "BM25 chunks packed into the same tokens, question by question."
     )
     sec = data["seconds"]
     print(
@@ -521,7 +560,10 @@ def print_text(data: dict[str, Any]) -> None:
     print("\npublished, on all 10 conversations, without a language model:")
     for item in data["published"]:
         figures = ", ".join(f"{k} {v:.3f}" for k, v in item["figures"].items())
-        print(f"  {item['system']}: {item['measure']} {figures} ({item['source']})")
+        print(
+            f"  {item['system']}: {item['measure']} {figures}; unit: {item['unit']}; "
+            f"tokens: {item['tokens']} ({item['source']})"
+        )
 
 
 def chart(data: dict[str, Any], path: Path) -> bool:
@@ -550,7 +592,7 @@ def chart(data: dict[str, Any], path: Path) -> bool:
     packed = data["overall"]["packed"]["tokens"]
     series = [
         ("tiermem spawn --auto", lambda f: f["spawn"]["coverage"]),
-        ("reachable by spawn (cold + wiki)", lambda f: f["spawn"]["reachable"]),
+        ("reachable by spawn", lambda f: f["spawn"]["reachable"]),
         (f"tiermem search within {packed:,} tokens", lambda f: f["packed"]["search"]),
         (f"BM25 chunks within {packed:,} tokens", lambda f: f["packed"]["bm25_chunks"]),
     ]
