@@ -165,9 +165,7 @@ def _key(doc: Doc) -> tuple[object, ...]:
 
 def _held(db: sqlite3.Connection, rel: str) -> list[tuple[object, ...]]:
     """What the index holds for a file, row by row."""
-    rows = db.execute(
-        f"SELECT {', '.join(schema.DOC_FIELDS)} FROM docs WHERE path=? ORDER BY ord", (rel,)
-    )
+    rows = db.execute(f"SELECT {schema.DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,))
     return [_key(Doc(*row)) for row in rows]
 
 
@@ -196,16 +194,16 @@ def _derived(path: Path, rel: str, tier: str) -> list[Doc]:
 
 def _terms_differ(db: sqlite3.Connection) -> int:
     """How many rows' search terms (FTS5) are not those of the row, or belong to no row."""
-    rows = db.execute("SELECT rowid, title, text, agent, tier FROM docs ORDER BY rowid")
-    terms = db.execute("SELECT rowid, title, text, owner FROM docs_fts ORDER BY rowid")
-    wanted = ((r[0], (r[1], r[2], schema.owner_terms(r[3], r[4]))) for r in rows)
-    held = ((t[0], (t[1], t[2], t[3])) for t in terms)
+    rows = db.execute(f"SELECT rowid, {schema.DOC_COLUMNS} FROM docs ORDER BY rowid")
+    terms = db.execute(f"SELECT rowid, {schema.TERM_COLUMNS} FROM docs_fts ORDER BY rowid")
+    wanted = ((r[0], schema.terms(Doc(*r[1:]))) for r in rows)
+    held = ((t[0], tuple(t[1:])) for t in terms)
     return _unpaired(wanted, held)
 
 
 def _unpaired(
-    wanted: Iterator[tuple[int, tuple[str, str, str]]],
-    held: Iterator[tuple[int, tuple[str, str, str]]],
+    wanted: Iterator[tuple[int, tuple[str, ...]]],
+    held: Iterator[tuple[int, tuple[str, ...]]],
 ) -> int:
     """How many of two rowid-ordered streams are missing from the other or differ."""
     count = 0

@@ -35,26 +35,27 @@ from ..record import field, record, replace
 from ..storage import clone, files, safepath, store
 from ..storage.digest import same as same_digest
 from ..storage.layout import Layout
-from . import parsing, passages
+from . import parsing, passages, schema
 from .protocol import Doc, Hit, Scope, SyncReport
 from .schema import (
-    DOC_FIELDS,
+    BM25,
+    DOC_COLUMNS,
     DOC_INDEXES,
     SQLITE_TIMEOUT_SECONDS,
     TABLES,
     USERS_LOCK,
     WIKI_TERM,
+    WORDS,
     cut_passages,
     logs_beside,
     objects,
     owner_term,
-    owners,
     parsed_docs,
 )
 from .schema import sha as _sha
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "16"
+SCHEMA_VERSION = "17"
 _GONE = object()  # a file that vanished between the listing and the read
 _RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
 UNTRUSTED = "not sealed by this clone"  # built elsewhere, or changed since: built again
@@ -63,12 +64,6 @@ _BUSY = (
     "read brings it up to date)"
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
-
-
-_DOC_COLUMNS = ", ".join(DOC_FIELDS)
-# Titles weigh four times the body: a word in the heading says what the entry is about.
-# The owner column only narrows a search to agents; it adds nothing to a score.
-_BM25 = "bm25(docs_fts, 4.0, 1.0, 0.0)"
 
 
 # A spawn's query ranks the documents that hold its rarest words, as many words as hold about
@@ -130,8 +125,11 @@ class _Batch:
 
 def wanted(counter: TokenCounter) -> str:
     """The schema an index must have to be read: this version's, with this counter's counts
-    (another counter, a test's fake, gets an index of its own counts)."""
-    return f"{SCHEMA_VERSION}.{passages.CUT_VERSION}/{type(counter).__name__}"
+    (another counter, a test's fake, gets an index of its own counts). A change to the
+    tables' shape (a field of `Doc`, a searched column) is a schema of its own by itself, and
+    so is a change to how entries are cut into passages."""
+    shape = _sha(schema.SCHEMA)[:12]
+    return f"{SCHEMA_VERSION}.{shape}.{passages.CUT_VERSION}/{type(counter).__name__}"
 
 
 # Words too common to rank by: matching them only makes the query slower.
@@ -174,7 +172,7 @@ def _match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
     status are left to `_scope`: their terms would be in most rows, and BM25 reads the whole
     row list of every term in the query to weigh it.
     """
-    match = f"{{title text}}: ({words})"
+    match = f"{WORDS}: ({words})"
     if agents:
         owners = [owner_term(a) for a in agents] + ([WIKI_TERM] if whole_wiki else [])
         match += f" AND owner: ({' OR '.join(owners)})"
@@ -327,14 +325,14 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-    """The search terms (title, text, owner) FTS5 holds for these rows."""
-    found: dict[int, tuple[str, str, str]] = {}
+def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The search terms FTS5 holds for these rows, column by column."""
+    found: dict[int, tuple[str, ...]] = {}
     for start in range(0, len(rowids), 500):
         part = list(rowids[start : start + 500])
         marks = ",".join("?" * len(part))
-        query = f"SELECT rowid, title, text, owner FROM docs_fts WHERE rowid IN ({marks})"
-        found.update((r[0], (r[1], r[2], r[3])) for r in db.execute(query, part))
+        query = f"SELECT rowid, {schema.TERM_COLUMNS} FROM docs_fts WHERE rowid IN ({marks})"
+        found.update((r[0], tuple(r[1:])) for r in db.execute(query, part))
     return found
 
 
@@ -994,44 +992,14 @@ class FtsIndex:
         """The documents of files (with their text hashes and what is derived of them), as
         rows and search terms, numbered after the last row."""
         (first,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM docs").fetchone()
-        placed = [(p.rel, order, d) for p in written for order, d in enumerate(p.docs)]
-        rows = [
-            (
-                first + n,
-                doc.id,
-                rel,
-                doc.tier,
-                doc.agent,
-                doc.cls,
-                doc.status,
-                doc.title,
-                doc.text,
-                doc.created,
-                doc.used,
-                doc.session,
-                doc.trust,
-                doc.tags,
-                sha,
-                tokens,
-                order,
-                doc.parent,
-                doc.sources,
-                cut,
-            )
-            for n, ((rel, order, doc), sha, (tokens, cut)) in enumerate(
-                zip(placed, shas, derived, strict=True)
-            )
-        ]
-        self.db.executemany(
-            "INSERT INTO docs(rowid, id, path, tier, agent, cls, status, title, text, created,"
-            " used, session, trust, tags, sha, tokens, ord, parent, sources, passages)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
-        )
+        placed = [(order, d) for p in written for order, d in enumerate(p.docs)]
+        made = zip(placed, shas, derived, strict=True)
+        rows = [schema.row(first + n, sha, o, doc, d) for n, ((o, doc), sha, d) in enumerate(made)]
+        self.db.executemany(schema.INSERT_DOC, rows)
         self._writes += len(placed)
         self.db.executemany(
-            "INSERT INTO docs_fts(rowid, title, text, owner) VALUES(?, ?, ?, ?)",
-            [(first + n, d.title, d.text, owners(d)) for n, (_, _, d) in enumerate(placed)],
+            schema.INSERT_TERMS,
+            [(first + n, *schema.terms(d)) for n, (_, d) in enumerate(placed)],
         )
 
     def _forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
@@ -1113,13 +1081,13 @@ class FtsIndex:
         """Whether a file's rows (and their search terms) are still what was indexed from
         it: checked where its stamp moved but its content did not, without parsing it."""
         rows = self.db.execute(
-            f"SELECT rowid, {_DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
+            f"SELECT rowid, {DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
         ).fetchall()
         docs = [Doc(*row[1:]) for row in rows]
         if not same_digest(digest or "", parsing.rows_digest(docs)):
             return False
         if _terms_of(self.db, [row[0] for row in rows]) != {
-            row[0]: (d.title, d.text, owners(d)) for row, d in zip(rows, docs, strict=True)
+            row[0]: schema.terms(d) for row, d in zip(rows, docs, strict=True)
         }:
             return False
         # Passages are not in the digest (a read may derive them later): made again.
@@ -1394,7 +1362,7 @@ class FtsIndex:
             return [[] for _ in scopes]
         match = _match(self._rarest(words), [])
         scored = self.db.execute(
-            f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?"
+            f"SELECT rowid, {BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?"
             " ORDER BY score, rowid",
             [match],
         ).fetchall()
@@ -1552,7 +1520,7 @@ class FtsIndex:
         to one more than RARE_ROWS: beyond, a word is too common to choose documents by."""
         row = self.db.execute(
             "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)",
-            [f"{{title text}}: {term}", RARE_ROWS + 1],
+            [f"{WORDS}: {term}", RARE_ROWS + 1],
         ).fetchone()
         return int(row[0])
 
@@ -1562,7 +1530,7 @@ class FtsIndex:
         scores = {rowid: score for ranking in rankings for rowid, score in ranking}
         marks = ",".join("?" * len(scores))
         rows = self.db.execute(
-            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
+            f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE rowid IN ({marks})", list(scores)
         ).fetchall()
         sound = self._sound(rows)
         docs = {row[0]: doc for row, doc in zip(rows, sound, strict=True) if doc is not None}
@@ -1584,7 +1552,7 @@ class FtsIndex:
         documents first would sort every match with its text. A cut through a tie asks again
         for every match as good as the tie, and breaks it by date (see `_tie_broken`).
         """
-        ranked = f"SELECT rowid, {_BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
+        ranked = f"SELECT rowid, {BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?{scope}"
         rows: list[tuple[int, float]] = self.db.execute(
             f"{ranked} ORDER BY score LIMIT ?", [match, *scope_args, limit + 1]
         ).fetchall()
@@ -1601,7 +1569,7 @@ class FtsIndex:
         self, tier: str | None = None, agent: str | None = None, cls: str | None = None
     ) -> list[Doc]:
         """All indexed documents, optionally of one tier, agent or class."""
-        sql = f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE 1=1"
+        sql = f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
         if tier:
             sql += " AND tier=?"
@@ -1629,7 +1597,7 @@ class FtsIndex:
         where = "".join(f" AND {c}" for c in conditions)
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
-            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where}"
+            f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE id IN ({marks}){where}"
             " ORDER BY path, ord",
             [*ids, *args],
         )
@@ -1647,7 +1615,7 @@ class FtsIndex:
         conditions = [c if c.startswith(keep) else f"+{c}" for c in conditions]
         where = " AND ".join(conditions) or "1"
         sql = (
-            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE {where}"
+            f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE {where}"
             " ORDER BY created DESC, id LIMIT ?"
         )
         rows = self.db.execute(sql, [*args, limit]).fetchall()
@@ -1658,7 +1626,7 @@ class FtsIndex:
         """The parts of one long entry, or the chunks of one section of an archived text, in
         file order (wiki pages first, for a promotion caught halfway)."""
         sql = (
-            f"SELECT rowid, sha, {_DOC_COLUMNS} FROM docs WHERE parent=?"
+            f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE parent=?"
             " ORDER BY tier != 'wiki', tier, path, ord"
         )
         rows = self.db.execute(sql, (parent,)).fetchall()

@@ -16,7 +16,7 @@ from ..errors import ParseError, TiermemError
 from ..record import field, record
 from ..storage import files
 from .protocol import Doc
-from .schema import DOC_FIELDS, parsed_docs
+from .schema import STORED, parsed_docs
 from .schema import sha as _sha
 
 # A store of at least this many files is parsed, when built whole, by worker processes
@@ -154,9 +154,8 @@ def jobs(
     return [(str(folder), rel_dir, tier, names[n : n + step]) for n in range(0, len(names), step)]
 
 
-# What a file's rows hold of their own; token counts and passages are derived from the text.
-_DERIVED = ("tokens", "passages")
-_DIGESTED = operator.attrgetter(*(f for f in DOC_FIELDS if f not in _DERIVED))
+# What a file's rows hold of their own (token counts and passages are derived from the text).
+_DIGESTED = operator.attrgetter(*STORED)
 
 
 def rows_digest(docs: Sequence[Doc], hashed: Callable[[bytes | str], str] = _sha) -> str:

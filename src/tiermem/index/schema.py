@@ -7,6 +7,7 @@ holds. It may import `protocol`, `passages` and the store.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import sqlite3
 from pathlib import Path
@@ -30,17 +31,37 @@ USERS_LOCK = "index.sqlite.users.lock"
 SIDE_LOGS = ("-wal", "-journal")
 
 
-SCHEMA = """
+# A document's row holds every field of `protocol.Doc` (declared there, once) and, beside
+# them, what the index keeps of its own: the hash of its text as indexed, and its place in
+# its file. Fields derived from the text (`DERIVED`) stay NULL until a read makes them.
+DOC_FIELDS: tuple[str, ...] = tuple(Doc.__annotations__)
+DERIVED = ("tokens", "passages")
+STORED = tuple(f for f in DOC_FIELDS if f not in DERIVED)
+_KEPT = (("sha", "TEXT"), ("ord", "INTEGER"))
+_SQL_TYPES = {"str": "TEXT", "int": "INTEGER"}
+DOC_COLUMNS = ", ".join(DOC_FIELDS)
+
+# The columns FTS5 finds words in, with their weight in a ranking: a title weighs four times
+# the body (a word in the heading says what the entry is about); the owner column only
+# narrows a search to agents (see `owners`) and adds nothing to a score.
+SEARCHED = (("title", 4.0), ("text", 1.0), ("owner", 0.0))
+WORDS = f"{{{' '.join(name for name, weight in SEARCHED if weight)}}}"  # an FTS5 column filter
+BM25 = f"bm25(docs_fts, {', '.join(str(weight) for _, weight in SEARCHED)})"
+TERM_COLUMNS = ", ".join(name for name, _ in SEARCHED)
+
+
+def _columns() -> str:
+    fields = [(name, _SQL_TYPES[kind]) for name, kind in Doc.__annotations__.items()]
+    return ", ".join(f"{name} {kind}" for name, kind in (*fields, *_KEPT))
+
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, dir TEXT, size INTEGER, mtime_ns INTEGER, sha TEXT, rows TEXT);
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
-CREATE TABLE IF NOT EXISTS docs(
-    rowid INTEGER PRIMARY KEY, id TEXT, path TEXT, tier TEXT, agent TEXT, cls TEXT,
-    status TEXT, title TEXT, text TEXT, created TEXT, used TEXT, session TEXT,
-    trust TEXT, tags TEXT, sha TEXT, tokens INTEGER, ord INTEGER, parent TEXT, sources TEXT,
-    passages TEXT);
+CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, {_columns()});
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
@@ -50,8 +71,7 @@ CREATE INDEX IF NOT EXISTS docs_fresh ON docs(agent, status, created);
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);
 CREATE INDEX IF NOT EXISTS docs_parent ON docs(parent) WHERE parent != '';
 CREATE TABLE IF NOT EXISTS token_cache(sha TEXT PRIMARY KEY, n INTEGER);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    title, text, owner, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5({TERM_COLUMNS}, tokenize='porter unicode61');
 """
 
 
@@ -61,11 +81,26 @@ _LATE = "CREATE INDEX IF NOT EXISTS docs_"
 DOC_INDEXES = "\n".join(line for line in SCHEMA.splitlines() if line.startswith(_LATE))
 TABLES = "\n".join(line for line in SCHEMA.splitlines() if not line.startswith(_LATE))
 
-
-DOC_FIELDS = (
-    "id tier agent path title text cls status created used session trust tags tokens parent"
-    " sources passages".split()
+INSERT_DOC = (
+    f"INSERT INTO docs(rowid, sha, ord, {', '.join((*STORED, *DERIVED))})"
+    f" VALUES({', '.join('?' * (3 + len(DOC_FIELDS)))})"
 )
+INSERT_TERMS = (
+    f"INSERT INTO docs_fts(rowid, {TERM_COLUMNS}) VALUES({', '.join('?' * (1 + len(SEARCHED)))})"
+)
+stored = operator.attrgetter(*STORED)  # a document's fields that are not derived
+
+
+def row(
+    rowid: int, sha: str, order: int, doc: Doc, derived: tuple[object, ...]
+) -> tuple[object, ...]:
+    """A document's row as `INSERT_DOC` writes it, with what is derived of its text."""
+    return (rowid, sha, order, *stored(doc), *derived)
+
+
+def terms(doc: Doc) -> tuple[str, ...]:
+    """What FTS5 holds of a document, column by column (`SEARCHED`)."""
+    return tuple(owners(doc) if name == "owner" else getattr(doc, name) for name, _ in SEARCHED)
 
 
 def cut_passages(text: str) -> str:
