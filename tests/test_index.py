@@ -16,7 +16,7 @@ import races
 from reliability import child_env, cli
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
-from tiermem.index import fts
+from tiermem.index import fts, rows, schema, sync
 from tiermem.index.tokens import O200K
 from tiermem.memory import Memory
 from tiermem.storage import files
@@ -155,7 +155,7 @@ def test_a_lock_held_too_long_fails_in_one_line(
     )
     blocker = sqlite3.connect(root / ".squad" / "memory" / "index.sqlite", timeout=1)
     blocker.execute("BEGIN EXCLUSIVE")
-    monkeypatch.setattr(fts, "SQLITE_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(schema, "SQLITE_TIMEOUT_SECONDS", 0.5)
     try:
         code, _, err = cli(["--root", str(root), "search", "reader"])
     finally:
@@ -189,7 +189,7 @@ def test_a_read_while_another_process_holds_the_index_reads_it_as_it_stood(
     finally:
         os.close(holder)
     assert hits and not any("mark-after" in h.text for h in hits)  # the index as it stood
-    assert notes == [fts._BUSY]
+    assert notes == [sync.BUSY]
     assert any("mark-after" in h.text for h in mem.search("mark-after"))  # then brought up to date
 
 
@@ -244,7 +244,7 @@ def test_a_bulk_sync_leaves_token_counts_and_passages_to_the_reads_that_return_t
     read = mem.context.index.by_ids(blank[:5])
     assert len(read) == 5
     for doc in read:  # what a read returns is derived, as a small sync derives it
-        assert doc.passages == fts.cut_passages(doc.text)
+        assert doc.passages == schema.cut_passages(doc.text)
         assert doc.tokens == O200K.count_many([doc.text])[0]
     kept = db.execute(
         "SELECT id FROM docs WHERE tokens IS NOT NULL AND passages IS NOT NULL AND id IN"
@@ -265,7 +265,7 @@ def test_figures_over_a_bulk_index_count_every_document(
     (blank,) = _index(bulk).db.execute("SELECT COUNT(*) FROM docs WHERE tokens IS NULL").fetchone()
     assert blank == 0  # the counts made for the figures are kept
     bulk.close()
-    monkeypatch.setattr(fts, "_EAGER_CHARS", 10**9)  # every count made when indexed
+    monkeypatch.setattr(rows, "EAGER_CHARS", 10**9)  # every count made when indexed
     eager = _bulk_store(tmp_path / "eager")
     assert bulk.context.index.totals() == totals == eager.context.index.totals()
     assert eager.context.index.entry_totals() == entries
@@ -284,7 +284,7 @@ def test_passages_of_a_file_whose_stamp_moved_are_derived_again(tmp_path: Path) 
     os.utime(mem.context.layout.root / rel)  # the same content, a new stamp
     mem.sync()
     [again] = [d for d in mem.context.index.docs() if d.id == doc.doc.id]
-    assert again.passages == fts.cut_passages(again.text) == doc.doc.passages
+    assert again.passages == schema.cut_passages(again.text) == doc.doc.passages
     mem.close()
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import races
 from reliability import cli
-from tiermem.index import fts, parsing
+from tiermem.index import parsing, rows, sync
 from tiermem.index.protocol import SyncReport
 from tiermem.memory import Memory
 from tiermem.storage import files
@@ -77,7 +77,7 @@ def _probe_while_parsing_and_writing(
     seen: dict[str, set[str]] = {"parse": set(), "write": set()}
     for owner, name, when in (
         (parsing, "parsed_docs", "parse"),
-        (fts.FtsIndex, "_insert", "write"),
+        (rows.Rows, "_insert", "write"),
     ):
         _before(monkeypatch, owner, name, lambda *_, w=when: seen[w].add(_probe(layout)))
     return seen
@@ -118,10 +118,10 @@ def _changed_after_the_parse(monkeypatch: pytest.MonkeyPatch, change: Any) -> di
     reads of files made after it, under the lock."""
     counts = _counted_parses(monkeypatch)
     counts["read under the lock"] = 0
-    ahead = fts.FtsIndex._read_ahead
+    ahead = sync.Sync._read_ahead
 
-    def then_change(index: fts.FtsIndex, everything: bool) -> None:
-        ahead(index, everything)
+    def then_change(syncing: sync.Sync, everything: bool) -> None:
+        ahead(syncing, everything)
         change()
         _before(
             monkeypatch,
@@ -130,7 +130,7 @@ def _changed_after_the_parse(monkeypatch: pytest.MonkeyPatch, change: Any) -> di
             lambda *_: counts.update({"read under the lock": counts["read under the lock"] + 1}),
         )
 
-    monkeypatch.setattr(fts.FtsIndex, "_read_ahead", then_change)
+    monkeypatch.setattr(sync.Sync, "_read_ahead", then_change)
     return counts
 
 
@@ -157,7 +157,7 @@ def test_a_file_rewritten_in_place_with_its_old_size_and_mtime_is_read_again(
     """Files older than the clock's tick are taken as parsed when their stat is the same
     (none read again under the lock); a write in place that keeps the size and restores the
     mtime still moves the change time, and that file is read again."""
-    monkeypatch.setattr(fts, "_RACY_NS", 0)  # the clone's files count as long written
+    monkeypatch.setattr(sync, "_RACY_NS", 0)  # the clone's files count as long written
     root, mem = clone
     mem.sync()  # every file's stamp recorded (none within the tick now)
     mem.hot_add("agent4", "note", "One more note")
@@ -187,18 +187,18 @@ def test_syncs_take_turns_so_that_two_never_parse_the_same_changes(
     other = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # another holder of locks
     second = other.submit(Memory, root, now=races.T0).result()
     parses = _counted_parses(monkeypatch)
-    ahead = fts.FtsIndex._read_ahead
+    ahead = sync.Sync._read_ahead
     meanwhile: list[SyncReport] = []
 
-    def asked_meanwhile(index: fts.FtsIndex, everything: bool) -> None:
-        ahead(index, everything)
+    def asked_meanwhile(syncing: sync.Sync, everything: bool) -> None:
+        ahead(syncing, everything)
         if not meanwhile:  # the second asks while the first holds its turn
             meanwhile.append(other.submit(second.context.index.sync).result())
 
     monkeypatch.setattr(files, "LOCK_TIMEOUT_SECONDS", 0.2)
-    monkeypatch.setattr(fts.FtsIndex, "_read_ahead", asked_meanwhile)
+    monkeypatch.setattr(sync.Sync, "_read_ahead", asked_meanwhile)
     first.sync()
-    assert [r.stale for r in meanwhile] == [fts._BUSY]  # it waited, parsing nothing
+    assert [r.stale for r in meanwhile] == [sync.BUSY]  # it waited, parsing nothing
     assert parses["parsed"] == 7
     assert not other.submit(second.context.index.sync).result().changed  # found done
     assert parses["parsed"] == 7

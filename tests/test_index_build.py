@@ -14,7 +14,7 @@ import races
 from test_index_ahead import _before, _probe
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
-from tiermem.index import fts, parsing
+from tiermem.index import database, parsing, sync
 from tiermem.memory import Memory
 
 
@@ -82,8 +82,8 @@ def test_a_fresh_clone_is_built_in_a_file_of_its_own_with_the_index_lock_free(
     seen: list[tuple[str, bool]] = []
     _before(
         monkeypatch,
-        fts.FtsIndex,
-        "_sync_into",
+        sync.Sync,
+        "fill",
         lambda *_: seen.append((_probe(mem.layout), index.exists())),
     )
     report = mem.context.index.sync()
@@ -119,7 +119,7 @@ def test_reindex_of_a_fresh_clone_reads_each_file_once(
 def test_a_build_killed_midway_leaves_nothing_the_next_build_keeps(tmp_path: Path) -> None:
     root = races.fresh_clone(tmp_path / "clone")
     memory = root / ".squad" / "memory"
-    left = memory / f"{fts._BUILDING}4242-0123456789ab"
+    left = memory / f"{database.BUILDING}4242-0123456789ab"
     left.write_bytes(b"half an index" * 1000)  # a build killed midway
     mem = Memory(root, now=races.T0)
     mem.sync()

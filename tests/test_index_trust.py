@@ -22,7 +22,7 @@ import pytest
 from mcp import Client
 
 from reliability import cli
-from tiermem.index import fts
+from tiermem.index import parsing
 from tiermem.memory import Memory
 from tiermem.server.mcp_server import build_server
 from tiermem.storage.layout import Layout
@@ -150,8 +150,7 @@ def poisoned_copy(attacker: Path, variant: str) -> Path:
 def forge_fingerprint(victim: Path) -> None:
     """Give the planted index the fingerprint of the victim's own files, as if its author
     knew their sizes and times: only the seal is left to tell it apart."""
-    index = fts.FtsIndex(Layout(victim), Memory(victim).context.tokens)
-    fingerprint = index._fingerprint()
+    fingerprint = parsing.fingerprint(Layout(victim))
     db = sqlite3.connect(index_of(victim), isolation_level=None)
     try:
         db.execute("UPDATE meta SET value=? WHERE key='fingerprint'", (fingerprint,))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import archive_note_and_summary
-from tiermem.index import fts
-from tiermem.index.fts import fts_query
+from tiermem.index import queries
+from tiermem.index.matching import fts_query
 from tiermem.index.protocol import Scope
 from tiermem.memory import Memory
 from tiermem.storage import archive
@@ -367,7 +367,7 @@ def test_a_spawn_query_ranks_the_documents_holding_its_rarest_words(
 ) -> None:
     # "parser" is in every entry: with room for three documents, the spawn's query ranks
     # those holding its rarer words, by those words; search ranks all of them by every word.
-    monkeypatch.setattr(fts, "RARE_ROWS", 3)
+    monkeypatch.setattr(queries, "RARE_ROWS", 3)
     notes = [entry(f"c-{n:010x}", f"Parser note {n}", f"Parser tidy {n}.", "ada") for n in range(9)]
     put(mem, "cold", "ada", *notes, entry("c-00000000ff", "Retry cap", "Parser retry cap jitter."))
     mem.sync()
@@ -383,7 +383,7 @@ def test_a_spawn_query_ranks_the_documents_holding_its_rarest_words(
 def test_the_rarest_words_are_counted_again_when_another_process_writes(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fts, "RARE_ROWS", 3)
+    monkeypatch.setattr(queries, "RARE_ROWS", 3)
     put(mem, "cold", "ada", *(entry(f"c-a{n:09x}", f"Alpha {n}", "Alpha.") for n in range(2)))
     put(mem, "cold", "bo", *(entry(f"c-b{n:09x}", f"Beta {n}", "Beta.") for n in range(3)))
     mem.sync()
@@ -422,7 +422,7 @@ def test_a_cut_through_tied_rare_matches_still_ranks_only_them(
 ) -> None:
     # Three equal "alpha" entries tie at the cut of two: the tie is broken by date, among the
     # documents the rare word chose, though "beta beta beta" outscores them all.
-    monkeypatch.setattr(fts, "RARE_ROWS", 3)
+    monkeypatch.setattr(queries, "RARE_ROWS", 3)
 
     def dated(entry_id: str, title: str, body: str, day: int) -> Entry:
         return replace(entry(entry_id, title, body), created=f"2026-02-{day:02d}T09:00:00Z")

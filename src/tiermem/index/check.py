@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import ParseError
-from ..storage import clone, files, safepath
+from ..storage import clone, files, safepath, store
 from ..storage.layout import Layout
-from . import schema
-from .protocol import Doc
+from . import parsing, schema
+from .database import Database
+from .protocol import Doc, SyncReport
 
 LEFT_LOGS = (
     "a write-ahead log or journal lies beside it while no process has it open (left by a "
@@ -217,3 +218,124 @@ def _unpaired(
             count += a[1] != b[1]
             a, b = next(wanted, None), next(held, None)
     return count
+
+
+# --- the index against the files -------------------------------------------------------
+
+
+def drift(database: Database) -> list[str]:
+    """Differences between the index and the files, without changing the index: an
+    index that may not be read is named (and looked at read-only, never built again);
+    one that may is compared row by row with what every file holds."""
+    layout = database.layout
+    untrusted = inspect(layout, database.wanted)
+    if untrusted:
+        return [
+            *(f"untrusted index: {p}" for p in untrusted),
+            *read_only(layout, lambda db: differences(db, layout)),
+            *_tracked(layout),
+        ]
+    if not database.is_open:  # an index not built yet is made empty: every file differs
+        database.opened_now(whole=False)
+    # One state of the index, read without its lock: other processes write and sync on
+    # meanwhile (a whole store is read and parsed here, too long to keep them waiting).
+    db = database.db
+    db.execute("BEGIN")
+    try:
+        report, unreadable = _behind(db, layout)
+        behind = {*report.changed, *report.removed, *unreadable}
+        rows = differences(db, layout, skip=behind)
+    finally:
+        db.execute("COMMIT")
+    found = [f"changed: {p}" for p in report.changed]
+    found += [f"removed: {p}" for p in report.removed]
+    found += [f"unreadable: {e}" for e in report.errors]
+    found += rows
+    found += [f"merge conflict: {c}" for c in sorted(set(report.conflicts) | _conflicts(layout))]
+    return found + _tracked(layout)
+
+
+def _behind(db: sqlite3.Connection, layout: Layout) -> tuple[SyncReport, set[str]]:
+    """What a sync would read again, found without writing: files whose content is not
+    the one indexed (or never indexed), indexed files gone; and the files that cannot be
+    read or parsed (a sync leaves them out)."""
+    report, unreadable = SyncReport(), set[str]()
+    indexed = {r[0]: r[1:] for r in db.execute("SELECT path, size, mtime_ns, sha FROM files")}
+    seen: set[str] = set()
+    for folder, tier in parsing.folders(layout, report):
+        rel_dir = layout.relative(folder)
+        try:
+            items = files.listing(folder)
+        except ParseError as exc:
+            report.errors.append(exc)
+            continue
+        with files.Folder(folder) as reader:
+            for name in parsing.readable(items, report):
+                rel = f"{rel_dir}/{name}"
+                state = _as_indexed(reader, name, rel, tier, indexed.get(rel), report)
+                if state != "gone":
+                    seen.add(rel)
+                if state == "unreadable":
+                    unreadable.add(rel)
+    report.removed = sorted(set(indexed) - seen)
+    return report, unreadable
+
+
+def _as_indexed(
+    reader: files.Folder,
+    name: str,
+    rel: str,
+    tier: str,
+    row: tuple[int, int, str] | None,
+    report: SyncReport,
+) -> str:
+    """How a file stands against its row (size, mtime, hash) in `files`: "gone" since
+    the listing, "unreadable" (said in `report.errors`), or "" (its content not the one
+    indexed is said in `report.changed`). As a sync, a file whose stamp did not move is
+    not read here; its rows are compared with it all the same (`index_check`)."""
+    try:
+        got = parsing.moved(reader, name, row)
+    except ParseError as exc:
+        report.errors.append(exc)
+        return "unreadable"
+    if not isinstance(got, tuple):
+        return "" if got is None else "gone"
+    if row is not None and schema.sha(got[0]) == row[2]:
+        return ""
+    try:
+        schema.parsed_docs(reader.path / name, rel, tier, got[0])
+    except ParseError as exc:
+        report.errors.append(exc)
+        return "unreadable"
+    report.changed.append(rel)
+    return ""
+
+
+def _conflicts(layout: Layout) -> set[str]:
+    """Entries that exist in two versions in a tier file (after a merge), until rewritten."""
+    found: set[str] = set()
+    for folder, tier in parsing.folders(layout, SyncReport()):
+        if tier == "archive":
+            continue
+        try:
+            paths = files.memory_files(folder)
+        except ParseError:
+            continue
+        for path in paths:
+            try:
+                loaded = store.load(layout, tier, path)
+            except ParseError:
+                continue
+            rel = layout.relative(path)
+            for c in loaded.conflicts if loaded else []:
+                found.add(f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}")
+    return found
+
+
+def _tracked(layout: Layout) -> list[str]:
+    """The index and the rest of this clone's own files, where git tracks them: a committed
+    index is how a poisoned one reaches a clone."""
+    from ..storage import bootstrap
+
+    tracked = bootstrap.tracked_locals(layout)
+    return [f"git: {rel} {bootstrap.tracked_local(rel)}" for rel in tracked]

@@ -1,6 +1,6 @@
-"""What a sync reads of a tier file before it takes the index lock: the file parsed, with
-the stat that tells the same file later, in this process or, for a whole store, in worker
-processes that parse ahead of the writer."""
+"""What a sync reads of the store: its folders and their memory files, and what a file
+holds, parsed before the index lock is taken, with the stat that tells the same file later,
+in this process or, for a whole store, in worker processes that parse ahead of the writer."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import collections
 import contextlib
 import operator
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseError, TiermemError
+from ..errors import ParseError, TiermemError, UnsafePathError
 from ..record import field, record
-from ..storage import files
-from .protocol import Doc
+from ..storage import files, safepath
+from ..storage.layout import Layout
+from .protocol import Doc, SyncReport
 from .schema import STORED, parsed_docs
 from .schema import sha as _sha
 
@@ -161,3 +162,173 @@ _DIGESTED = operator.attrgetter(*STORED)
 def rows_digest(docs: Sequence[Doc], hashed: Callable[[bytes | str], str] = _sha) -> str:
     """What the rows of one file hold (all but what is derived from their text)."""
     return hashed(repr([_DIGESTED(d) for d in docs]))
+
+
+# --- the folders a sync reads --------------------------------------------------------------
+
+GONE = object()  # a file that vanished between the listing and the read
+# A sync reads and parses what changed before it takes the index lock, up to this many bytes
+# of files (about 2.5 times as much memory): the rest is read under the lock.
+AHEAD_BYTES = 32_000_000
+
+
+def folders(layout: Layout, report: SyncReport) -> list[tuple[Path, str]]:
+    """(folder, tier) of every tier folder and every agent's archive folder; a link in
+    place of an agent's archive folder is skipped, and said."""
+    found = [(layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
+    try:
+        items = files.listing(layout.tier_dir("archive"))
+    except ParseError as exc:
+        report.errors.append(exc)
+        return found
+    for item in items:
+        if item.kind == "folder":
+            found.append((item.path, "archive"))
+        elif item.kind == "link":
+            report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+    return found
+
+
+def folder_mtime(folder: Path) -> int:
+    """A folder's mtime (0 when it vanished), links not followed."""
+    try:
+        return os.lstat(folder).st_mtime_ns
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+def readable(items: list[files.Item], report: SyncReport) -> Iterator[str]:
+    """The names of a folder's memory files; a link or a folder in place of one is said."""
+    for item in items:
+        if not item.name.endswith(".md") or item.name.startswith(files.TEMP_PREFIX):
+            continue
+        if item.kind == "link":
+            report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+        elif item.kind != "file":
+            what = "Is a directory" if item.kind == "folder" else "not a regular file"
+            report.errors.append(ParseError(item.path, 1, f"cannot be read ({what})"))
+        else:
+            yield item.name
+
+
+def moved(
+    reader: files.Folder,
+    name: str,
+    row: Sequence[Any] | None,
+    prior: Parsed | None = None,
+    settled_ns: int = 0,
+) -> tuple[bytes, os.stat_result] | Parsed | object | None:
+    """A file's bytes and stat when its size or mtime moved from its row in `files` (or it
+    has none): None when they did not, `GONE` when it vanished since the listing, `prior`
+    (what was parsed of it before) when it is provably the same file still. A file that
+    cannot be read raises ParseError."""
+    try:
+        if row is not None or prior is not None:
+            st = reader.lstat(name)
+            if row is not None and (row[0], row[1]) == (st.st_size, st.st_mtime_ns):
+                return None
+            if prior is not None and prior.holds(st, settled_ns):
+                return prior
+        got = reader.read(name)
+    except (FileNotFoundError, NotADirectoryError):
+        return GONE
+    return GONE if got is None else got
+
+
+def ahead(
+    layout: Layout, known: dict[str, tuple[int, int, str]], dirs: dict[str, int]
+) -> dict[str, Parsed]:
+    """The files a sync is about to write, read and parsed before the index lock is taken:
+    those whose content is not the one indexed (`known`: size, mtime and hash by path; every
+    file, when it is empty), up to `AHEAD_BYTES` (the rest is read under the lock). What
+    cannot be read here is left to the sync under the lock, which says it."""
+    parsed: dict[str, Parsed] = {}
+    size = 0
+    for folder, tier in folders(layout, SyncReport()):
+        rel_dir = layout.relative(folder)
+        if tier == "archive" and rel_dir in dirs and dirs[rel_dir] == folder_mtime(folder):
+            continue  # create-only: the same records
+        with contextlib.suppress(TiermemError):
+            size = _ahead_in(folder, rel_dir, tier, known, size, parsed)
+        if size > AHEAD_BYTES:
+            break
+    return parsed
+
+
+def _ahead_in(
+    folder: Path,
+    rel_dir: str,
+    tier: str,
+    known: dict[str, tuple[int, int, str]],
+    size: int,
+    parsed: dict[str, Parsed],
+) -> int:
+    """Parse ahead the changed files of one folder; the bytes read so far, after them."""
+    items = files.listing(folder)
+    with files.Folder(folder) as reader:
+        for name in readable(items, SyncReport()):
+            rel = f"{rel_dir}/{name}"
+            row = known.get(rel)
+            try:
+                got = moved(reader, name, row)
+            except ParseError:
+                continue
+            if not isinstance(got, tuple):
+                continue
+            sha = _sha(got[0])
+            if row is None or row[2] != sha:
+                parsed[rel] = parse_file(reader.path / name, rel, tier, got, sha)
+                size += len(got[0])
+                if size > AHEAD_BYTES:
+                    break
+    return size
+
+
+def workers(layout: Layout) -> Parsing | None:
+    """Worker processes to parse a whole store's files, when they are many and this system
+    forks (else the sync parses them itself)."""
+    import multiprocessing
+
+    if WORKERS < 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    found = []
+    for folder, tier in folders(layout, SyncReport()):
+        with contextlib.suppress(TiermemError):
+            names = list(readable(files.listing(folder), SyncReport()))
+            found += jobs(layout.relative(folder), folder, tier, names)
+    if sum(len(job[3]) for job in found) < PARALLEL_FILES:
+        return None
+    return Parsing(found)
+
+
+def _tier_file(name: str, kind: str) -> bool:
+    """Whether a fingerprint stamps a tier folder's entry: its markdown files (a link in
+    place of one too, by the link's own stamp: a link to nothing must not fail every read)."""
+    return name.endswith(".md") and not name.startswith(files.TEMP_PREFIX)
+
+
+def _record_folder(name: str, kind: str) -> bool:
+    """Whether a fingerprint stamps an archive entry: an agent's folder of records (or a
+    link in its place)."""
+    return kind in ("folder", "link")
+
+
+def fingerprint(layout: Layout) -> str:
+    """Every tier file's size and mtime, and every archive folder's mtime, as one digest.
+
+    Every read runs it, so it stamps what `os.scandir` lists (names and types come with
+    the listing) relative to the open folder, instead of building and testing paths.
+    """
+    parts: list[str] = []
+    for tier in ("hot", "cold", "wiki", "archive"):
+        wanted = _record_folder if tier == "archive" else _tier_file
+        try:
+            found = files.stamps(layout.tier_dir(tier), wanted)
+        except ParseError:
+            parts.append(f"{tier}/: unreadable")
+            continue
+        if tier == "archive":
+            parts.extend(f"{name}/:{stamp}" for name, stamp in found)
+        else:
+            parts.extend(f"{tier}/{name}:{stamp}" for name, stamp in found)
+    return _sha("\n".join(sorted(parts)))

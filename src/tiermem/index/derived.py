@@ -1,0 +1,158 @@
+"""What the index derives from a document's text: its token count and its passages.
+
+A sync that takes in much text at once (a fresh clone's first read, an import) writes its
+documents without them (see `rows.EAGER_CHARS`); the first read that returns such a document
+derives them and keeps them after its snapshot, so a fresh clone's first search pays for the
+documents it shows, not for the whole store. Token counts are also kept by the hash of the
+text they count (`token_cache`), for texts that are no document's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ..record import replace
+from . import schema
+from .database import Database
+from .protocol import Doc
+from .schema import cut_passages
+from .schema import sha as _sha
+from .tokens import TokenCounter
+
+_KEEP_WAIT_MS = 50  # how long a read waits for the index to keep what it derived
+_COUNT_ROWS = 2000  # documents counted at once for a figure over the whole store
+
+
+class Derived:
+    """Documents completed from their rows, what was derived for them kept, and token counts
+    cached by the hash of their text."""
+
+    def __init__(self, database: Database, counter: TokenCounter) -> None:
+        self.database = database
+        self.counter = counter
+        self.suspect: set[str] = set()  # files whose rows were found damaged: read again
+        # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
+        # passages), either left None when not derived; kept after the read.
+        self._made: dict[int, tuple[str, int | None, str | None]] = {}
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.database.db
+
+    def docs(self, rows: Sequence[Sequence[Any]]) -> list[Doc]:
+        """The sound documents of rows (rowid, sha, *fields), completed (see `sound`)."""
+        return [d for d in self.sound(rows) if d is not None]
+
+    def sound(self, rows: Sequence[Sequence[Any]]) -> list[Doc | None]:
+        """The documents of rows (rowid, sha, *fields) whose text still hashes to what was
+        indexed from its file, with what is derived from their text; None for a damaged one,
+        whose file the next sync reads again."""
+        found: list[Doc | None] = []
+        for _, sha, *fields in rows:
+            doc = Doc(*fields)
+            if _sha(doc.text) == sha:
+                found.append(doc)
+            else:
+                found.append(None)
+                self.suspect.add(doc.path)
+        return self._derive(rows, found)
+
+    def _derive(self, rows: Sequence[Sequence[Any]], docs: list[Doc | None]) -> list[Doc | None]:
+        """Documents indexed without their token counts or passages, completed: derived
+        now, and kept in the index after the read (`keep`)."""
+        todo = [(n, d) for n, d in enumerate(docs) if d and None in (d.tokens, d.passages)]
+        if not todo:
+            return docs
+        uncounted = [(n, d) for n, d in todo if d.tokens is None]
+        shas = [rows[n][1] for n, _ in uncounted]
+        made = self.counts(shas, [d.text for _, d in uncounted], keep=False)
+        counts = {n: count for (n, _), count in zip(uncounted, made, strict=True)}
+        for n, doc in todo:
+            tokens = counts.get(n, doc.tokens)
+            cut = cut_passages(doc.text) if doc.passages is None else doc.passages
+            docs[n] = replace(doc, tokens=tokens, passages=cut)
+            self._made[rows[n][0]] = (rows[n][1], tokens, cut)
+        return docs
+
+    def keep(self) -> None:
+        """Write what reads derived into the index, when it is free within a moment (while
+        another process writes it, a later read derives them again)."""
+        if not self._made or self.db.in_transaction:
+            return  # nothing made, or kept when the outer read ends
+        made, self._made = self._made, {}
+        self.db.execute(f"PRAGMA busy_timeout = {_KEEP_WAIT_MS}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return
+        finally:
+            timeout = int(schema.SQLITE_TIMEOUT_SECONDS * 1000)
+            self.db.execute(f"PRAGMA busy_timeout = {timeout}")
+        try:
+            self._write(made)
+        except sqlite3.Error:
+            self.db.execute("ROLLBACK")
+            return
+        self.db.execute("COMMIT")
+
+    def _write(self, made: dict[int, tuple[str, int | None, str | None]]) -> None:
+        self.db.executemany(
+            "UPDATE docs SET tokens=COALESCE(tokens, ?), passages=COALESCE(passages, ?)"
+            " WHERE rowid=? AND sha=?",
+            [(tokens, cut, rowid, sha) for rowid, (sha, tokens, cut) in made.items()],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO token_cache VALUES(?, ?)",
+            [(sha, tokens) for sha, tokens, _ in made.values() if tokens is not None],
+        )
+
+    def count_rest(self) -> dict[tuple[str, str], int]:
+        """Count the documents indexed without their token counts, for figures over the
+        whole store: the tokens they add, by (agent, tier); kept after the read."""
+        added: dict[tuple[str, str], int] = {}
+        after = 0
+        while True:
+            rows = self.db.execute(
+                "SELECT rowid, sha, text, agent, tier FROM docs WHERE tokens IS NULL AND rowid > ?"
+                f" ORDER BY rowid LIMIT {_COUNT_ROWS}",
+                (after,),
+            ).fetchall()
+            if not rows:
+                return added
+            counts = self.counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
+            for (rowid, sha, _, agent, tier), n in zip(rows, counts, strict=True):
+                added[(agent, tier)] = added.get((agent, tier), 0) + n
+                self._made[rowid] = (sha, n, None)
+            after = rows[-1][0]
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Token counts of texts, cached by content hash across runs."""
+        return self.counts([_sha(t) for t in texts], texts, keep=True)
+
+    def counts(self, shas: Sequence[str], texts: Sequence[str], keep: bool = True) -> list[int]:
+        """Token counts of texts by their hashes: the cache's, else counted in one pass of
+        the counter (and cached, with `keep`; else kept by `keep()`)."""
+        known = self._cached(shas)
+        missing = {s: t for s, t in zip(shas, texts, strict=True) if s not in known}
+        if missing:
+            made = self.counter.count_many(list(missing.values()))
+            counted = dict(zip(missing, made, strict=True))
+            known |= counted
+            if keep:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO token_cache VALUES(?, ?)", list(counted.items())
+                )
+        return [known[s] for s in shas]
+
+    def _cached(self, shas: Sequence[str]) -> dict[str, int]:
+        """The token counts the cache holds for these texts (by content hash)."""
+        known: dict[str, int] = {}
+        for start in range(0, len(shas), 500):
+            part = list(shas[start : start + 500])
+            marks = ",".join("?" * len(part))
+            known.update(
+                self.db.execute(f"SELECT sha, n FROM token_cache WHERE sha IN ({marks})", part)
+            )
+        return known

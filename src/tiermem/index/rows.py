@@ -1,0 +1,150 @@
+"""The documents of files as rows of the index: a folder's changed files written together,
+a file's rows dropped, and its rows compared with what was indexed from it."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from ..record import field, record
+from ..storage.digest import same as same_digest
+from . import parsing, schema
+from .database import Database
+from .derived import Derived
+from .protocol import Doc, SyncReport
+from .schema import DOC_COLUMNS, cut_passages
+
+# Changed files are written together, up to this much text: a folder of 50 MB of archive
+# records is indexed in bounded memory.
+PENDING_CHARS = 4_000_000
+# Up to this much text, a sync derives its documents' token counts and passages at once (a
+# note, a session end: reads after ordinary writes never write). Above it, reads derive them
+# for the documents they return (`derived`): cutting passages and counting tokens cost about
+# 0.2 s per million characters, two thirds of a 100,000-entry store's build.
+EAGER_CHARS = 65_536
+
+
+@record(frozen=True)
+class Pending:
+    """A changed file's documents, waiting to be written with the folder's others."""
+
+    rel: str
+    parsed: parsing.Parsed
+    mtime_ns: int  # as recorded (see `Sync._stamp`)
+    indexed: bool  # it has rows from before, which go first
+
+    @property
+    def docs(self) -> list[Doc]:
+        return self.parsed.docs
+
+
+@record
+class Batch:
+    """Changed files of one folder waiting to be written, and the text they hold."""
+
+    files: list[Pending] = field(default_factory=list)
+    chars: int = 0
+
+    def add(self, item: Pending) -> None:
+        self.files.append(item)
+        self.chars += sum(len(d.text) for d in item.docs)
+
+
+def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The search terms FTS5 holds for these rows, column by column."""
+    found: dict[int, tuple[str, ...]] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        query = f"SELECT rowid, {schema.TERM_COLUMNS} FROM docs_fts WHERE rowid IN ({marks})"
+        found.update((r[0], tuple(r[1:])) for r in db.execute(query, part))
+    return found
+
+
+class Rows:
+    """The rows of the index's documents, written and dropped a file at a time."""
+
+    def __init__(self, database: Database, derived: Derived) -> None:
+        self.database = database
+        self.derived = derived
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.database.db
+
+    def write(self, batch: Batch, rel_dir: str) -> None:
+        """Index changed files of a folder: their old rows dropped, then every document in
+        one statement per table; token counts and passages with them when the batch is small
+        (in one pass of the counter), else left to the reads (see `EAGER_CHARS`)."""
+        docs = [d for p in batch.files for d in p.docs]
+        if not batch.files:
+            return
+        for item in batch.files:
+            if item.indexed:
+                self.drop(item.rel)
+        shas = [sha for p in batch.files for sha in p.parsed.texts]
+        derived: list[tuple[int | None, str | None]] = [(None, None)] * len(docs)
+        if batch.chars <= EAGER_CHARS:
+            counts = self.derived.counts(shas, [d.text for d in docs])
+            derived = [(n, cut_passages(d.text)) for n, d in zip(counts, docs, strict=True)]
+        self._insert(batch.files, shas, derived)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
+            [
+                (p.rel, rel_dir, p.parsed.ident[2], p.mtime_ns, p.parsed.sha, p.parsed.digest)
+                for p in batch.files
+            ],
+        )
+
+    def _insert(
+        self,
+        written: Sequence[Pending],
+        shas: Sequence[str],
+        derived: Sequence[tuple[int | None, str | None]],
+    ) -> None:
+        """The documents of files (with their text hashes and what is derived of them), as
+        rows and search terms, numbered after the last row."""
+        (first,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM docs").fetchone()
+        placed = [(order, d) for p in written for order, d in enumerate(p.docs)]
+        made = zip(placed, shas, derived, strict=True)
+        rows = [schema.row(first + n, sha, o, doc, d) for n, ((o, doc), sha, d) in enumerate(made)]
+        self.db.executemany(schema.INSERT_DOC, rows)
+        self.database.writes += len(placed)
+        self.db.executemany(
+            schema.INSERT_TERMS,
+            [(first + n, *schema.terms(d)) for n, (_, d) in enumerate(placed)],
+        )
+
+    def forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
+        """Drop indexed files of a folder that are no longer on disk."""
+        for (rel,) in self.db.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)).fetchall():
+            if rel not in keep:
+                self.drop(rel)
+                self.db.execute("DELETE FROM files WHERE path=?", (rel,))
+                report.removed.append(rel)
+
+    def hold(self, rel: str, digest: str | None) -> bool:
+        """Whether a file's rows (and their search terms) are still what was indexed from
+        it: checked where its stamp moved but its content did not, without parsing it."""
+        rows = self.db.execute(
+            f"SELECT rowid, {DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
+        ).fetchall()
+        docs = [Doc(*row[1:]) for row in rows]
+        if not same_digest(digest or "", parsing.rows_digest(docs)):
+            return False
+        if _terms_of(self.db, [row[0] for row in rows]) != {
+            row[0]: schema.terms(d) for row, d in zip(rows, docs, strict=True)
+        }:
+            return False
+        # Passages are not in the digest (a read may derive them later): made again.
+        self.db.execute("UPDATE docs SET passages=NULL WHERE path=?", (rel,))
+        return True
+
+    def drop(self, rel: str) -> None:
+        """Drop a file's documents and their search terms."""
+        old = [r[0] for r in self.db.execute("SELECT rowid FROM docs WHERE path=?", (rel,))]
+        if old:
+            marks = ",".join("?" * len(old))
+            self.database.writes += len(old)
+            self.db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", old)
+            self.db.execute(f"DELETE FROM docs WHERE rowid IN ({marks})", old)
