@@ -9,7 +9,7 @@ from tiermem.index.protocol import Doc, Hit, Index
 from tiermem.index.tokens import O200K, TokenCounter
 from tiermem.memory import Memory
 from tiermem.relevance.ranking import OwnFirst, Ranker
-from tiermem.testing import ByScore, FirstWords, RecordingIndex, WordCounter
+from tiermem.testing import ByScore, FirstWords, MemoryIndex, RecordingIndex, WordCounter
 
 NOW = "2026-03-02T10:00:00Z"
 
@@ -29,6 +29,7 @@ def test_the_implementations_meet_their_protocols(tmp_path: Path) -> None:
     mem = _team(tmp_path)
     assert isinstance(mem.context.index, Index)
     assert isinstance(mem.context.index, FtsIndex)
+    assert isinstance(MemoryIndex(mem.context.layout, mem.context.tokens), Index)
     for counter in (O200K, WordCounter()):
         assert isinstance(counter, TokenCounter)
     for ranker in (OwnFirst(), ByScore()):

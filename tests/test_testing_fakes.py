@@ -174,7 +174,7 @@ def test_the_recording_index_rebuilds_and_counts_as_the_real_one(
         assert isinstance(index, RecordingIndex)
         report = index.rebuild()
         assert report.scanned > 0
-        assert index.documents() == sum(row[2] for row in index.totals()) > 0
+        assert sum(row[2] for row in index.totals()) > 0
         assert index.check() == []
         assert index.token_counts(["one two", ""]) == mem.context.tokens.count_many(["one two", ""])
         newest = index.newest(["cold"], "eecom", 3)

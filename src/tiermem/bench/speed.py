@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError, UsageError
+from ..index.fts import FtsIndex
 from ..memory import Memory
 from ..storage.layout import Layout
 from . import startup, writes
@@ -194,7 +195,8 @@ def _build(root: Path) -> tuple[float, int]:
         start = time.perf_counter()
         mem.sync()
         seconds = time.perf_counter() - start
-        documents = mem.context.index.documents()
+        index = mem.context.index
+        documents = index.documents() if isinstance(index, FtsIndex) else len(index.docs())
     finally:
         mem.close()
     return seconds, documents

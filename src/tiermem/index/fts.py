@@ -84,15 +84,19 @@ class FtsIndex:
         """Bring the index up to date with the files; re-read only what changed."""
         return self._sync.sync()
 
-    def rebuild(self) -> SyncReport:
-        """Drop what the index holds and build it again from the files."""
+    def rebuild(self, scrub: bool = False) -> SyncReport:
+        """Drop what the index holds and build it again from the files (see `Sync.rebuild`);
+        with `scrub`, then leave no trace of the text it dropped (`_scrub`)."""
         self._queries.forget()
-        return self._sync.rebuild()
+        report = self._sync.rebuild()
+        if scrub:
+            self._scrub()
+        return report
 
     @one_line
-    def scrub(self) -> None:
+    def _scrub(self) -> None:
         """Deleted text lingers in FTS5 segments, free pages and the write-ahead log: merge the
-        segments, rewrite the file and empty the log (a purge runs this after its rebuild)."""
+        segments, rewrite the file and empty the log."""
         self._database.ready()
         with files.locked(self.layout, self.layout.index):
             self.db.execute("INSERT INTO docs_fts(docs_fts) VALUES('optimize')")
@@ -113,13 +117,13 @@ class FtsIndex:
         agent: str | Sequence[str] | None = None,
         tiers: Sequence[str] | None = None,
         limit: int = 10,
-        active_only: bool = False,
-        paths: Sequence[str] | None = None,
         whole_wiki: bool = False,
+        active_only: bool = False,
     ) -> list[Hit]:
-        """BM25-ranked documents matching any word of the query (see `Queries.search`)."""
+        """BM25-ranked documents matching any word of the query (see `Queries.search`);
+        `active_only` leaves out what was superseded or retired."""
         q = self._queries
-        return self._read(q.search, query, agent, tiers, limit, active_only, paths, whole_wiki)
+        return self._read(q.search, query, agent, tiers, limit, whole_wiki, active_only)
 
     @one_line
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
@@ -127,11 +131,9 @@ class FtsIndex:
         return self._read(self._queries.search_each, query, scopes, limit)
 
     @one_line
-    def docs(
-        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
-    ) -> list[Doc]:
-        """All indexed documents, optionally of one tier, agent or class, in file order."""
-        return self._read(self._queries.docs, tier, agent, cls)
+    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
+        """All indexed documents, optionally of one tier or agent, in file order."""
+        return self._read(self._queries.docs, tier, agent)
 
     @one_line
     def by_ids(
@@ -156,17 +158,12 @@ class FtsIndex:
 
     @one_line
     def totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens) for every agent and tier."""
+        """(agent, tier, entries, bytes, tokens), counting whole entries and records."""
         return self._read(self._queries.totals)
 
     @one_line
-    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens), counting whole entries and records."""
-        return self._read(self._queries.entry_totals)
-
-    @one_line
     def documents(self) -> int:
-        """How many documents the index holds."""
+        """How many documents the index holds (its parts and chunks each once)."""
         return self._read(self._queries.documents)
 
     @one_line

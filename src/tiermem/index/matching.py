@@ -64,18 +64,14 @@ def match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
 
 
 def row_conditions(
-    agents: Sequence[str],
-    tiers: Sequence[str],
-    active_only: bool,
-    paths: Sequence[str],
-    whole_wiki: bool = False,
+    agents: Sequence[str], tiers: Sequence[str], active_only: bool, whole_wiki: bool = False
 ) -> tuple[list[str], list[object]]:
-    """Conditions on `docs` rows by tier, file, owner and status, with their arguments."""
+    """Conditions on `docs` rows by tier, owner and status, with their arguments."""
     found: list[str] = []
     args: list[object] = []
     if active_only:
         found.append("status=''")
-    for column, values in (("tier", tiers), ("path", paths), ("agent", agents)):
+    for column, values in (("tier", tiers), ("agent", agents)):
         if values:
             condition = f"{column} IN ({','.join('?' * len(values))})"
             if column == "agent" and whole_wiki:
@@ -98,22 +94,17 @@ def _rowid_filter(conditions: Sequence[str], args: list[object]) -> tuple[str, l
 
 
 def search_filter(
-    agents: Sequence[str],
-    tiers: Sequence[str],
-    active_only: bool,
-    paths: Sequence[str],
-    whole_wiki: bool = False,
+    agents: Sequence[str], tiers: Sequence[str], active_only: bool, whole_wiki: bool = False
 ) -> tuple[str, list[object]]:
-    """The filter of a search by tier, status and file; by agent only along with those
-    (alone, the agents are narrowed by FTS5 itself: see `match`)."""
-    narrowed = tiers or paths or active_only
-    owners = agents if narrowed else []
-    return _rowid_filter(*row_conditions(owners, tiers, active_only, paths, whole_wiki))
+    """The filter of a search by tier and status; by agent only along with those (alone,
+    the agents are narrowed by FTS5 itself: see `match`)."""
+    owners = agents if tiers or active_only else []
+    return _rowid_filter(*row_conditions(owners, tiers, active_only, whole_wiki))
 
 
 def scope_condition(scope: Scope) -> tuple[str, list[object]]:
     """The condition on `docs` rows of a scope, with its arguments."""
-    found, args = row_conditions(scope.agents, scope.tiers, scope.active_only, [])
+    found, args = row_conditions(scope.agents, scope.tiers, scope.active_only)
     if scope.status:
         found.append("status=?")
         args.append(scope.status)

@@ -1,8 +1,8 @@
 """The search index: what tiermem asks of it, and the units it holds.
 
 The markdown files are the truth; an index is a cache derived from them that can be
-deleted at any time. `Index` is what every step uses; SQLite FTS5 (`fts.FtsIndex`) is the
-implementation, kept at `.squad/memory/index.sqlite`.
+deleted at any time. `Index` is what every step uses, twelve methods; SQLite FTS5
+(`fts.FtsIndex`) is the implementation, kept at `.squad/memory/index.sqlite`.
 """
 
 from __future__ import annotations
@@ -86,18 +86,17 @@ class SyncReport:
 
 @runtime_checkable
 class Index(Protocol):
-    """What tiermem asks of a search index."""
+    """What tiermem asks of a search index: kept in step with the files, searched, and read
+    by id, by entry and by date. `fts.FtsIndex` is the one `Memory` opens;
+    `tiermem.testing.MemoryIndex` holds the documents in a list, for tests."""
 
     def sync(self) -> SyncReport:
         """Bring the index up to date with the files; re-read only what changed."""
         ...
 
-    def rebuild(self) -> SyncReport:
-        """Drop the index and build it again from the files."""
-        ...
-
-    def scrub(self) -> None:
-        """Leave no trace of deleted text in the index's files (after a purge)."""
+    def rebuild(self, scrub: bool = False) -> SyncReport:
+        """Drop the index and build it again from the files; with `scrub`, leave no trace of
+        text no file holds any more in the index's own files (a purge)."""
         ...
 
     def check(self) -> list[str]:
@@ -110,11 +109,11 @@ class Index(Protocol):
         agent: str | Sequence[str] | None = None,
         tiers: Sequence[str] | None = None,
         limit: int = 10,
-        active_only: bool = False,
-        paths: Sequence[str] | None = None,
         whole_wiki: bool = False,
     ) -> list[Hit]:
-        """Documents matching any word of the query, best first."""
+        """Documents matching any word of the query, best first: of the agents if named
+        (and, with `whole_wiki`, every wiki document besides theirs); equal scores go to the
+        newer document, then to the smaller id."""
         ...
 
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
@@ -122,10 +121,8 @@ class Index(Protocol):
         a query whose words are common in a large store, by its rarest words alone."""
         ...
 
-    def docs(
-        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
-    ) -> list[Doc]:
-        """All documents, optionally of one tier, agent or class, in file order."""
+    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
+        """All documents, optionally of one tier or agent, in file order."""
         ...
 
     def by_ids(
@@ -135,32 +132,27 @@ class Index(Protocol):
         tiers: Sequence[str] | None = None,
         whole_wiki: bool = False,
     ) -> list[Doc]:
-        """The documents with these ids, in the order of the ids, in a search's scope."""
+        """The documents with these ids, in the order of the ids (an id held in two files
+        gives both), in the scope `search` gives the same arguments."""
         ...
 
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
-        """The newest active documents of some tiers (of one agent, if named), newest first."""
+        """The newest active documents of some tiers (of one agent, if named), newest first
+        (equal dates by id)."""
         ...
 
     def parts(self, parent: str) -> list[Doc]:
-        """The parts of one long entry, or the chunks of one section of an archived text."""
+        """The parts of one long entry, or the chunks of one section of an archived text, in
+        file order (wiki pages first)."""
         ...
 
     def totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens) for every agent and tier."""
-        ...
-
-    def documents(self) -> int:
-        """How many documents the index holds."""
-        ...
-
-    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens) for every agent and tier, counting whole
-        entries (a long entry's parts once) and whole archive records (not their chunks)."""
+        """(agent, tier, entries, bytes, tokens) for every agent and tier, by agent and tier:
+        a long entry's parts count once, an archive record once, whatever its chunks."""
         ...
 
     def token_counts(self, texts: list[str]) -> list[int]:
-        """Token counts of texts, cached by content."""
+        """Token counts of texts (a cache may keep them by content)."""
         ...
 
     def close(self) -> None:

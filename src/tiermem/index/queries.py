@@ -71,9 +71,8 @@ class Queries:
         agent: str | Sequence[str] | None = None,
         tiers: Sequence[str] | None = None,
         limit: int = 10,
-        active_only: bool = False,
-        paths: Sequence[str] | None = None,
         whole_wiki: bool = False,
+        active_only: bool = False,
     ) -> list[Hit]:
         """BM25-ranked documents matching any word of the query: of the agents if named
         (and, with `whole_wiki`, every wiki document besides theirs).
@@ -84,9 +83,7 @@ class Queries:
         if not words or limit <= 0:
             return []
         agents = [agent] if isinstance(agent, str) else list(agent or [])
-        scope, scope_args = matching.search_filter(
-            agents, tiers or [], active_only, paths or [], whole_wiki
-        )
+        scope, scope_args = matching.search_filter(agents, tiers or [], active_only, whole_wiki)
         match = matching.match(words, agents, whole_wiki)
         return self._hits([self._ranked(match, scope, scope_args, limit)])[0]
 
@@ -299,10 +296,8 @@ class Queries:
         ).fetchall()
         return self._tie_broken(rows, limit)
 
-    def docs(
-        self, tier: str | None = None, agent: str | None = None, cls: str | None = None
-    ) -> list[Doc]:
-        """All indexed documents, optionally of one tier, agent or class."""
+    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
+        """All indexed documents, optionally of one tier or agent."""
         sql = f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
         if tier:
@@ -311,9 +306,6 @@ class Queries:
         if agent:
             sql += " AND agent=?"
             args.append(agent)
-        if cls:
-            sql += " AND cls=?"
-            args.append(cls)
         sql += " ORDER BY path, ord"
         return self.derived.docs(self.db.execute(sql, args).fetchall())
 
@@ -326,7 +318,7 @@ class Queries:
     ) -> list[Doc]:
         """The documents with these ids, in the order of the ids (an id held in two files,
         as after a merge, gives both), in the scope `search` gives the same arguments."""
-        conditions, args = matching.row_conditions(agent or [], tiers or [], False, [], whole_wiki)
+        conditions, args = matching.row_conditions(agent or [], tiers or [], False, whole_wiki)
         where = "".join(f" AND {c}" for c in conditions)
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
@@ -340,7 +332,7 @@ class Queries:
 
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
         """The newest active documents of some tiers (of one agent, if named), newest first."""
-        conditions, args = matching.row_conditions([agent] if agent else [], tiers, True, [])
+        conditions, args = matching.row_conditions([agent] if agent else [], tiers, True)
         # Walk the dates back rather than sort every match: an agent's by `docs_fresh`, the
         # whole team's (most documents qualify) by `docs_created`.
         keep = ("agent", "status") if agent else ()
@@ -364,15 +356,6 @@ class Queries:
         return self.derived.docs(rows)
 
     def totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens) for every agent and tier."""
-        rows = self.db.execute(
-            "SELECT agent, tier, COUNT(*), SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
-            " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
-        ).fetchall()
-        added = self.derived.count_rest()
-        return [(a, t, n, b or 0, (k or 0) + added.get((a, t), 0)) for a, t, n, b, k in rows]
-
-    def entry_totals(self) -> list[tuple[str, str, int, int, int]]:
         """(agent, tier, entries, bytes, tokens) for every agent and tier: a long entry's
         parts count once, an archive record (one file) once, whatever its chunks."""
         rows = self.db.execute(

@@ -65,7 +65,6 @@ CREATE TABLE IF NOT EXISTS docs(rowid INTEGER PRIMARY KEY, {_columns()});
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_agent_tier ON docs(agent, tier);
-CREATE INDEX IF NOT EXISTS docs_cls ON docs(cls);
 CREATE INDEX IF NOT EXISTS docs_created ON docs(created);
 CREATE INDEX IF NOT EXISTS docs_fresh ON docs(agent, status, created);
 CREATE INDEX IF NOT EXISTS docs_scope ON docs(tier, status, agent);

@@ -350,8 +350,7 @@ def _purge_text(
     reason = purge.unquoted(reason)
     audit.scrub(ctx.layout, purge.unquoted)
     report.tombstone = _tombstone(ctx, report, reason)
-    ctx.index.rebuild()
-    ctx.index.scrub()  # deleted text would linger in free pages, FTS segments and the log
+    ctx.index.rebuild(scrub=True)  # deleted text would linger in the index's own files
     wanted = purge.wanted
     report.still_in = _still_in(ctx, wanted)
     report.elsewhere = _elsewhere(ctx, wanted)

@@ -592,7 +592,7 @@ def _origin(ctx: Context, tier: str, entry: Entry, seen: dict[str, str]) -> str:
 def _records(ctx: Context) -> Iterator[EntryView]:
     """Every archive record (no text: the page lists them; search reads them), one owner's
     records at a time, so that only one owner's indexed chunks are held at once."""
-    owners = sorted({agent for agent, tier, *_ in ctx.index.entry_totals() if tier == "archive"})
+    owners = sorted({agent for agent, tier, *_ in ctx.index.totals() if tier == "archive"})
     batches = [owners] if "" in owners else [[owner] for owner in owners]
     for batch in batches:
         docs = ctx.index.docs(tier="archive", agent=batch[0] if len(batch) == 1 else None)

@@ -25,7 +25,7 @@ def rows(ctx: Context) -> list[TierRow]:
     """Entries, bytes and tokens of every agent in every tier (the team's own as `team`,
     wiki entries nobody signed included)."""
     merged: dict[tuple[str, str], list[int]] = {}
-    for agent, tier, n, size, tokens in ctx.index.entry_totals():
+    for agent, tier, n, size, tokens in ctx.index.totals():
         slot = merged.setdefault((agent or TEAM, tier), [0, 0, 0])
         slot[0], slot[1], slot[2] = slot[0] + n, slot[1] + size, slot[2] + tokens
     return [TierRow(a, t, *values) for (a, t), values in sorted(merged.items())]
