@@ -123,3 +123,44 @@ def test_import_scale_measures_an_import_as_a_process_of_its_own(run_cli: RunCli
     assert figures["import_s"] > 0 and figures["import_cpu_s"] > 0
     assert figures["python_floor_peak_mb"] < figures["import_peak_mb"] < 300
     assert figures["archive_mb"] >= figures["history_mb"] and figures["index_mb"] > 0
+    assert set(figures["reads"]) >= {"search", "spawn --auto", "stats", "report"}
+    assert figures["read_peak_mb"] == max(r["peak_mb"] for r in figures["reads"].values())
+
+
+def test_fresh_clone_times_the_first_commands_of_fresh_clones(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    # A small store, in turns with a copy of this very tiermem: the harness, not the figures.
+    import tiermem
+
+    code, out, err = run_cli(
+        "bench",
+        "fresh-clone",
+        "--entries",
+        "300",
+        "--runs",
+        "1",
+        "--store",
+        str(tmp_path),
+        "--against",
+        str(Path(tiermem.__file__).parents[1]),
+        "--format",
+        "json",
+    )
+    assert code == 0, err
+    figures = json.loads(out)
+    assert (tmp_path / ".git").is_dir() and (tmp_path / ".squad" / "memory").is_dir()
+    for version in ("this", "against"):
+        steps = figures["versions"][version]
+        assert steps["first_search"]["wall_s"] > 0 and steps["first_search"]["peak_mb"] > 0
+        assert set(steps) == {
+            "clone",
+            "first_search",
+            "next_search",
+            "next_spawn",
+            "stats",
+            "first_spawn",
+        }
+    assert not [p for p in tmp_path.glob(".squad/memory/index.sqlite*")]  # clones, not the store
+    code, _, err = run_cli("bench", "fresh-clone", "--runs", "0")
+    assert code == 2 and "--runs" in err

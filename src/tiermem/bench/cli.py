@@ -44,6 +44,17 @@ def _import_scale(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _fresh_clone(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from .fresh_clone import command
+
+    if args.entries < 1 or args.runs < 1:
+        raise UsageError("--entries and --runs must be at least 1")
+    if args.against and not (Path(args.against) / "tiermem" / "__init__.py").is_file():
+        raise UsageError(f"--against {args.against}: no tiermem package in that folder")
+    return command(args)
+
+
 def _speed(args: argparse.Namespace) -> int:
     from .speed import run_speed
 
@@ -229,4 +240,5 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "shape": _shape,
     "import-scale": _import_scale,
     "speed": _speed,
+    "fresh-clone": _fresh_clone,
 }

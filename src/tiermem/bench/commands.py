@@ -146,3 +146,19 @@ def _speed_parser(add: Add) -> None:
         f"${LOCOMO_VARIABLE}; none: they are left out)",
     )
     _format(speed)
+    fresh = add("fresh-clone", "the first commands on fresh clones of a large store")
+    fresh.add_argument(
+        "--entries", type=int, default=100_000, help="entries in the store (default 100,000)"
+    )
+    fresh.add_argument("--runs", type=int, default=5, help="fresh clones measured (default 5)")
+    fresh.add_argument(
+        "--store",
+        metavar="DIR",
+        help="where the store's git repository is made, or reused (default: a temp dir)",
+    )
+    fresh.add_argument(
+        "--against",
+        metavar="DIR",
+        help="another tiermem's src folder, run in turns with this one",
+    )
+    _format(fresh)

@@ -5,8 +5,10 @@ title, a Core Context, then dated `###` learnings over two years. `tiermem impor
 runs on it as a process of its own, measured from outside: wall time, and peak resident
 memory from the kernel's accounting of that process; `python -c pass` in the same run gives
 the floor of any Python process. Then what the import left: the store's markdown (cold,
-wiki), its archive and its index, against the history's own size; and a first `tiermem
-search` on it, which brings nothing up to date (the import left the index current).
+wiki), its archive and its index, against the history's own size; a first `tiermem search`
+on it, which brings nothing up to date (the import left the index current); and each read a
+user runs on it (`READS`), the first of its kind, each on a copy of the store as the import
+left it (a read keeps what it derives: the first one pays), with its peak memory.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +34,20 @@ AGENT = "flight"
 HISTORY_DAYS = 730
 TARGET_SECONDS = 120.0
 TARGET_PEAK_MB = 300.0
+TARGET_READ_PEAK_MB = 200.0
+# The reads measured on the store the import left (`{out}`: a folder for what one writes).
+TASK = "Fix the publish retries in the registry"
+READS = {
+    "search": ("search", "publish retries registry", "--limit", "5"),
+    "spawn --auto": ("spawn", AGENT, "--task", TASK, "--auto"),
+    "spawn --include-cold": ("spawn", AGENT, "--task", TASK, "--include-cold"),
+    "stats": ("stats",),
+    "hot show": ("hot", "show", AGENT),
+    "log": ("log",),
+    "doctor": ("doctor",),
+    "reindex --check": ("reindex", "--check"),
+    "report": ("report", "--out", "{out}"),
+}
 
 
 def write_history(root: Path, learnings: int) -> Path:
@@ -81,8 +98,9 @@ print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_maxrss,
 """
 
 
-def measured(argv: list[str], env: dict[str, str] | None = None) -> Run:
-    """Run a command; its own peak memory and CPU time come from the kernel (wait4)."""
+def measured(argv: list[str], env: dict[str, str] | None = None, check: bool = True) -> Run:
+    """Run a command; its own peak memory and CPU time come from the kernel (wait4). A
+    command that fails raises, unless it need not succeed (`check`)."""
     with tempfile.TemporaryFile() as errors:
         began = time.perf_counter()
         done = subprocess.run(
@@ -94,7 +112,7 @@ def measured(argv: list[str], env: dict[str, str] | None = None) -> Run:
         )
         seconds = time.perf_counter() - began
         status, maxrss, cpu = json.loads(done.stdout)
-        if status:
+        if status and check:
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip()
             raise RuntimeError(f"{' '.join(argv[2:5])}... exited {status}: {said}")
@@ -134,6 +152,7 @@ def measure(root: Path, learnings: int, say: Any = print) -> dict[str, Any]:
     subprocess.run(_tiermem(root, "init"), check=True, stdout=subprocess.DEVNULL, env=env)
     imported = measured(_tiermem(root, "import", "squad", "--format", "json"), env)
     search = measured(_tiermem(root, "search", "publish retries registry", "--limit", "5"), env)
+    reads = first_reads(root, env, say)
     history_mb = history.stat().st_size / 2**20
     return {
         "learnings": learnings,
@@ -147,8 +166,29 @@ def measure(root: Path, learnings: int, say: Any = print) -> dict[str, Any]:
         "search_first_s": search.seconds,
         "search_peak_mb": search.peak_mb,
         **store_size(root),
-        "targets": {"import_s": TARGET_SECONDS, "import_peak_mb": TARGET_PEAK_MB},
+        "reads": reads,
+        "read_peak_mb": max(r["peak_mb"] for r in reads.values()),
+        "targets": {
+            "import_s": TARGET_SECONDS,
+            "import_peak_mb": TARGET_PEAK_MB,
+            "read_peak_mb": TARGET_READ_PEAK_MB,
+        },
     }
+
+
+def first_reads(root: Path, env: dict[str, str], say: Any) -> dict[str, dict[str, float]]:
+    """Each read of `READS`, run first on a copy of the store as the import left it."""
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="tiermem-reads-") as folder:
+        for name, args in READS.items():
+            copy = Path(folder) / "store"
+            shutil.copytree(root, copy, symlinks=True)
+            argv = _tiermem(copy, *(a.format(out=Path(folder) / "out") for a in args))
+            run = measured(argv, env, check=False)
+            found[name] = {"s": run.seconds, "cpu_s": run.cpu_seconds, "peak_mb": run.peak_mb}
+            say(f"{name}: {run.seconds:.2f} s, peak {run.peak_mb:.0f} MB")
+            shutil.rmtree(copy)
+    return found
 
 
 def command(args: argparse.Namespace) -> int:
@@ -185,4 +225,8 @@ def report(f: dict[str, Any]) -> list[str]:
         f"store: {f['store_mb']:.1f} MB = archive {f['archive_mb']:.1f} + index "
         f"{f['index_mb']:.1f} + tiers {f['tiers_mb']:.2f} (history {f['history_mb']:.1f})",
         f"first search after it: {f['search_first_s']:.2f} s, peak {f['search_peak_mb']:.0f} MB",
+        "first reads of each kind on it: "
+        + ", ".join(f"{n} {r['s']:.1f} s {r['peak_mb']:.0f} MB" for n, r in f["reads"].items()),
+        f"peak of any read: {f['read_peak_mb']:.0f} MB, target < {TARGET_READ_PEAK_MB:.0f} MB: "
+        + ("ok" if f["read_peak_mb"] < TARGET_READ_PEAK_MB else "MISSED"),
     ]
