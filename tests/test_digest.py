@@ -22,8 +22,9 @@ def test_a_digest_is_hashlib_s(size: int) -> None:
     assert digest.short_sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
 
 
-def test_text_is_hashed_as_utf8() -> None:
-    text = "décision \u2014 ship it \U0001f680"
+@pytest.mark.parametrize("repeat", (1, digest.LARGE // 7 + 1, digest.LARGE // 3))
+def test_text_is_hashed_as_utf8(repeat: int) -> None:
+    text = "décision \u2014 ship it \U0001f680" * repeat  # long ones a part at a time
     assert digest.sha256_hex(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

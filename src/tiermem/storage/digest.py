@@ -38,7 +38,15 @@ def sha256(data: bytes) -> bytes:
 
 
 def sha256_hex(data: bytes | str) -> str:
-    """The SHA-256 of bytes, or of text as UTF-8, in hex."""
+    """The SHA-256 of bytes, or of text as UTF-8, in hex (a long text encoded a part at a
+    time: a 50 MB history is not copied whole to be hashed)."""
+    if isinstance(data, str) and len(data) >= LARGE:
+        import hashlib
+
+        hasher = hashlib.sha256()
+        for start in range(0, len(data), LARGE):
+            hasher.update(data[start : start + LARGE].encode("utf-8"))
+        return hasher.hexdigest()
     return sha256(data.encode("utf-8") if isinstance(data, str) else data).hex()
 
 

@@ -1,0 +1,67 @@
+"""A long text is counted in pieces (its token list whole would take hundreds of MB), and the
+pieces' counts add up to what tiktoken counts of the whole, wherever the cuts fall."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiermem.index import o200k, tokens
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+# Runs on the o200k_base pattern's class boundaries, line breaks and slashes the most.
+TRICKY = [*"\n\n\r\t /.-'sSZé19٣²中ゃ\u0301😀#*`|<>", "\n\n", "\r\n", " /", "word", "'ll", "  "]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One empty cache directory for this module, so its tests never touch ~/.cache."""
+    root = tmp_path_factory.mktemp("tiermem-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIERMEM_CACHE_DIR", str(root))
+        yield root
+
+
+def _whole(text: str) -> int:
+    return len(o200k._COUNTER.bulk_encoding().encode_ordinary(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(TRICKY), max_size=300).map("".join),
+    size=st.integers(1, 30),
+)
+def test_pieces_rejoin_and_count_as_the_whole(text: str, size: int) -> None:
+    cut = list(tokens.pieces(text, size))
+    assert "".join(cut) == text
+    assert all(len(piece) > size for piece in cut[:-1])  # each cut after `size` characters
+    assert sum(_whole(piece) for piece in cut) == _whole(text)
+
+
+def test_a_text_over_the_piece_size_is_counted_in_pieces_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = [
+        f"### 2026-03-{d % 28 + 1:02d}: Fix #{d} in src/cli/run{d}.ts\n- Done.\n"
+        for d in range(300)
+    ]
+    text = "".join(lines)
+    counted: list[str] = []
+    count = o200k.count
+    monkeypatch.setattr(o200k, "count", lambda piece: counted.append(piece) or count(piece))
+    monkeypatch.setattr(tokens, "PIECE_CHARS", 1000)
+    assert tokens.O200K.count_many(["short", text, ""]) == [1, _whole(text), 0]
+    assert len(counted) > 10 and max(map(len, counted)) < 1200  # never the whole at once
+
+
+def test_real_histories_count_the_same_in_pieces() -> None:
+    histories = sorted(CORPORA.glob("*/.squad/agents/*/history.md"))[:12]
+    if not histories:
+        pytest.skip("the shared corpora are not here")
+    for path in histories:
+        text = path.read_text(encoding="utf-8")
+        assert sum(_whole(p) for p in tokens.pieces(text, 2000)) == _whole(text), path
