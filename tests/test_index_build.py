@@ -4,7 +4,9 @@ are many: it holds exactly what a sync of the files writes, row for row."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
 from tiermem.index import database, parsing, sync
 from tiermem.memory import Memory
+from tiermem.storage import files
 
 
 def _tables(root: Path) -> dict[str, Any]:
@@ -146,3 +149,35 @@ def test_a_worker_that_never_answers_leaves_the_parsing_to_the_build(
     monkeypatch.setattr(parsing, "JOB_WAIT_SECONDS", 0.5)
     monkeypatch.setattr(parsing, "_parse_files", _stuck)
     assert _built(root, monkeypatch, workers=1) == serial
+
+
+def test_files_read_just_after_the_checkout_are_trusted_by_the_end_of_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh clone's build reads its first files moments after the checkout wrote them: a
+    # write after such a read could leave their size and mtime as they were. A build that
+    # lasts longer than the clock's tick (a large store's does) reads them again at its end
+    # and trusts them, so the command after it reads no file.
+    root = races.fresh_clone(tmp_path / "clone")
+    now = time.time()
+    for path in (root / ".squad").rglob("*"):
+        os.utime(path, (now, now), follow_symlinks=False)  # all just checked out
+    first: list[float] = []
+    parse = parsing.parsed_docs
+
+    def slowly(*args: Any) -> Any:
+        if not first:  # the first file parsed, then the rest of a long build
+            first.append(time.time())
+            time.sleep(2.2)
+        return parse(*args)
+
+    monkeypatch.setattr(parsing, "parsed_docs", slowly)
+    mem = Memory(root, now=races.T0)
+    assert mem.context.index.sync().changed
+    monkeypatch.setattr(parsing, "parsed_docs", parse)
+    assert first and first[0] - now < 1.0  # the first file was read within the tick
+    reads: list[str] = []
+    _before(monkeypatch, files.Folder, "read", lambda _, name: reads.append(name))
+    assert mem.context.index.sync().changed == []
+    assert reads == []  # nothing read again: the fingerprint was kept
+    mem.close()

@@ -8,6 +8,7 @@ import collections
 import contextlib
 import operator
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class Parsed:
     error: ParseError | None = None
     texts: list[str] = field(default_factory=list)  # the hash of each document's text
     digest: str = ""  # what the rows hold (`rows_digest`)
+    read_ns: int = 0  # the clock just before its bytes were read (see `Sync._stamp`)
 
     def holds(self, st: os.stat_result, settled_ns: int) -> bool:
         """Whether the file with this stat is still the one parsed, without reading it."""
@@ -61,17 +63,19 @@ def parse_file(
     got: tuple[bytes, os.stat_result],
     sha: str = "",
     hashed: Callable[[bytes | str], str] = _sha,
+    read_ns: int = 0,
 ) -> Parsed:
-    """What a file holds, from its bytes read once (a second read could differ), and their
-    hash (made here when not given)."""
+    """What a file holds, from its bytes read once (a second read could differ) at `read_ns`,
+    and their hash (made here when not given)."""
     data, st = got
     sha = sha or hashed(data)
     try:
         docs, conflicts = parsed_docs(path, rel, tier, data)
     except ParseError as exc:
-        return Parsed(ident(st), sha, [], [], exc)
+        return Parsed(ident(st), sha, [], [], exc, read_ns=read_ns)
     texts = [hashed(d.text) for d in docs]
-    return Parsed(ident(st), sha, docs, conflicts, None, texts, rows_digest(docs, hashed))
+    digest = rows_digest(docs, hashed)
+    return Parsed(ident(st), sha, docs, conflicts, None, texts, digest, read_ns)
 
 
 def _bulk_sha(data: bytes | str) -> str:
@@ -90,15 +94,15 @@ def _parse_files(
     found: list[tuple[str, Parsed]] = []
     with contextlib.suppress(TiermemError), files.Folder(Path(folder)) as reader:
         for name in names:
+            read_ns = time.time_ns()
             try:
                 got = reader.read(name)
             except TiermemError:
                 continue
             if got is not None:
                 rel = f"{rel_dir}/{name}"
-                found.append(
-                    (rel, parse_file(reader.path / name, rel, tier, got, hashed=_bulk_sha))
-                )
+                parsed = parse_file(reader.path / name, rel, tier, got, "", _bulk_sha, read_ns)
+                found.append((rel, parsed))
     return found
 
 
@@ -269,6 +273,7 @@ def _ahead_in(
         for name in readable(items, SyncReport()):
             rel = f"{rel_dir}/{name}"
             row = known.get(rel)
+            read_ns = time.time_ns()
             try:
                 got = moved(reader, name, row)
             except ParseError:
@@ -277,7 +282,7 @@ def _ahead_in(
                 continue
             sha = _sha(got[0])
             if row is None or row[2] != sha:
-                parsed[rel] = parse_file(reader.path / name, rel, tier, got, sha)
+                parsed[rel] = parse_file(reader.path / name, rel, tier, got, sha, read_ns=read_ns)
                 size += len(got[0])
                 if size > AHEAD_BYTES:
                     break

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import LockTimeout, ParseError
+from ..errors import LockTimeout, ParseError, TiermemError
 from ..record import replace
 from ..storage import files
 from . import parsing
@@ -24,7 +24,7 @@ from .protocol import SyncReport
 from .rows import PENDING_CHARS, Batch, Pending, Rows
 from .schema import sha as _sha
 
-_RACY_NS = 2_000_000_000  # files changed this recently are read again (see `_stamp`)
+_RACY_NS = 2_000_000_000  # a file read this soon after its last write is racy (see `_stamp`)
 BUSY = (
     "the index was read as it stood: another process held it for the whole wait (the next "
     "read brings it up to date)"
@@ -49,8 +49,10 @@ class Sync:
         self._settled = 0
         self._parsing: parsing.Parsing | None = None  # worker processes parsing for a build
         self._ahead: dict[str, parsing.Parsed] = {}  # files parsed before the lock
-        self._racy_after = 0
-        self._racy = False
+        # What this sync read within the clock's tick of its last write (see `_stamp`): the
+        # files, and whether a folder was listed so.
+        self._racy: list[str] = []
+        self._racy_folder = False
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -89,7 +91,7 @@ class Sync:
         return report
 
     def _synced(self) -> SyncReport:
-        self._racy_after = self._settled = time.time_ns() - _RACY_NS
+        self._settled = time.time_ns() - _RACY_NS
         if self.database.replaced():
             self.database.start_over()
         if self.derived.suspect:
@@ -135,14 +137,18 @@ class Sync:
         finally:
             self._ahead = {}
 
-    def _sync_all(self, before: str) -> SyncReport:
-        """Sync every folder in one transaction, and keep the fingerprint the files had
-        before (`before`): a file changed within the clock's tick could change again unseen,
-        so then none is kept, and the next read looks at the files again."""
+    def _sync_all(self, before: str, emptied: bool = False) -> SyncReport:
+        """Sync every folder in one transaction (the index emptied first, if asked), and
+        keep the fingerprint the files had before (`before`): a file read within the clock's
+        tick of its last write could change again unseen, so then, unless it is settled
+        since (`_settle`), none is kept, and the next read looks at the files again."""
         report = SyncReport()
         with self.database.transaction():
+            for table in ("files", "dirs", "docs", "docs_fts") if emptied else ():
+                self.db.execute(f"DELETE FROM {table}")
             self._sync_folders(report, trust_archive=True)
-            kept = "" if self._racy else before
+            self._settle()
+            kept = "" if self._racy or self._racy_folder else before
             self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
         return report
 
@@ -160,17 +166,58 @@ class Sync:
             dirs = dict(self.db.execute("SELECT path, mtime_ns FROM dirs").fetchall())
         self._ahead = parsing.ahead(self.layout, known, dirs)
 
-    def _stamp(self, mtime_ns: int) -> int:
-        """An mtime as recorded: 0 (never trusted) when it is too recent to tell two writes
-        in one tick of the file system's clock apart (what git calls racily clean)."""
-        if mtime_ns > self._racy_after:
-            self._racy = True
-            return 0
-        return mtime_ns
+    def _stamp(self, mtime_ns: int, read_ns: int, rel: str) -> int:
+        """A file's mtime as recorded: 0 (never trusted) when it was read (at `read_ns`)
+        within the tick of the file system's clock of its last write, which a write after
+        the read could leave as it was (what git calls racily clean)."""
+        if mtime_ns <= read_ns - _RACY_NS:
+            return mtime_ns
+        self._racy.append(rel)
+        return 0
+
+    def _folder_stamp(self, mtime_ns: int, listed_ns: int, tier: str) -> int:
+        """A folder's mtime as recorded, as a file's (`_stamp`): only an archive folder's is
+        trusted (an unchanged one is not read), so only theirs keep the fingerprint out."""
+        if mtime_ns <= listed_ns - _RACY_NS:
+            return mtime_ns
+        self._racy_folder |= tier == "archive"
+        return 0
+
+    def _settle(self) -> None:
+        """Record the stamps of the racy files that are now old enough and still hold the
+        bytes indexed (read again, their hashes compared): after a fresh clone's build, the
+        tier files it read first, seconds after the checkout wrote them. The next read then
+        trusts the fingerprint instead of reading them again."""
+        racy, self._racy = self._racy, []
+        for rel in racy:
+            if not self._settled_file(rel):
+                self._racy.append(rel)
+
+    def _settled_file(self, rel: str) -> bool:
+        """Whether a racy file is settled: written long enough ago, holding the bytes
+        indexed, its stamp now recorded."""
+        path = self.layout.root / rel
+        read_ns = time.time_ns()
+        try:
+            with files.Folder(path.parent) as reader:
+                if reader.lstat(path.name).st_mtime_ns > read_ns - _RACY_NS:
+                    return False  # still within the tick: not read for nothing
+                got = reader.read(path.name)
+        except (TiermemError, OSError):
+            return False
+        row = self.db.execute("SELECT sha FROM files WHERE path=?", (rel,)).fetchone()
+        if got is None or row is None or row[0] != _sha(got[0]):
+            return False
+        st = got[1]
+        if st.st_mtime_ns > read_ns - _RACY_NS:
+            return False
+        stamp = (st.st_size, st.st_mtime_ns, rel)
+        self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stamp)
+        return True
 
     def _fingerprint(self) -> str:
         """The files' fingerprint (`parsing.fingerprint`), a sync's stamps counted anew."""
-        self._racy = False
+        self._racy, self._racy_folder = [], False
         return parsing.fingerprint(self.layout)
 
     def _sync_folders(self, report: SyncReport, trust_archive: bool) -> None:
@@ -178,6 +225,7 @@ class Sync:
         for folder, tier in parsing.folders(self.layout, report):
             rel_dir = self.layout.relative(folder)
             # The mtime before the listing: a record added after it is seen by the next sync.
+            listed_ns = time.time_ns()
             mtime = parsing.folder_mtime(folder)
             try:
                 items = files.listing(folder)
@@ -187,7 +235,7 @@ class Sync:
             present.add(rel_dir)
             if tier == "archive" and trust_archive and self._unchanged(mtime, rel_dir):
                 continue
-            self._sync_folder(folder, mtime, items, rel_dir, tier, report)
+            self._sync_folder(folder, (mtime, listed_ns), items, rel_dir, tier, report)
         known = [r[0] for r in self.db.execute("SELECT DISTINCT dir FROM files")]
         for rel_dir in known:
             if rel_dir not in present:
@@ -202,7 +250,7 @@ class Sync:
     def _sync_folder(
         self,
         folder: Path,
-        mtime: int,
+        mtime: tuple[int, int],
         items: list[files.Item],
         rel_dir: str,
         tier: str,
@@ -230,7 +278,8 @@ class Sync:
                         batch = Batch()
         self.rows.write(batch, rel_dir)
         self.rows.forget(rel_dir, on_disk, report)
-        self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, self._stamp(mtime)))
+        stamp = self._folder_stamp(*mtime, tier)  # its mtime, and the clock before its listing
+        self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, stamp))
 
     def _sync_file(
         self,
@@ -250,6 +299,7 @@ class Sync:
         if self._parsing is not None:
             self._parsing.until(rel, self._ahead)
         prior = self._ahead.pop(rel, None)
+        read_ns = time.time_ns()
         try:
             own = prior is not None and row is None and self._settled == _OWN_READS
             got = prior if own else parsing.moved(reader, name, row, prior, self._settled)
@@ -261,12 +311,14 @@ class Sync:
         if isinstance(got, tuple):
             data, st = got
             sha = _sha(data)
-            if self._restamped(rel, row, sha, parsing.ident(st)):
+            if self._restamped(rel, row, sha, parsing.ident(st), read_ns):
                 return None
             if prior is None or prior.sha != sha:
                 prior = parsing.parse_file(reader.path / name, rel, tier, got, sha)
-            got = replace(prior, ident=parsing.ident(st))
-        elif isinstance(got, parsing.Parsed) and self._restamped(rel, row, got.sha, got.ident):
+            got = replace(prior, ident=parsing.ident(st), read_ns=read_ns)
+        elif isinstance(got, parsing.Parsed) and self._restamped(
+            rel, row, got.sha, got.ident, got.read_ns
+        ):
             return None
         if not isinstance(got, parsing.Parsed):
             return got  # unchanged (None), or gone
@@ -278,12 +330,13 @@ class Sync:
         row: tuple[int, int, str, str] | None,
         sha: str,
         ident: tuple[int, int, int, int, int],
+        read_ns: int,
     ) -> bool:
         """Whether a file's rows already hold its content (its stamp moved, its content did
         not): then its new size and mtime are recorded, and it is not parsed."""
         if not (row and row[2] == sha and self.rows.hold(rel, row[3])):
             return False
-        stamp = (ident[2], self._stamp(ident[3]), rel)
+        stamp = (ident[2], self._stamp(ident[3], read_ns, rel), rel)
         self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stamp)
         return True
 
@@ -296,7 +349,7 @@ class Sync:
             return None
         report.conflicts.extend(parsed.conflicts)
         report.changed.append(rel)
-        stamp = self._stamp(parsed.ident[3])
+        stamp = self._stamp(parsed.ident[3], parsed.read_ns, rel)
         return Pending(rel, parsed, stamp, indexed)
 
     def rebuild(self) -> SyncReport:
@@ -305,7 +358,7 @@ class Sync:
         It is emptied in one transaction, which other processes' connections survive; a
         damaged database is replaced by a new one instead.
         """
-        self._racy_after = self._settled = time.time_ns() - _RACY_NS
+        self._settled = time.time_ns() - _RACY_NS
         try:
             self.database.ready()
             built = self.database.take_built()
@@ -313,15 +366,8 @@ class Sync:
                 return built
             self._read_ahead(everything=True)
             # Emptied and filled again in one transaction: readers see the old or the new.
-            with files.locked(self.layout, self.layout.index), self.database.transaction():
-                for table in ("files", "dirs", "docs", "docs_fts"):
-                    self.db.execute(f"DELETE FROM {table}")
-                report = SyncReport()
-                fingerprint = self._fingerprint()
-                self._sync_folders(report, trust_archive=True)
-                kept = "" if self._racy else fingerprint
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
-            return report
+            with files.locked(self.layout, self.layout.index):
+                return self._sync_all(self._fingerprint(), emptied=True)
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):
                 raise store_error(exc) from None
@@ -336,7 +382,6 @@ class Sync:
     def fill(self, db: sqlite3.Connection) -> SyncReport:
         """Sync the files into a new index of this process's own (see `Database._fill`):
         what it reads is what it writes, no other process writing between."""
-        self._racy_after = time.time_ns() - _RACY_NS
         self._settled = _OWN_READS
         self._parsing = parsing.workers(self.layout)
         try:
