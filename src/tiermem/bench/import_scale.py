@@ -7,8 +7,9 @@ memory from the kernel's accounting of that process; `python -c pass` in the sam
 the floor of any Python process. Then what the import left: the store's markdown (cold,
 wiki), its archive and its index, against the history's own size; a first `tiermem search`
 on it, which brings nothing up to date (the import left the index current); and each read a
-user runs on it (`READS`), the first of its kind, each on a copy of the store as the import
-left it (a read keeps what it derives: the first one pays), with its peak memory.
+user runs on it (`READS`), each the first of its kind: the index is put back as the import
+left it before each (a read keeps what it derives, so only the first one pays; a copy of the
+store would not do, its index sealed by another clone), with its peak memory.
 """
 
 from __future__ import annotations
@@ -177,17 +178,20 @@ def measure(root: Path, learnings: int, say: Any = print) -> dict[str, Any]:
 
 
 def first_reads(root: Path, env: dict[str, str], say: Any) -> dict[str, dict[str, float]]:
-    """Each read of `READS`, run first on a copy of the store as the import left it."""
+    """Each read of `READS` on the store, its index as the import left it before each."""
     found = {}
+    index = root / ".squad" / "memory" / "index.sqlite"
     with tempfile.TemporaryDirectory(prefix="tiermem-reads-") as folder:
+        kept = Path(folder) / "index.sqlite"
+        shutil.copyfile(index, kept)  # no process has it open: its log is in it
         for name, args in READS.items():
-            copy = Path(folder) / "store"
-            shutil.copytree(root, copy, symlinks=True)
-            argv = _tiermem(copy, *(a.format(out=Path(folder) / "out") for a in args))
+            for side in ("-wal", "-shm"):
+                Path(f"{index}{side}").unlink(missing_ok=True)
+            shutil.copyfile(kept, index)
+            argv = _tiermem(root, *(a.format(out=Path(folder) / "out") for a in args))
             run = measured(argv, env, check=False)
             found[name] = {"s": run.seconds, "cpu_s": run.cpu_seconds, "peak_mb": run.peak_mb}
             say(f"{name}: {run.seconds:.2f} s, peak {run.peak_mb:.0f} MB")
-            shutil.rmtree(copy)
     return found
 
 
