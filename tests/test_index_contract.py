@@ -41,6 +41,8 @@ def test_both_hold_the_same_documents_in_file_order(pair: tuple[Index, Index, Me
     for tier in ("hot", "cold", "wiki", "archive"):
         assert fake.docs(tier=tier) == real.docs(tier=tier) != []
     assert fake.docs(agent="flight") == real.docs(agent="flight") != []
+    for path in {d.path for d in real.docs()}:
+        assert fake.docs(path=path) == real.docs(path=path) != []
     assert fake.docs(tier="cold", agent="nobody") == real.docs(tier="cold", agent="nobody") == []
 
 

@@ -114,9 +114,11 @@ class RecordingIndex:
         self.queries.append(query)
         return self.inner.search_each(query, scopes, limit)
 
-    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+    ) -> list[Doc]:
         """The inner index's documents."""
-        return self.inner.docs(tier, agent)
+        return self.inner.docs(tier, agent, path)
 
     def by_ids(self, ids: Sequence[str], *args: Any, **kwargs: Any) -> list[Doc]:
         """The inner index's documents with these ids."""
@@ -271,9 +273,12 @@ class MemoryIndex:
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
-        """Every document, or those of one tier or agent, in file order."""
-        return [d for d in self._docs if tier in (None, d.tier) and agent in (None, d.agent)]
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+    ) -> list[Doc]:
+        """Every document, or those of one tier, agent or file, in file order."""
+        asked = ((tier, "tier"), (agent, "agent"), (path, "path"))
+        return [d for d in self._docs if all(not v or v == getattr(d, f) for v, f in asked)]
 
     def by_ids(
         self,

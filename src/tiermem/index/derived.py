@@ -108,9 +108,29 @@ class Derived:
             [(sha, tokens) for sha, tokens, _ in made.values() if tokens is not None],
         )
 
+    def count_all(self) -> None:
+        """Count every document indexed without its token count, a batch at a time, each
+        batch kept at once (see `keep`): a figure over a whole store then adds up counts the
+        index holds, instead of holding a count of each of its documents until the end."""
+        after = 0
+        while True:
+            rows = self.db.execute(
+                "SELECT rowid, sha, text FROM docs WHERE tokens IS NULL AND rowid > ?"
+                f" ORDER BY rowid LIMIT {_COUNT_ROWS}",
+                (after,),
+            ).fetchall()
+            if not rows:
+                return
+            counts = self.counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
+            for (rowid, sha, _), n in zip(rows, counts, strict=True):
+                self._made[rowid] = (sha, n, None)
+            self.keep()
+            after = rows[-1][0]
+
     def count_rest(self) -> dict[tuple[str, str], int]:
         """Count the documents indexed without their token counts, for figures over the
-        whole store: the tokens they add, by (agent, tier); kept after the read."""
+        whole store (those `count_all` could not keep, or indexed since): the tokens they
+        add, by (agent, tier); kept after the read."""
         added: dict[tuple[str, str], int] = {}
         after = 0
         while True:

@@ -131,9 +131,11 @@ class FtsIndex:
         return self._read(self._queries.search_each, query, scopes, limit)
 
     @one_line
-    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
-        """All indexed documents, optionally of one tier or agent, in file order."""
-        return self._read(self._queries.docs, tier, agent)
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+    ) -> list[Doc]:
+        """All indexed documents, optionally of one tier, agent or file, in file order."""
+        return self._read(self._queries.docs, tier, agent, path)
 
     @one_line
     def by_ids(
@@ -158,7 +160,9 @@ class FtsIndex:
 
     @one_line
     def totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens), counting whole entries and records."""
+        """(agent, tier, entries, bytes, tokens), counting whole entries and records; the
+        documents not counted yet are counted first, a batch at a time."""
+        self._derived.count_all()
         return self._read(self._queries.totals)
 
     @one_line

@@ -121,8 +121,10 @@ class Index(Protocol):
         a query whose words are common in a large store, by its rarest words alone."""
         ...
 
-    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
-        """All documents, optionally of one tier or agent, in file order."""
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+    ) -> list[Doc]:
+        """All documents, optionally of one tier, agent or file, in file order."""
         ...
 
     def by_ids(

@@ -296,16 +296,16 @@ class Queries:
         ).fetchall()
         return self._tie_broken(rows, limit)
 
-    def docs(self, tier: str | None = None, agent: str | None = None) -> list[Doc]:
-        """All indexed documents, optionally of one tier or agent."""
+    def docs(
+        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+    ) -> list[Doc]:
+        """All indexed documents, optionally of one tier, agent or file."""
         sql = f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
-        if tier:
-            sql += " AND tier=?"
-            args.append(tier)
-        if agent:
-            sql += " AND agent=?"
-            args.append(agent)
+        for column, value in (("tier", tier), ("agent", agent), ("path", path)):
+            if value:
+                sql += f" AND {column}=?"
+                args.append(value)
         sql += " ORDER BY path, ord"
         return self.derived.docs(self.db.execute(sql, args).fetchall())
 
