@@ -275,3 +275,27 @@ def test_a_damaged_tier_file_is_skipped_not_fatal(team: Memory, tmp_path: Path) 
     html = write(team, tmp_path)
     assert "Tag from main" in html
     assert any("cold/zed.md" in w and "unknown class" in w for w in warnings)
+
+
+def test_a_large_archive_is_listed_record_by_record_as_whole(
+    store_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tiermem.maintenance import report
+
+    mem = Memory(store_copy, now="2026-03-03T10:00:00Z")
+    mem.sync()
+    whole = list(report._records(mem.context))
+    asked: list[str | None] = []
+    docs = type(mem.context.index).docs
+
+    def counted(
+        index: object, tier: str | None = None, agent: str | None = None, path: str | None = None
+    ) -> object:
+        asked.append(path)
+        return docs(index, tier, agent, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(mem.context.index), "docs", counted)
+    monkeypatch.setattr(report, "_OWNER_AT_ONCE_BYTES", 0)  # every owner's archive is large
+    assert list(report._records(mem.context)) == whole != []
+    assert asked and None not in asked  # each record's chunks asked for alone
+    mem.close()

@@ -41,7 +41,7 @@ from ..results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
 from ..scribe.maintenance import budgeted
 from ..spawn import log as spawn_log
 from ..spawn.assemble import POLICY_SHARE, assemble
-from ..storage import archive, audit, files, safepath, store
+from ..storage import archive, audit, files, safepath, store, validate
 from ..storage.clock import parse_time
 from ..storage.entries import Entry, render_entry
 from ..storage.layout import TEAM
@@ -589,19 +589,48 @@ def _origin(ctx: Context, tier: str, entry: Entry, seen: dict[str, str]) -> str:
     return f"{said}; session {entry.session}" if entry.session else said
 
 
+# An owner's archive of up to this much text is read at once; a larger one (a long history
+# imported, 50 MB in 100,000 chunks) a record at a time, so its chunks are never all held.
+_OWNER_AT_ONCE_BYTES = 8_000_000
+
+
 def _records(ctx: Context) -> Iterator[EntryView]:
     """Every archive record (no text: the page lists them; search reads them), one owner's
-    records at a time, so that only one owner's indexed chunks are held at once."""
-    owners = sorted({agent for agent, tier, *_ in ctx.index.totals() if tier == "archive"})
+    records at a time, so that only one owner's indexed chunks are held at once, or one
+    record's, for an owner whose archive is large."""
+    held = {a: (n, size) for a, tier, n, size, _ in ctx.index.totals() if tier == "archive"}
+    owners = sorted(held)
     batches = [owners] if "" in owners else [[owner] for owner in owners]
     for batch in batches:
-        docs = ctx.index.docs(tier="archive", agent=batch[0] if len(batch) == 1 else None)
+        one = batch[0] if len(batch) == 1 else None
+        if one is not None and held[one][1] > _OWNER_AT_ONCE_BYTES:
+            found = _record_by_record(ctx, one)
+            if len(found) == held[one][0]:  # else some lie outside its folder: read them all
+                yield from found
+                continue
+        docs = ctx.index.docs(tier="archive", agent=one)
         chunks: dict[str, list[Doc]] = defaultdict(list)
         for doc in docs:
             chunks[doc.path].append(doc)
         del docs
         for rel, parts in sorted(chunks.items()):
             yield _record(ctx, rel, parts)
+
+
+def _record_by_record(ctx: Context, owner: str) -> list[EntryView]:
+    """An owner's records in its archive folder, the chunks of one read at a time."""
+    try:
+        folder = ctx.layout.tier_dir("archive") / validate.owner(owner)
+        paths = files.memory_files(folder)
+    except TiermemError:
+        return []
+    found = []
+    for path in paths:
+        rel = ctx.layout.relative(path)
+        parts = [d for d in ctx.index.docs(tier="archive", path=rel) if d.agent == owner]
+        if parts:
+            found.append(_record(ctx, rel, parts))
+    return found
 
 
 def _record(ctx: Context, rel: str, parts: list[Doc]) -> EntryView:
