@@ -11,12 +11,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import races
 from reliability import child_env, cli
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
-from tiermem.index import fts, rows, schema, sync
+from tiermem.index import fts, matching, rows, schema, sync
+from tiermem.index.protocol import Doc
 from tiermem.index.tokens import O200K
 from tiermem.memory import Memory
 from tiermem.storage import files
@@ -297,3 +300,24 @@ def test_reads_of_a_bulk_index_keep_what_they_derive_while_others_build_and_read
     assert races.failures(races.open_at_once(root, kinds)) == []
     code, out, err = cli(["--root", str(root), "reindex", "--check"])
     assert (code, out) == (0, "index matches the files\n"), err
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    agent=st.text(max_size=12),
+    tier=st.sampled_from(["hot", "cold", "wiki", "archive"]),
+)
+def test_sqlite_makes_the_owner_terms_python_makes(agent: str, tier: str) -> None:
+    # An agent's owner term is one FTS5 token, whatever its name: a search as that agent
+    # finds its own documents (and, asked so, the wiki's) and no other agent's.
+    db = sqlite3.connect(":memory:")
+    db.executescript(schema.TABLES)
+    mine = Doc(id="x", tier=tier, agent=agent, path="p", title="A title", text="some words")
+    other = Doc(id="y", tier="cold", agent=agent + "x", path="q", title="A title", text="words")
+    for rowid, doc in ((1, mine), (2, other)):
+        db.execute(schema.INSERT_TERMS, (rowid, *schema.terms(doc)))
+    for whole_wiki in (False, True):
+        match = matching.match('"words"', [agent], whole_wiki)
+        found = db.execute("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", (match,))
+        assert [r[0] for r in found] == [1]
+    db.close()

@@ -41,13 +41,18 @@ _KEPT = (("sha", "TEXT"), ("ord", "INTEGER"))
 _SQL_TYPES = {"str": "TEXT", "int": "INTEGER"}
 DOC_COLUMNS = ", ".join(DOC_FIELDS)
 
-# The columns FTS5 finds words in, with their weight in a ranking: a title weighs four times
-# the body (a word in the heading says what the entry is about); the owner column only
-# narrows a search to agents (see `owners`) and adds nothing to a score.
-SEARCHED = (("title", 4.0), ("text", 1.0), ("owner", 0.0))
-WORDS = f"{{{' '.join(name for name, weight in SEARCHED if weight)}}}"  # an FTS5 column filter
-BM25 = f"bm25(docs_fts, {', '.join(str(weight) for _, weight in SEARCHED)})"
-TERM_COLUMNS = ", ".join(name for name, _ in SEARCHED)
+# The fields of a document FTS5 finds words in, with their weight in a ranking: a title
+# weighs four times the body (a word in the heading says what the entry is about). After them
+# FTS5 holds the owner column: terms that narrow a search to agents (see `owners`), which
+# add nothing to a score.
+SEARCHED = (("title", 4.0), ("text", 1.0))
+_SEARCHED_FIELDS = ", ".join(name for name, _ in SEARCHED)
+TERM_COLUMNS = f"{_SEARCHED_FIELDS}, owner"
+WORDS = f"{{{' '.join(name for name, _ in SEARCHED)}}}"  # an FTS5 filter: words, not owners
+BM25 = f"bm25(docs_fts, {', '.join(str(weight) for _, weight in SEARCHED)}, 0.0)"
+# The owner column of a wiki document holds this term too: whoever wrote an entry, the wiki
+# is the whole team's, and a search as one agent narrows to "its own, or the wiki" in FTS5.
+WIKI_TERM = "sharedwiki"
 
 
 def _columns() -> str:
@@ -85,9 +90,10 @@ INSERT_DOC = (
     f" VALUES({', '.join('?' * (3 + len(DOC_FIELDS)))})"
 )
 INSERT_TERMS = (
-    f"INSERT INTO docs_fts(rowid, {TERM_COLUMNS}) VALUES({', '.join('?' * (1 + len(SEARCHED)))})"
+    f"INSERT INTO docs_fts(rowid, {TERM_COLUMNS}) VALUES({', '.join('?' * (2 + len(SEARCHED)))})"
 )
 stored = operator.attrgetter(*STORED)  # a document's fields that are not derived
+_searched = operator.attrgetter(*(name for name, _ in SEARCHED))
 
 
 def row(
@@ -98,8 +104,9 @@ def row(
 
 
 def terms(doc: Doc) -> tuple[str, ...]:
-    """What FTS5 holds of a document, column by column (`SEARCHED`)."""
-    return tuple(owners(doc) if name == "owner" else getattr(doc, name) for name, _ in SEARCHED)
+    """What FTS5 holds of a document, column by column (`SEARCHED`, then its owners)."""
+    found = _searched(doc)
+    return (*(found if len(SEARCHED) > 1 else (found,)), owners(doc))
 
 
 def cut_passages(text: str) -> str:
@@ -110,11 +117,6 @@ def cut_passages(text: str) -> str:
 def owner_term(agent: str) -> str:
     """The agent as one FTS5 token: names may hold '-' or '.', which the tokenizer splits on."""
     return f"ag{agent.encode('utf-8').hex() or '0'}"
-
-
-# The owner column of a wiki document holds this token too: whoever wrote an entry, the wiki
-# is the whole team's, and a search as one agent narrows to "its own, or the wiki" in FTS5.
-WIKI_TERM = "sharedwiki"
 
 
 def owners(doc: Doc) -> str:
