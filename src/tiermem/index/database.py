@@ -118,6 +118,7 @@ class Database:
 
     @property
     def is_open(self) -> bool:
+        """Whether a connection is open (else the next use opens, or builds, the index)."""
         return self._db is not None
 
     def opened_now(self, whole: bool) -> sqlite3.Connection:

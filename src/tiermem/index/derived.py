@@ -36,6 +36,9 @@ class Derived:
         # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
         # passages), either left None when not derived; kept after the read.
         self._made: dict[int, tuple[str, int | None, str | None]] = {}
+        # Token counts made for figures over the whole store, by text hash: kept in the cache
+        # only (rewriting every row of a large store for them took longer than counting).
+        self._counted: dict[str, int] = {}
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -79,9 +82,9 @@ class Derived:
     def keep(self) -> None:
         """Write what reads derived into the index, when it is free within a moment (while
         another process writes it, a later read derives them again)."""
-        if not self._made or self.db.in_transaction:
+        if not (self._made or self._counted) or self.db.in_transaction:
             return  # nothing made, or kept when the outer read ends
-        made, self._made = self._made, {}
+        made, counted, self._made, self._counted = self._made, self._counted, {}, {}
         self.db.execute(f"PRAGMA busy_timeout = {_KEEP_WAIT_MS}")
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -91,60 +94,42 @@ class Derived:
             timeout = int(schema.SQLITE_TIMEOUT_SECONDS * 1000)
             self.db.execute(f"PRAGMA busy_timeout = {timeout}")
         try:
-            self._write(made)
+            self._write(made, counted)
         except sqlite3.Error:
             self.db.execute("ROLLBACK")
             return
         self.db.execute("COMMIT")
 
-    def _write(self, made: dict[int, tuple[str, int | None, str | None]]) -> None:
+    def _write(
+        self, made: dict[int, tuple[str, int | None, str | None]], counted: dict[str, int]
+    ) -> None:
         self.db.executemany(
             "UPDATE docs SET tokens=COALESCE(tokens, ?), passages=COALESCE(passages, ?)"
             " WHERE rowid=? AND sha=?",
             [(tokens, cut, rowid, sha) for rowid, (sha, tokens, cut) in made.items()],
         )
-        self.db.executemany(
-            "INSERT OR IGNORE INTO token_cache VALUES(?, ?)",
-            [(sha, tokens) for sha, tokens, _ in made.values() if tokens is not None],
-        )
-
-    def count_all(self) -> None:
-        """Count every document indexed without its token count, a batch at a time, each
-        batch kept at once (see `keep`): a figure over a whole store then adds up counts the
-        index holds, instead of holding a count of each of its documents until the end."""
-        after = 0
-        while True:
-            rows = self.db.execute(
-                "SELECT rowid, sha, text FROM docs WHERE tokens IS NULL AND rowid > ?"
-                f" ORDER BY rowid LIMIT {_COUNT_ROWS}",
-                (after,),
-            ).fetchall()
-            if not rows:
-                return
-            counts = self.counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
-            for (rowid, sha, _), n in zip(rows, counts, strict=True):
-                self._made[rowid] = (sha, n, None)
-            self.keep()
-            after = rows[-1][0]
+        counted |= {sha: tokens for sha, tokens, _ in made.values() if tokens is not None}
+        self.db.executemany("INSERT OR IGNORE INTO token_cache VALUES(?, ?)", counted.items())
 
     def count_rest(self) -> dict[tuple[str, str], int]:
-        """Count the documents indexed without their token counts, for figures over the
-        whole store (those `count_all` could not keep, or indexed since): the tokens they
-        add, by (agent, tier); kept after the read."""
+        """Count the documents indexed without a token count, in the cache or in their row,
+        for figures over the whole store: the tokens they add, by (agent, tier); kept in the
+        cache after the read (see `Queries.totals`)."""
         added: dict[tuple[str, str], int] = {}
         after = 0
         while True:
             rows = self.db.execute(
                 "SELECT rowid, sha, text, agent, tier FROM docs WHERE tokens IS NULL AND rowid > ?"
+                " AND NOT EXISTS (SELECT 1 FROM token_cache WHERE token_cache.sha = docs.sha)"
                 f" ORDER BY rowid LIMIT {_COUNT_ROWS}",
                 (after,),
             ).fetchall()
             if not rows:
                 return added
             counts = self.counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
-            for (rowid, sha, _, agent, tier), n in zip(rows, counts, strict=True):
+            for (_, sha, _, agent, tier), n in zip(rows, counts, strict=True):
                 added[(agent, tier)] = added.get((agent, tier), 0) + n
-                self._made[rowid] = (sha, n, None)
+                self._counted[sha] = n
             after = rows[-1][0]
 
     def token_counts(self, texts: list[str]) -> list[int]:

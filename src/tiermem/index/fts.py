@@ -160,9 +160,7 @@ class FtsIndex:
 
     @one_line
     def totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens), counting whole entries and records; the
-        documents not counted yet are counted first, a batch at a time."""
-        self._derived.count_all()
+        """(agent, tier, entries, bytes, tokens), counting whole entries and records."""
         return self._read(self._queries.totals)
 
     @one_line

@@ -357,11 +357,13 @@ class Queries:
 
     def totals(self) -> list[tuple[str, str, int, int, int]]:
         """(agent, tier, entries, bytes, tokens) for every agent and tier: a long entry's
-        parts count once, an archive record (one file) once, whatever its chunks."""
+        parts count once, an archive record (one file) once, whatever its chunks. A count
+        not in its row yet is taken from the cache, or made now (`Derived.count_rest`)."""
         rows = self.db.execute(
             "SELECT agent, tier, COUNT(DISTINCT CASE WHEN tier='archive' THEN path"
             " WHEN parent != '' THEN parent ELSE id END),"
-            " SUM(LENGTH(CAST(text AS BLOB))), SUM(tokens)"
+            " SUM(LENGTH(CAST(text AS BLOB))),"
+            " SUM(COALESCE(tokens, (SELECT n FROM token_cache WHERE token_cache.sha = docs.sha)))"
             " FROM docs GROUP BY agent, tier ORDER BY agent, tier"
         ).fetchall()
         added = self.derived.count_rest()
