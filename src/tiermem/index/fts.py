@@ -26,7 +26,7 @@ from .rows import Rows
 from .sync import Sync
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "17"
+SCHEMA_VERSION = "18"
 
 _T = TypeVar("_T")
 

@@ -74,7 +74,7 @@ def parse_file(
     except ParseError as exc:
         return Parsed(ident(st), sha, [], [], exc, read_ns=read_ns)
     texts = [hashed(d.text) for d in docs]
-    digest = rows_digest(docs, hashed)
+    digest = rows_digest(docs, texts, hashed)
     return Parsed(ident(st), sha, docs, conflicts, None, texts, digest, read_ns)
 
 
@@ -160,12 +160,16 @@ def jobs(
 
 
 # What a file's rows hold of their own (token counts and passages are derived from the text).
-_DIGESTED = operator.attrgetter(*STORED)
+_DIGESTED = operator.attrgetter(*(f for f in STORED if f != "text"))
 
 
-def rows_digest(docs: Sequence[Doc], hashed: Callable[[bytes | str], str] = _sha) -> str:
-    """What the rows of one file hold (all but what is derived from their text)."""
-    return hashed(repr([_DIGESTED(d) for d in docs]))
+def rows_digest(
+    docs: Sequence[Doc], texts: Sequence[str], hashed: Callable[[bytes | str], str] = _sha
+) -> str:
+    """What the rows of one file hold (all but what is derived from their text), each text
+    by its hash (`texts`): the texts themselves, a whole store's, are not written out again
+    to be hashed."""
+    return hashed(repr([(_DIGESTED(d), t) for d, t in zip(docs, texts, strict=True)]))
 
 
 # --- the folders a sync reads --------------------------------------------------------------

@@ -130,7 +130,8 @@ class Rows:
             f"SELECT rowid, {DOC_COLUMNS} FROM docs WHERE path=? ORDER BY ord", (rel,)
         ).fetchall()
         docs = [Doc(*row[1:]) for row in rows]
-        if not same_digest(digest or "", parsing.rows_digest(docs)):
+        texts = [schema.sha(d.text) for d in docs]
+        if not same_digest(digest or "", parsing.rows_digest(docs, texts)):
             return False
         if _terms_of(self.db, [row[0] for row in rows]) != {
             row[0]: schema.terms(d) for row, d in zip(rows, docs, strict=True)
