@@ -10,6 +10,7 @@ text they count (`token_cache`), for texts that are no document's.
 from __future__ import annotations
 
 import sqlite3
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,9 +37,10 @@ class Derived:
         # What reads derived for rows indexed without it: rowid -> (text hash, tokens,
         # passages), either left None when not derived; kept after the read.
         self._made: dict[int, tuple[str, int | None, str | None]] = {}
-        # Token counts made for figures over the whole store, by text hash: kept in the cache
-        # only (rewriting every row of a large store for them took longer than counting).
-        self._counted: dict[str, int] = {}
+        # Token counts made for figures over the whole store, by rowid: kept in the cache only
+        # (rewriting every row of a large store for them took longer than counting), under
+        # the hash the row holds; in arrays, so as not to hold a text hash per document.
+        self._counted = (array("q"), array("q"))
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -82,9 +84,10 @@ class Derived:
     def keep(self) -> None:
         """Write what reads derived into the index, when it is free within a moment (while
         another process writes it, a later read derives them again)."""
-        if not (self._made or self._counted) or self.db.in_transaction:
+        if not (self._made or self._counted[0]) or self.db.in_transaction:
             return  # nothing made, or kept when the outer read ends
-        made, counted, self._made, self._counted = self._made, self._counted, {}, {}
+        made, counted = self._made, self._counted
+        self._made, self._counted = {}, (array("q"), array("q"))
         self.db.execute(f"PRAGMA busy_timeout = {_KEEP_WAIT_MS}")
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -101,15 +104,23 @@ class Derived:
         self.db.execute("COMMIT")
 
     def _write(
-        self, made: dict[int, tuple[str, int | None, str | None]], counted: dict[str, int]
+        self,
+        made: dict[int, tuple[str, int | None, str | None]],
+        counted: tuple[array[int], array[int]],
     ) -> None:
         self.db.executemany(
             "UPDATE docs SET tokens=COALESCE(tokens, ?), passages=COALESCE(passages, ?)"
             " WHERE rowid=? AND sha=?",
             [(tokens, cut, rowid, sha) for rowid, (sha, tokens, cut) in made.items()],
         )
-        counted |= {sha: tokens for sha, tokens, _ in made.values() if tokens is not None}
-        self.db.executemany("INSERT OR IGNORE INTO token_cache VALUES(?, ?)", counted.items())
+        self.db.executemany(
+            "INSERT OR IGNORE INTO token_cache VALUES(?, ?)",
+            [(sha, tokens) for sha, tokens, _ in made.values() if tokens is not None],
+        )
+        self.db.executemany(
+            "INSERT OR IGNORE INTO token_cache SELECT sha, ? FROM docs WHERE rowid=?",
+            zip(counted[1], counted[0], strict=True),
+        )
 
     def count_rest(self) -> dict[tuple[str, str], int]:
         """Count the documents indexed without a token count, in the cache or in their row,
@@ -127,9 +138,10 @@ class Derived:
             if not rows:
                 return added
             counts = self.counts([r[1] for r in rows], [r[2] for r in rows], keep=False)
-            for (_, sha, _, agent, tier), n in zip(rows, counts, strict=True):
+            for (rowid, _, _, agent, tier), n in zip(rows, counts, strict=True):
                 added[(agent, tier)] = added.get((agent, tier), 0) + n
-                self._counted[sha] = n
+                self._counted[0].append(rowid)
+                self._counted[1].append(n)
             after = rows[-1][0]
 
     def token_counts(self, texts: list[str]) -> list[int]:
