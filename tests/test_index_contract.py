@@ -44,6 +44,7 @@ def test_both_hold_the_same_documents_in_file_order(pair: tuple[Index, Index, Me
     for path in {d.path for d in real.docs()}:
         assert fake.docs(path=path) == real.docs(path=path) != []
     assert fake.docs(tier="cold", agent="nobody") == real.docs(tier="cold", agent="nobody") == []
+    assert fake.docs(cls="policy") == real.docs(cls="policy")
 
 
 def test_both_look_up_by_id_entry_and_date_alike(pair: tuple[Index, Index, Memory]) -> None:

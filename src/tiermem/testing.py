@@ -115,10 +115,14 @@ class RecordingIndex:
         return self.inner.search_each(query, scopes, limit)
 
     def docs(
-        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+        self,
+        tier: str | None = None,
+        agent: str | None = None,
+        path: str | None = None,
+        cls: str | None = None,
     ) -> list[Doc]:
         """The inner index's documents."""
-        return self.inner.docs(tier, agent, path)
+        return self.inner.docs(tier, agent, path, cls)
 
     def by_ids(self, ids: Sequence[str], *args: Any, **kwargs: Any) -> list[Doc]:
         """The inner index's documents with these ids."""
@@ -274,10 +278,14 @@ class MemoryIndex:
         return hits[:limit]
 
     def docs(
-        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+        self,
+        tier: str | None = None,
+        agent: str | None = None,
+        path: str | None = None,
+        cls: str | None = None,
     ) -> list[Doc]:
-        """Every document, or those of one tier, agent or file, in file order."""
-        asked = ((tier, "tier"), (agent, "agent"), (path, "path"))
+        """Every document, or those of one tier, agent, file or class, in file order."""
+        asked = ((tier, "tier"), (agent, "agent"), (path, "path"), (cls, "cls"))
         return [d for d in self._docs if all(not v or v == getattr(d, f) for v, f in asked)]
 
     def by_ids(

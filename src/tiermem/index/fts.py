@@ -132,10 +132,15 @@ class FtsIndex:
 
     @one_line
     def docs(
-        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+        self,
+        tier: str | None = None,
+        agent: str | None = None,
+        path: str | None = None,
+        cls: str | None = None,
     ) -> list[Doc]:
-        """All indexed documents, optionally of one tier, agent or file, in file order."""
-        return self._read(self._queries.docs, tier, agent, path)
+        """All indexed documents, optionally of one tier, agent, file or class, in file
+        order."""
+        return self._read(self._queries.docs, tier, agent, path, cls)
 
     @one_line
     def by_ids(

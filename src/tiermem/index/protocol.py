@@ -122,9 +122,13 @@ class Index(Protocol):
         ...
 
     def docs(
-        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+        self,
+        tier: str | None = None,
+        agent: str | None = None,
+        path: str | None = None,
+        cls: str | None = None,
     ) -> list[Doc]:
-        """All documents, optionally of one tier, agent or file, in file order."""
+        """All documents, optionally of one tier, agent, file or class, in file order."""
         ...
 
     def by_ids(

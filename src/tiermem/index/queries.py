@@ -297,12 +297,16 @@ class Queries:
         return self._tie_broken(rows, limit)
 
     def docs(
-        self, tier: str | None = None, agent: str | None = None, path: str | None = None
+        self,
+        tier: str | None = None,
+        agent: str | None = None,
+        path: str | None = None,
+        cls: str | None = None,
     ) -> list[Doc]:
-        """All indexed documents, optionally of one tier, agent or file."""
+        """All indexed documents, optionally of one tier, agent, file or class."""
         sql = f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
-        for column, value in (("tier", tier), ("agent", agent), ("path", path)):
+        for column, value in (("tier", tier), ("agent", agent), ("path", path), ("cls", cls)):
             if value:
                 sql += f" AND {column}=?"
                 args.append(value)
