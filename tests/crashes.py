@@ -20,7 +20,7 @@ from typing import Any
 
 from reliability import ROOT, child_env, cli, files_text, is_index
 from tiermem.memory import Memory
-from tiermem.squad.importer import plan, write
+from tiermem.squad.importer.squad_import import plan, write
 from tiermem.storage import files, store
 from tiermem.storage.layout import Layout
 
@@ -165,7 +165,7 @@ WRAPPER = textwrap.dedent(
     from tiermem.index import fts
     from tiermem.scribe import maintenance, session, summarize
     from tiermem.spawn import assemble, search
-    from tiermem.squad import importer
+    from tiermem.squad.importer import squad_import
     from tiermem.team import decisions, wiki
     print("ready", flush=True)
     sys.exit(cli.main(sys.argv[1:]))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiermem.squad.dates import parse_date
+from tiermem.squad.reading.heading_dates import parse_date
 from tiermem.storage.entries import CLASSES
 from tiermem.team.classify import classify, is_structured
 

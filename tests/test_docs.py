@@ -51,7 +51,7 @@ def served_tools(root: Path) -> set[str]:
 
 def test_the_docs_name_every_mcp_tool_the_server_lists_and_count_them(tmp_path: Path) -> None:
     from tiermem.memory import Memory
-    from tiermem.squad import texts
+    from tiermem.squad.install import install_texts
 
     Memory.init(tmp_path)
     served = served_tools(tmp_path)
@@ -61,8 +61,8 @@ def test_the_docs_name_every_mcp_tool_the_server_lists_and_count_them(tmp_path: 
     counts = _TOOL_COUNT.findall(squad)
     assert counts and {_NUMBERS.split().index(c) for c in counts} == {len(served)}
     # Every tool the installed charter sections and skill tell agents to call exists.
-    installed = texts.SKILL + texts.agent_memory_block("ada", False)
-    installed += texts.agent_memory_block("scribe", True) + texts.spawn_block("")
+    installed = install_texts.SKILL + install_texts.agent_memory_block("ada", False)
+    installed += install_texts.agent_memory_block("scribe", True) + install_texts.spawn_block("")
     named = set(re.findall(r"`(\w+)`(?: tool|\s*\|)", installed))
     named |= set(re.findall(r"\(tool: `(\w+)`", installed))
     named |= set(re.findall(r"`(hot_\w+|wiki_\w+|read_\w+|end_session)`", installed))

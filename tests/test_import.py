@@ -17,7 +17,7 @@ from tiermem.bench.imported import rebuild_check
 from tiermem.bench.shape import sections_with_text, wiki_shape
 from tiermem.cli.main import main
 from tiermem.memory import Memory
-from tiermem.squad.sources import sources
+from tiermem.squad.importer.import_sources import sources
 from tiermem.storage import archive
 from tiermem.storage import store as files
 from tiermem.storage.clock import format_time, parse_time
@@ -623,7 +623,7 @@ def test_a_history_larger_than_a_piece_is_archived_in_parts_and_imported_whole(
     tmp_path: Path, run_cli: RunCli
 ) -> None:
     from tiermem.bench.import_scale import AGENT, write_history
-    from tiermem.squad.pieces import PIECE_BYTES
+    from tiermem.squad.importer.file_pieces import PIECE_BYTES
 
     history = write_history(tmp_path, 6000)
     size = history.stat().st_size

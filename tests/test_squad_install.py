@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tiermem.squad import install, texts
+from tiermem.squad.install import install_texts, installer
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -191,18 +191,20 @@ def test_check_names_what_an_upgrade_undid(team: Path, run_cli: RunCli) -> None:
 def test_the_files_say_what_agents_do(team: Path, run_cli: RunCli) -> None:
     run_cli("squad", "install", "--coordinator", "--root", str(team))
     rai = (team / ".squad/agents/Rai/charter.md").read_text(encoding="utf-8")
-    no_eol = texts.begin_marker("memory", texts.agent_memory_body("rai", False), texts.NO_EOL)
+    no_eol = install_texts.begin_marker(
+        "memory", install_texts.agent_memory_body("rai", False), install_texts.NO_EOL
+    )
     assert rai.startswith("# Rai\n\n> The team's shield.\n\n" + no_eol + "\n")
     assert "`tiermem hot show rai`" in rai and "`search` with agent `rai`" in rai
     scribe = (team / ".squad/agents/scribe/charter.md").read_text(encoding="utf-8")
     assert "tiermem scribe end-session --all" in scribe and "tiermem scribe run" in scribe
-    assert "\n\n" + texts.agent_memory_block("scribe", True) in scribe
+    assert "\n\n" + install_texts.agent_memory_block("scribe", True) in scribe
     spawn = (team / ".squad/templates/spawn-reference.md").read_text(encoding="utf-8")
     assert SPAWN_LINES not in spawn
-    assert texts.spawn_block("  ") in spawn
+    assert install_texts.spawn_block("  ") in spawn
     assert "<!-- tiermem:begin spawn squad-state " in spawn
-    for rel in install.SKILLS[:2]:
-        assert (team / rel).read_text(encoding="utf-8") == texts.SKILL
+    for rel in installer.SKILLS[:2]:
+        assert (team / rel).read_text(encoding="utf-8") == install_texts.SKILL
     mcp = json.loads((team / ".mcp.json").read_text(encoding="utf-8"))
     assert list(mcp["mcpServers"]) == ["squad_state", "tiermem"]
     assert mcp["mcpServers"]["tiermem"] == {
@@ -240,7 +242,7 @@ def test_uninstall_keeps_what_others_added_and_the_teams_memory(
     left = json.loads((team / ".mcp.json").read_text(encoding="utf-8"))
     assert list(left["mcpServers"]) == ["squad_state", "github"]
     assert "Keep this" in (team / ".squad/memory/hot/ralph.md").read_text(encoding="utf-8")
-    assert not (team / install.MANIFEST).exists()
+    assert not (team / installer.MANIFEST).exists()
 
 
 def test_uninstall_without_the_record_still_restores_squads_files(
@@ -249,7 +251,7 @@ def test_uninstall_without_the_record_still_restores_squads_files(
     (team / ".vscode").rmdir()
     before = snapshot(team)
     run_cli("squad", "install", "--coordinator", "--root", str(team))
-    (team / install.MANIFEST).unlink()
+    (team / installer.MANIFEST).unlink()
     code, out, _ = run_cli("squad", "install", "--uninstall", "--root", str(team))
     assert code == 0
     # Without the record, the store and the .squad/skills/ folder are not known to be the
@@ -297,9 +299,9 @@ def test_a_linked_vscode_folder_is_left_alone(team: Path, run_cli: RunCli, tmp_p
 
 def test_memory_sections_round_trip() -> None:
     for charter in ("# Ada\n", "# Ada", "", "# Ada\n\n\n", "# Ada\r\n"):
-        with_block = install.with_memory_block(charter, "ada", False)
-        assert install.with_memory_block(with_block, "ada", False) == with_block
-        assert install.without_memory_block(with_block, "ada", False) == charter
+        with_block = installer.with_memory_block(charter, "ada", False)
+        assert installer.with_memory_block(with_block, "ada", False) == with_block
+        assert installer.without_memory_block(with_block, "ada", False) == charter
 
 
 # --- refusals: one line, exit status 2, nothing written -------------------------------------
@@ -573,13 +575,13 @@ def test_a_line_of_an_older_tiermem_is_brought_up_to_date(team: Path, run_cli: R
     # A line an earlier tiermem wrote (other words, sealed as it sealed them), and one from
     # before lines were sealed.
     old_words = "Before starting work, I search the decisions that affect me."
-    mark = texts.line_mark("charter-decisions", old_words + " ")
+    mark = install_texts.line_mark("charter-decisions", old_words + " ")
     path.write_text(f"## Collaboration\n\n{old_words} {mark}\n", "utf-8")
     code, out, _ = run_cli("squad", "install", "--check", "--root", str(team))
     assert code == 1 and "outdated  .squad/templates/charter.md:3: " in out
     run_cli("squad", "install", "--root", str(team))
-    assert texts.LINE_KEYS["charter-decisions"].marked() in path.read_text("utf-8")
-    legacy = texts.LINE_KEYS["charter-decisions"].legacy()
+    assert install_texts.LINE_KEYS["charter-decisions"].marked() in path.read_text("utf-8")
+    legacy = install_texts.LINE_KEYS["charter-decisions"].legacy()
     path.write_text(f"## Collaboration\n\n{legacy}\n", "utf-8")
     code, out, _ = run_cli("squad", "install", "--uninstall", "--root", str(team))
     assert path.read_text("utf-8") == (

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from test_squad_install import snapshot, team
-from tiermem.squad import install, texts
+from tiermem.squad.install import install_texts, installer
 
 __all__ = ["team"]  # the hand-made Squad team, a fixture of test_squad_install
 
@@ -43,7 +43,7 @@ SKILL_THAT_READS = (
 def earlier_layout(team: Path) -> Path:
     """A team as an earlier Squad left it: the spawn template in the coordinator, template
     copies in `.squad/` itself, no `.squad/templates/spawn-reference.md`."""
-    (team / install.SPAWN_TEMPLATE).unlink()
+    (team / installer.SPAWN_TEMPLATE).unlink()
     for rel, text in {
         ".github/agents/squad.agent.md": EARLIER_COORDINATOR,
         ".github/copilot-instructions.md": COPILOT,
@@ -62,7 +62,7 @@ def test_an_earlier_coordinator_gets_the_spawn_step_in_place(team: Path, run_cli
     code, out, err = run_cli("squad", "install", "--coordinator", "--root", str(team))
     assert (code, err) == (0, ""), out
     coordinator = (team / ".github/agents/squad.agent.md").read_text("utf-8")
-    assert texts.spawn_block("  ", texts.FILE_LINES) in coordinator
+    assert install_texts.spawn_block("  ", install_texts.FILE_LINES) in coordinator
     assert "Read .squad/agents/{name}/history.md" not in coordinator
     assert "<!-- tiermem:begin spawn squad-files " in coordinator
     assert "added     .github/copilot-instructions.md:5: @copilot follows the conventions" in out
@@ -76,7 +76,7 @@ def test_an_earlier_coordinator_gets_the_spawn_step_in_place(team: Path, run_cli
     assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
     assert run_cli("squad", "install", "--root", str(team))[1].endswith("nothing to change\n")
     code, out, _ = run_cli("squad", "install", "--uninstall", "--root", str(team))
-    assert f"restored  {install.COORDINATOR}: spawn step" in out
+    assert f"restored  {installer.COORDINATOR}: spawn step" in out
     assert snapshot(team) == before
 
 

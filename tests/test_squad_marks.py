@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from test_squad_install import SPAWN_LINES, snapshot, states, team
-from tiermem.squad import install, texts
+from tiermem.squad.install import install_texts, installer
 
 __all__ = ["team"]  # the hand-made Squad team, a fixture of test_squad_install
 
@@ -98,7 +98,9 @@ def test_an_edited_memory_section_is_kept_with_a_note(team: Path, run_cli: RunCl
     run_cli("squad", "install", "--root", str(team))
     charter = team / CHARTER
     mine = "- Also: ask Rai before touching the release scripts.\n"
-    edited = charter.read_text("utf-8").replace(texts.MEMORY_END, mine + texts.MEMORY_END)
+    edited = charter.read_text("utf-8").replace(
+        install_texts.MEMORY_END, mine + install_texts.MEMORY_END
+    )
     charter.write_text(edited, "utf-8")
     assert install_steps(run_cli, team, "check")[CHARTER] == "edited"
     assert install_steps(run_cli, team, "install")[CHARTER] == "edited"
@@ -111,14 +113,14 @@ def test_an_edited_memory_section_is_kept_with_a_note(team: Path, run_cli: RunCl
 
 def test_lines_added_inside_the_spawn_step_are_kept(team: Path, run_cli: RunCli) -> None:
     run_cli("squad", "install", "--coordinator", "--root", str(team))
-    template = team / install.SPAWN_TEMPLATE
+    template = team / installer.SPAWN_TEMPLATE
     mine = "  Also read .squad/identity/now.md.\n"
     edited = template.read_text("utf-8").replace(
-        "  " + texts.SPAWN_END, mine + "  " + texts.SPAWN_END
+        "  " + install_texts.SPAWN_END, mine + "  " + install_texts.SPAWN_END
     )
     template.write_text(edited, "utf-8")
-    assert install_steps(run_cli, team, "check")[install.SPAWN_TEMPLATE] == "edited"
-    assert install_steps(run_cli, team, "uninstall")[install.SPAWN_TEMPLATE] == "kept"
+    assert install_steps(run_cli, team, "check")[installer.SPAWN_TEMPLATE] == "edited"
+    assert install_steps(run_cli, team, "uninstall")[installer.SPAWN_TEMPLATE] == "kept"
     assert template.read_text("utf-8") == edited
 
 
@@ -129,12 +131,14 @@ def test_an_older_unsealed_section_that_is_tiermems_is_refreshed(
     what tiermem writes: an install seals it, an uninstall takes it out."""
     charter = team / CHARTER
     before = charter.read_text("utf-8")
-    body = texts.agent_memory_body("ralph", False)
-    old = f"\n<!-- tiermem:begin memory -->\n{body}{texts.MEMORY_END}\n"
+    body = install_texts.agent_memory_body("ralph", False)
+    old = f"\n<!-- tiermem:begin memory -->\n{body}{install_texts.MEMORY_END}\n"
     charter.write_text(before + old, "utf-8")
     assert install_steps(run_cli, team, "check")[CHARTER] == "outdated"
     install_steps(run_cli, team, "install")
-    assert charter.read_text("utf-8") == before + "\n" + texts.agent_memory_block("ralph", False)
+    assert charter.read_text("utf-8") == before + "\n" + install_texts.agent_memory_block(
+        "ralph", False
+    )
     charter.write_text(before + old, "utf-8")
     install_steps(run_cli, team, "uninstall")
     assert charter.read_text("utf-8") == before
@@ -153,12 +157,12 @@ def test_a_tiermem_entry_the_team_wrote_is_left_alone(team: Path, run_cli: RunCl
 
 def test_an_edited_skill_is_kept(team: Path, run_cli: RunCli) -> None:
     run_cli("squad", "install", "--root", str(team))
-    skill = team / install.SKILLS[1]
+    skill = team / installer.SKILLS[1]
     edited = skill.read_text("utf-8") + "\n## Our own rule\n\nSearch before asking.\n"
     skill.write_text(edited, "utf-8")
-    assert install_steps(run_cli, team, "check")[install.SKILLS[1]] == "edited"
-    assert install_steps(run_cli, team, "install")[install.SKILLS[1]] == "edited"
-    assert install_steps(run_cli, team, "uninstall")[install.SKILLS[1]] == "kept"
+    assert install_steps(run_cli, team, "check")[installer.SKILLS[1]] == "edited"
+    assert install_steps(run_cli, team, "install")[installer.SKILLS[1]] == "edited"
+    assert install_steps(run_cli, team, "uninstall")[installer.SKILLS[1]] == "kept"
     assert skill.read_text("utf-8") == edited
 
 
@@ -166,7 +170,7 @@ def test_an_edited_skill_is_kept(team: Path, run_cli: RunCli) -> None:
 
 
 def test_crlf_templates_and_charters_install_and_come_back(team: Path, run_cli: RunCli) -> None:
-    for rel in (install.SPAWN_TEMPLATE, CHARTER, ".squad/agents/scribe/charter.md"):
+    for rel in (installer.SPAWN_TEMPLATE, CHARTER, ".squad/agents/scribe/charter.md"):
         path = team / rel
         path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     (team / CHARTER).write_bytes(
@@ -175,10 +179,10 @@ def test_crlf_templates_and_charters_install_and_come_back(team: Path, run_cli: 
     before = snapshot(team)
     code, out, err = run_cli("squad", "install", "--coordinator", "--root", str(team))
     assert (code, err) == (0, ""), out
-    template = (team / install.SPAWN_TEMPLATE).read_bytes()
+    template = (team / installer.SPAWN_TEMPLATE).read_bytes()
     assert SPAWN_LINES.encode() not in template.replace(b"\r\n", b"\n")
-    assert texts.spawn_block("  ").replace("\n", "\r\n").encode() in template
-    for rel in (install.SPAWN_TEMPLATE, CHARTER):
+    assert install_texts.spawn_block("  ").replace("\n", "\r\n").encode() in template
+    for rel in (installer.SPAWN_TEMPLATE, CHARTER):
         data = (team / rel).read_bytes()
         assert data.count(b"\n") == data.count(b"\r\n")  # every line still ends in CRLF
     assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
@@ -225,7 +229,7 @@ def test_without_the_record_the_entry_still_leaves_a_jsonc_file(
     path = team / ".vscode/mcp.json"
     path.write_text(VSCODE_JSONC, "utf-8")
     run_cli("squad", "install", "--root", str(team))
-    (team / install.MANIFEST).unlink()
+    (team / installer.MANIFEST).unlink()
     run_cli("squad", "install", "--uninstall", "--root", str(team))
     assert path.read_text("utf-8") == VSCODE_JSONC
 
@@ -246,7 +250,7 @@ def test_an_mcp_file_it_cannot_read_is_left_alone_and_the_rest_installs(
     assert (code, err) == (0, "")
     assert states(out)[rel] == "skipped" and words in out and "docs/mcp.md" in out
     assert (team / rel).read_text("utf-8") == text
-    assert states(out)[install.SPAWN_TEMPLATE] == "added"
+    assert states(out)[installer.SPAWN_TEMPLATE] == "added"
     assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
     run_cli("squad", "install", "--uninstall", "--root", str(team))
     assert (team / rel).read_text("utf-8") == text

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiermem.bench.speed import decisions_text
-from tiermem.squad.dates import parse_date
-from tiermem.squad.parse import (
+from tiermem.squad.reading.heading_dates import parse_date
+from tiermem.squad.reading.squad_markdown import (
     Section,
     decision_key,
     merge_inbox,
@@ -909,7 +909,7 @@ def test_a_governed_decision_appended_by_nap_is_the_same_decision() -> None:
 
 
 def test_pieces_tile_the_file_and_start_where_a_section_starts() -> None:
-    from tiermem.squad.pieces import cuts
+    from tiermem.squad.importer.file_pieces import cuts
 
     code = "```python\n" + "# a comment, not a heading\n" * 40 + "```\n"
     entry = "### 2026-03-{day:02d}: Entry {n}\nText of entry {n}.\n\n"
@@ -926,7 +926,7 @@ def test_pieces_tile_the_file_and_start_where_a_section_starts() -> None:
 
 
 def test_a_line_longer_than_a_piece_is_never_cut() -> None:
-    from tiermem.squad.pieces import cuts
+    from tiermem.squad.importer.file_pieces import cuts
 
     data = b"short\n" + b"x" * 5000 + b"\nshort again\n"
     spans = cuts(data, 1000)
@@ -935,8 +935,8 @@ def test_a_line_longer_than_a_piece_is_never_cut() -> None:
 
 
 def test_a_history_read_piece_by_piece_is_the_history_read_whole() -> None:
-    from tiermem.squad.parse import HistoryReader, parse_history
-    from tiermem.squad.pieces import cuts
+    from tiermem.squad.importer.file_pieces import cuts
+    from tiermem.squad.reading.squad_markdown import HistoryReader, parse_history
 
     text = HISTORY * 3 + "📌 Team update (2026-04-02): the last one.\n\nLoose text after it.\n"
     data = text.encode()

@@ -23,7 +23,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
 from tiermem.memory import Memory
-from tiermem.squad import install, texts
+from tiermem.squad.install import install_texts, installer
 from tiermem.storage import store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -166,7 +166,7 @@ def installed_or_left(steps: dict[str, dict[str, str]]) -> bool:
 def replaced_before(repo: Path) -> set[tuple[str, str]]:
     """(file, instruction) of each line the install record says it replaced, in the files
     `squad upgrade` rewrites."""
-    record = json.loads((repo / install.MANIFEST).read_text("utf-8"))
+    record = json.loads((repo / installer.MANIFEST).read_text("utf-8"))
     found = {tuple(item.split("#", 1)) for item in record["installed"] if "#" in item}
     return {
         (rel, key)
@@ -259,19 +259,19 @@ def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, s
     assert snapshot(repo) == installed
     assert installed_or_left(check(repo, env, 0))
 
-    spawn = (repo / install.SPAWN_TEMPLATE).read_text(encoding="utf-8")
-    assert texts.spawn_block("  ") in spawn
+    spawn = (repo / installer.SPAWN_TEMPLATE).read_text(encoding="utf-8")
+    assert install_texts.spawn_block("  ") in spawn
     assert "Read `agents/{name}/history.md` with `squad_state_read`" not in spawn
     charters = sorted(repo.glob(".squad/agents/*/charter.md"))
     assert [c.parent.name for c in charters] == ["Rai", "ralph", "scribe"]
     for charter in charters:
         text = charter.read_text(encoding="utf-8")
         assert text.count("<!-- tiermem:begin memory ") == 1
-        assert text.endswith(texts.MEMORY_END + "\n")
+        assert text.endswith(install_texts.MEMORY_END + "\n")
     assert "`tiermem hot show rai`" in charters[0].read_text(encoding="utf-8")
     assert "tiermem scribe end-session --all" in charters[2].read_text(encoding="utf-8")
-    for rel in install.SKILLS[:2]:
-        assert (repo / rel).read_text(encoding="utf-8") == texts.SKILL
+    for rel in installer.SKILLS[:2]:
+        assert (repo / rel).read_text(encoding="utf-8") == install_texts.SKILL
 
     tiermem(repo, env, "squad", "install", "--uninstall")
     assert snapshot(repo) == squads
@@ -425,13 +425,15 @@ def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, s
         assert "`squad upgrade` rewrites" in step["note"], step
         if "line" in step:
             text = (repo / step["path"]).read_text("utf-8").splitlines()[step["line"] - 1]
-            assert texts.SQUAD_LINES[text.strip()].what == step["what"], step
+            assert install_texts.SQUAD_LINES[text.strip()].what == step["what"], step
     lines_undone = {(s["path"], s["what"]) for s in undone if "line" in s}
-    assert lines_undone == {(rel, texts.LINE_KEYS[key].what) for rel, key in replaced_before(repo)}
-    assert {s["path"] for s in undone if "line" not in s} == {install.SPAWN_TEMPLATE}
+    assert lines_undone == {
+        (rel, install_texts.LINE_KEYS[key].what) for rel, key in replaced_before(repo)
+    }
+    assert {s["path"] for s in undone if "line" not in s} == {installer.SPAWN_TEMPLATE}
     assert {s["state"] for s in steps} <= {"installed", "undone", "missing", "outdated", "left"}
     out = tiermem(repo, env, "squad", "install")
-    assert f"restored  {install.SPAWN_TEMPLATE}: spawn step" in out
+    assert f"restored  {installer.SPAWN_TEMPLATE}: spawn step" in out
     assert whole_reads(repo) == []  # the upgraded coordinator's new lines included
     assert ", 0 failed," in doctor_summary(repo, env)
 
@@ -440,11 +442,11 @@ def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, s
     # What the install touched is back as Squad wrote it: upgrade's own spawn template,
     # init's charters, skill and .mcp.json; nothing of tiermem is left.
     cli_template = PACKAGES / "squad-cli" / "templates" / "spawn-reference.md"
-    assert after[install.SPAWN_TEMPLATE] == cli_template.read_bytes()
-    for rel in (".mcp.json", install.SKILLS[1], *_charters(squads)):
+    assert after[installer.SPAWN_TEMPLATE] == cli_template.read_bytes()
+    for rel in (".mcp.json", installer.SKILLS[1], *_charters(squads)):
         assert after[rel] == squads[rel], rel
     assert {p for p in after if p.startswith((".squad/skills", ".squad/memory/hot"))} == set()
-    assert install.MANIFEST not in after
+    assert installer.MANIFEST not in after
     # Everything else is exactly what nap and upgrade made of the team.
     kept = set(upgraded) - _installed_only(upgraded)
     assert set(after) == kept
@@ -454,8 +456,10 @@ def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, s
 
 def _installed_only(tree: dict[str, bytes | None]) -> set[str]:
     """Paths that exist only because of the install (the store, the record, the skill)."""
-    store_parts = tuple(f".squad/memory/{n}" for n in (*install.STORE_DIRS, *install.STORE_FILES))
-    return {p for p in tree if p.startswith((*store_parts, install.MANIFEST, ".squad/skills"))}
+    store_parts = tuple(
+        f".squad/memory/{n}" for n in (*installer.STORE_DIRS, *installer.STORE_FILES)
+    )
+    return {p for p in tree if p.startswith((*store_parts, installer.MANIFEST, ".squad/skills"))}
 
 
 def _charters(tree: dict[str, bytes | None]) -> set[str]:
@@ -463,7 +467,7 @@ def _charters(tree: dict[str, bytes | None]) -> set[str]:
 
 
 def _touched(squads: dict[str, bytes | None]) -> set[str]:
-    return {".mcp.json", install.SPAWN_TEMPLATE, *install.SKILLS, *_charters(squads)}
+    return {".mcp.json", installer.SPAWN_TEMPLATE, *installer.SKILLS, *_charters(squads)}
 
 
 # --- a governed decision --------------------------------------------------------------------

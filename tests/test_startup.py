@@ -24,7 +24,7 @@ NEVER = {
     "shutil",
     "importlib.metadata",
     "tiermem.scribe.maintenance",
-    "tiermem.squad.importer",
+    "tiermem.squad.importer.squad_import",
     "tiermem.maintenance.report",
     "tiermem.server.mcp_server",
     "tiermem.bench",

@@ -1,11 +1,11 @@
 """What the core asks of the edges it is handed through the `Context`.
 
 `Host` is the team tool whose folder holds the store (Squad: `.squad/agents/`, charters,
-`decisions.md` and its inbox); `squad.host.SquadHost` is the one tiermem ships. `Keeper` is
-Scribe as a hot write needs it: what leaves a full hot tier is queued for the session's
-summary or checkpointed into cold at once (`scribe.keeper.ScribeKeeper`). `Summarizer` writes
-a session's summary (`scribe.summarize`). The core imports
-neither package: `Memory`, the composition root, hands both to the `Context`.
+`decisions.md` and its inbox); `squad.adapter.squad_host.SquadHost` is the one tiermem ships.
+`Keeper` is Scribe as a hot write needs it: what leaves a full hot tier is queued for the
+session's summary or checkpointed into cold at once (`scribe.keeper.ScribeKeeper`).
+`Summarizer` writes a session's summary (`scribe.summarize`). The core imports neither
+package: `Memory`, the composition root, hands both to the `Context`.
 """
 
 from __future__ import annotations

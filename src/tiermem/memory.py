@@ -34,7 +34,7 @@ from .results import (
     WriteReport,
 )
 from .scribe.keeper import ScribeKeeper, configured_summarizer
-from .squad.host import SquadHost
+from .squad.adapter.squad_host import SquadHost
 from .storage import files, validate
 from .storage.clock import Clock
 from .storage.layout import TIERS, Layout, discover_root
@@ -446,11 +446,11 @@ class Memory:
         A dry run performs the whole import on a scratch copy and writes nothing here: the
         report says where each entry would land after Scribe's pass.
         """
-        from .squad import importer
+        from .squad.importer import squad_import
 
         ctx = self.context if dry_run else self._ready()
         ctx.take_notes()
-        return self._noted(importer.run(ctx, dry_run=dry_run, progress=progress))
+        return self._noted(squad_import.run(ctx, dry_run=dry_run, progress=progress))
 
     def report(
         self, out: str | Path | None = None, task: str | None = None, agent: str | None = None

@@ -192,8 +192,8 @@ class _Baselines:
         """The charter with Squad's two memory lines; the charter as the install leaves it
         (its lines that read decisions.md whole replaced, tiermem's memory section added) with
         the spawn step instead."""
-        from ..squad.lines import replaced
-        from ..squad.texts import SQUAD_SPAWN_LINES, agent_memory_block, spawn_block
+        from ..squad.install.install_texts import SQUAD_SPAWN_LINES, agent_memory_block, spawn_block
+        from ..squad.install.sealed_lines import replaced
 
         if agent not in self._frames:
             charter = read_text(squad_root(self.corpus) / "agents" / agent / "charter.md")

@@ -14,7 +14,7 @@ from .corpus import last_date, load_events
 
 def import_snapshot(corpus: Path, out: Path) -> Path:
     """Copy the corpus's `.squad/` to `out` and import it with now = the last commit date."""
-    from ..squad.importer import plan, write
+    from ..squad.importer.squad_import import plan, write
 
     target = out / ".squad"
     if target.exists():
@@ -37,7 +37,7 @@ def rebuild_check(root: Path) -> dict[str, Any]:
     UTF-8. Redaction of credentials is the one deliberate change; a file that differs only
     by `[REDACTED:...]` markers counts as rebuilt with redactions.
     """
-    from ..squad.sources import sources
+    from ..squad.importer.import_sources import sources
     from ..storage import archive, audit
     from ..storage.layout import Layout
     from ..text.redact import redact
@@ -94,7 +94,7 @@ def import_retention(root: Path) -> dict[str, Any]:
     sessions and standing knowledge start in cold while the rest stays in the archive, by
     design; `all_retention`: of everything read, decision archives and session logs too.
     """
-    from ..squad.sources import sources
+    from ..squad.importer.import_sources import sources
     from ..storage.layout import Layout
     from .facts import key_facts
     from .quality import tier_text

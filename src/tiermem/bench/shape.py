@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ..memory import Memory
-from ..squad import parse, team
-from ..squad.import_sections import body_of, content
-from ..squad.sources import Source, sources
+from ..squad.adapter import agent_folders
+from ..squad.importer.import_sources import Source, sources
+from ..squad.importer.placement import body_of, content
+from ..squad.reading import squad_markdown
 from ..storage import store
 from ..storage.entries import STRUCTURED
 from ..team import wiki
@@ -51,17 +52,17 @@ def squad_bytes(squad: Path) -> int:
     return sum(p.stat().st_size for p in found if p.relative_to(squad).parts[0] != "memory")
 
 
-def _sections_of(source: Source) -> list[parse.Section]:
+def _sections_of(source: Source) -> list[squad_markdown.Section]:
     text = source.path.read_bytes().decode("utf-8", "replace")  # a lone \r is no line end
     if source.kind == "history":
-        return parse.parse_history(text)
+        return squad_markdown.parse_history(text)
     if source.kind == "log":
-        return parse.parse_log(text, source.path.name)
+        return squad_markdown.parse_log(text, source.path.name)
     if source.kind == "skill":
-        return [parse.Section("skill", "", None, text, 0, 0, 1, 0, None, None)]
+        return [squad_markdown.Section("skill", "", None, text, 0, 0, 1, 0, None, None)]
     if source.kind == "inbox":
-        return parse.parse_inbox(text, source.path.name)
-    return parse.parse_decisions(text)
+        return squad_markdown.parse_inbox(text, source.path.name)
+    return squad_markdown.parse_decisions(text)
 
 
 def sections_with_text(squad: Path) -> set[tuple[str, int]]:
@@ -79,7 +80,7 @@ def _page_words(page: str) -> list[str]:
 def wiki_shape(mem: Memory) -> dict[str, Any]:
     """The figures of a store's wiki after an import (see the module docstring)."""
     ctx = mem.context
-    names = {*team.folders(ctx), *team.people(ctx)}
+    names = {*agent_folders.folders(ctx), *agent_folders.people(ctx)}
     pages = {p.stem: p for p in sorted(ctx.layout.tier_dir("wiki").glob("*.md"))}
     sizes = {name: path.stat().st_size for name, path in pages.items()}
     classes: dict[str, int] = {}

@@ -565,7 +565,7 @@ def decisions_text(count: int) -> str:
 def decisions_parse(runs: int) -> dict[str, Any]:
     """Milliseconds to parse a large decisions.md (the median of `runs`), as an import or a
     Scribe inbox merge reads it."""
-    from ..squad.parse import parse_decisions
+    from ..squad.reading.squad_markdown import parse_decisions
 
     text = decisions_text(DECISIONS)
     times = [_ms(lambda: parse_decisions(text)) for _ in range(runs)]

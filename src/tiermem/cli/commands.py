@@ -425,17 +425,17 @@ def _memory_for_import(args: Namespace) -> Memory:
 
 
 def cmd_squad(args: Namespace) -> int:
-    from ..squad import install
+    from ..squad.install import installer
 
     root = getattr(args, "root", None)
     if args.uninstall:
         if args.coordinator:
             raise _usage("--coordinator goes with an install or a --check, not with --uninstall")
-        report = install.uninstall(root)
+        report = installer.uninstall(root)
     elif args.check:
-        report = install.check(root, coordinator=args.coordinator)
+        report = installer.check(root, coordinator=args.coordinator)
     else:
-        report = install.install(root, args.coordinator)
+        report = installer.install(root, args.coordinator)
     if args.format == "json":
         _print_json({"action": report.action, "steps": [s.as_json() for s in report.steps]})
     else:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..context import Context
-from ..errors import NotFoundError, ParseError
-from ..storage import files
+from ...context import Context
+from ...errors import NotFoundError, ParseError
+from ...storage import files
 
 
 def _is_folder(path: Path) -> bool:

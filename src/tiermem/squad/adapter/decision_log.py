@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..context import Context
-from ..storage import files
-from . import parse
+from ...context import Context
+from ...storage import files
+from ..reading import squad_markdown
 
 EMPTY_LOG = "# Decisions\n"
 
@@ -28,10 +28,10 @@ def append(ctx: Context, text: str, by: str) -> None:
     with files.locked(ctx.layout, target):
         current = files.read_text(ctx.layout, target) or EMPTY_LOG
         name = f"{by or 'tiermem'}-decision.md"
-        if not any(s.kind == "decision" for s in parse.parse_decisions(text)):
+        if not any(s.kind == "decision" for s in squad_markdown.parse_decisions(text)):
             # Plain text: its first line is the title of Squad's canonical dated block.
             first, _, rest = text.strip("\n").partition("\n")
-            text = parse.render_decision(day, first.lstrip("# "), rest)
-        merged, _ = parse.merge_inbox(current, [(name, text)], day)
+            text = squad_markdown.render_decision(day, first.lstrip("# "), rest)
+        merged, _ = squad_markdown.merge_inbox(current, [(name, text)], day)
         if merged != current:
             files.atomic_write(target, merged)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..context import Context
-from ..errors import ParseError
-from ..storage import files
+from ...context import Context
+from ...errors import ParseError
+from ...storage import files
 
 # Letters (any script), digits, and . _ - + and spaces: what agents' file names are made of.
 _SAFE_NAME = re.compile(r"[\w][\w .+-]*\.md", re.UNICODE)

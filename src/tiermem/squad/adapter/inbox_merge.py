@@ -5,19 +5,20 @@ and the redaction is audited."""
 
 from __future__ import annotations
 
-from ..context import Context
-from ..host import InboxReport
-from ..storage import files, store
-from ..storage.layout import TEAM
-from ..team import decisions
-from . import decision_log, inbox, parse
+from ...context import Context
+from ...host import InboxReport
+from ...storage import files, store
+from ...storage.layout import TEAM
+from ...team import decisions
+from ..reading import squad_markdown
+from . import decision_log, inbox_files
 
 _LOG = ".squad/decisions.md"  # where the audit says a redaction went
 
 
 def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
     """Merge the inbox into decisions.md and the team's tier, then remove what was merged."""
-    found, skipped = inbox.read(ctx)
+    found, skipped = inbox_files.read(ctx)
     report = InboxReport(skipped=skipped)
     if not found:
         return report
@@ -27,7 +28,7 @@ def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
     cleaned = [(name, *ctx.redact(text)) for name, text in found]
     with files.locked(ctx.layout, target):
         current = files.read_text(ctx.layout, target) or decision_log.EMPTY_LOG
-        merged_text, report.merged = parse.merge_inbox(
+        merged_text, report.merged = squad_markdown.merge_inbox(
             current, [(name, text) for name, text, _ in cleaned], ctx.stamp()[:10]
         )
         report.lines_added = merged_text.count("\n") - current.count("\n")
@@ -42,7 +43,7 @@ def merge(ctx: Context, dry_run: bool = False) -> InboxReport:
         source = f".squad/decisions/inbox/{name}"
         by = name.split("-", 1)[0]
         report.recorded += decisions.record(ctx, texts[name], by=by, source=source, inbox_file=name)
-        inbox.remove(ctx, name)
+        inbox_files.remove(ctx, name)
     ctx.audit(
         "inbox-merge", report.recorded, ["cold"], "Squad decision inbox merged", files=report.merged
     )

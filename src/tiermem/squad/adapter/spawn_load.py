@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..context import Context
-from ..errors import ParseError
-from ..results import SquadLoad
-from ..storage import files
-from . import team
+from ...context import Context
+from ...errors import ParseError
+from ...results import SquadLoad
+from ...storage import files
+from . import agent_folders
 
 
 def _text(path: Path) -> str | None:
@@ -22,7 +22,7 @@ def _text(path: Path) -> str | None:
 
 def history_path(ctx: Context, agent: str) -> Path:
     """Where Squad keeps an agent's history."""
-    return team.folder(ctx, agent) / "history.md"
+    return agent_folders.folder(ctx, agent) / "history.md"
 
 
 def load_tokens(ctx: Context, agent: str) -> int | None:

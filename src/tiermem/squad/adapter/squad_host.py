@@ -9,10 +9,10 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..host import InboxReport
-    from ..results import SquadLoad
-    from ..storage.entries import Entry
+    from ...context import Context
+    from ...host import InboxReport
+    from ...results import SquadLoad
+    from ...storage.entries import Entry
 
 
 class SquadHost:
@@ -23,43 +23,43 @@ class SquadHost:
 
     def agent_folders(self) -> list[str]:
         """The agents Squad has folders for (`.squad/agents/*/`), lower-cased."""
-        from .team import names
+        from .agent_folders import names
 
         return names(self.ctx)
 
     def has_folder(self, agent: str) -> bool:
         """Whether Squad has a folder for the agent, in any case."""
-        from .team import has_folder
+        from .agent_folders import has_folder
 
         return has_folder(self.ctx, agent)
 
     def people(self) -> set[str]:
         """The words of every name team.md gives."""
-        from .team import people
+        from .agent_folders import people
 
         return people(self.ctx)
 
     def name_words(self, text: str) -> set[str]:
         """The words of a name as Squad's files write it ("Brady (via Copilot)": brady)."""
-        from .team import name_words
+        from .agent_folders import name_words
 
         return name_words(text)
 
     def charter(self, agent: str) -> str:
         """The agent's `charter.md`."""
-        from .team import charter
+        from .agent_folders import charter
 
         return charter(self.ctx, agent)
 
     def load_tokens(self, agent: str) -> int | None:
         """Tokens of a Squad spawn today: the whole history.md and decisions.md."""
-        from .baseline import load_tokens
+        from .spawn_load import load_tokens
 
         return load_tokens(self.ctx, agent)
 
     def loads(self, agents: list[str]) -> list[SquadLoad]:
         """What a Squad spawn of each agent with a history.md loads today."""
-        from .baseline import loads
+        from .spawn_load import loads
 
         return loads(self.ctx, agents)
 
@@ -67,7 +67,7 @@ class SquadHost:
         self, text: str, *, by: str, stamp: str, session: str, source: str, inbox_file: str
     ) -> list[Entry]:
         """The team entries of Squad-style decision blocks (`### date: title`)."""
-        from .decision_entries import entries_of
+        from ..reading.decision_blocks import entries_of
 
         return entries_of(
             text, by=by, stamp=stamp, session=session, source=source, inbox_file=inbox_file

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ParseError, UsageError
-from ..storage import files, safepath, validate
-from ..storage.layout import TEAM
+from ...errors import ParseError, UsageError
+from ...storage import files, safepath, validate
+from ...storage.layout import TEAM
 
 BINARY_PROBE_BYTES = 8000
 
@@ -51,7 +51,7 @@ def _agent_folders(squad: Path) -> list[Path]:
 
 def sources(squad: Path, committed: dict[str, str] | None = None) -> list[Source]:
     """The Squad files an import reads, in a fixed order; `committed` gives, by path from
-    the folder above `.squad/`, when git last committed each (`squad.committed`)."""
+    the folder above `.squad/`, when git last committed each (`squad.importer.last_commits`)."""
     found: list[Source] = []
     for folder in _agent_folders(squad):
         if safepath.kind(folder) == "link":

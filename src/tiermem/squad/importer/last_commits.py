@@ -12,8 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import UsageError
-from ..storage.clock import format_time, parse_time
+from ...errors import UsageError
+from ...storage.clock import format_time, parse_time
 
 _GIT_TIMEOUT_SECONDS = 60
 

@@ -12,7 +12,7 @@ the rest in the archive.
 
 Every section with content gets a placement: its file and line, whose it is, the entries it
 made, and, once Scribe's pass has run, the tier and page it landed on (the dry run's rows).
-Sections arrive piece by piece (see `squad.pieces`); nothing here holds a whole large file.
+Sections arrive piece by piece (see `file_pieces`); nothing here holds a whole large file.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
-from ..context import Context
-from ..results import SectionPlacement
-from ..scribe.summarize import ExtractiveSummarizer, budget_for
-from ..storage import archive
-from ..storage.clock import format_time, parse_time
-from ..storage.entries import STANDING, Entry, content_id, render_entry, split_entry
-from ..storage.layout import TEAM
-from . import parse as squad_parse
-from .dates import find_dates
-from .decision_entries import decision_entries
-from .sources import Source
+from ...context import Context
+from ...results import SectionPlacement
+from ...scribe.summarize import ExtractiveSummarizer, budget_for
+from ...storage import archive
+from ...storage.clock import format_time, parse_time
+from ...storage.entries import STANDING, Entry, content_id, render_entry, split_entry
+from ...storage.layout import TEAM
+from ..reading import squad_markdown
+from ..reading.decision_blocks import decision_entries
+from ..reading.heading_dates import find_dates
+from .import_sources import Source
 
 _HISTORY_KINDS = ("learning", "context", "text", "team-update", "core-context")
 # Sections of an agent's history.md that say what the agent is (its standing self-knowledge).
@@ -67,7 +67,7 @@ def latest_date(text: str, now: str) -> str:
     return max(dated) if dated else ""
 
 
-def body_of(section: squad_parse.Section) -> str:
+def body_of(section: squad_markdown.Section) -> str:
     """A section's text without its heading line."""
     text = section.text
     if section.level and "\n" in text:
@@ -78,9 +78,9 @@ def body_of(section: squad_parse.Section) -> str:
 def content(text: str) -> str:
     """Text without blank lines, rules and comments at its ends ('' when that is all)."""
     lines = text.strip("\n").split("\n")
-    while lines and squad_parse.is_filler(lines[0]):
+    while lines and squad_markdown.is_filler(lines[0]):
         lines.pop(0)
-    while lines and squad_parse.is_filler(lines[-1]):
+    while lines and squad_markdown.is_filler(lines[-1]):
         lines.pop()
     return "\n".join(lines)
 
@@ -153,15 +153,15 @@ class _Dates:
 
     def __init__(self) -> None:
         self.last: str | None = None
-        self.waiting: list[tuple[squad_parse.Section, archive.Record]] = []
+        self.waiting: list[tuple[squad_markdown.Section, archive.Record]] = []
 
-    def date(self, section: squad_parse.Section) -> str | None:
+    def date(self, section: squad_markdown.Section) -> str | None:
         """The section's date (None: it waits for the next date, see `released`)."""
         own = stamp(section.date)
         self.last = own or self.last
         return self.last
 
-    def released(self, fallback: str) -> list[tuple[squad_parse.Section, archive.Record, str]]:
+    def released(self, fallback: str) -> list[tuple[squad_markdown.Section, archive.Record, str]]:
         """The sections that waited, with the first date found (else `fallback`)."""
         date = self.last or fallback
         found = [(s, r, date) for s, r in self.waiting]
@@ -237,7 +237,7 @@ class Planner:
     # --- histories ------------------------------------------------------------------
 
     def _history(
-        self, state: _FileState, sections: list[squad_parse.Section], record: archive.Record
+        self, state: _FileState, sections: list[squad_markdown.Section], record: archive.Record
     ) -> None:
         main = state.source.path.name == "history.md"
         for section in sections:
@@ -256,7 +256,7 @@ class Planner:
                 self._session(state, section, date, record)
 
     def _session(
-        self, state: _FileState, section: squad_parse.Section, date: str, record: archive.Record
+        self, state: _FileState, section: squad_markdown.Section, date: str, record: archive.Record
     ) -> None:
         """A section of an agent's past work: a summary that may start in its cold tier."""
         agent = state.source.agent
@@ -310,9 +310,9 @@ class Planner:
     def _decisions(self, state: _FileState, text: str, record: archive.Record) -> None:
         source = state.source
         if source.kind == "inbox":
-            sections = squad_parse.parse_inbox(text, source.path.name)
+            sections = squad_markdown.parse_inbox(text, source.path.name)
         else:
-            sections = squad_parse.parse_decisions(text)
+            sections = squad_markdown.parse_decisions(text)
         for section in sections:
             section = trusted(replace(section, line=section.line + state.line), state.bound)
             if not content(body_of(section)):
@@ -327,7 +327,7 @@ class Planner:
         state.line += text.count("\n")
 
     def _decision(
-        self, state: _FileState, section: squad_parse.Section, record: archive.Record
+        self, state: _FileState, section: squad_markdown.Section, record: archive.Record
     ) -> None:
         """A decision of the team: to its cold tier, which Scribe's pass files in the wiki."""
         made = decision_entries(section, section.author or "", _UNDATED, "", record.location)
@@ -342,7 +342,7 @@ class Planner:
         """A session log: the team's; a recent one starts in its cold tier as a summary."""
         source = state.source
         since = days_before(self.now, self.ttl_days)
-        for section in squad_parse.parse_log(text, source.path.name):
+        for section in squad_markdown.parse_log(text, source.path.name):
             section = trusted(replace(section, line=section.line + state.line), state.bound)
             date = stamp(section.date) or source.committed
             row = self._row(state, section, "session log", TEAM, record)
@@ -366,7 +366,7 @@ class Planner:
         """A team skill (`.squad/skills/{name}/SKILL.md`): a convention, filed whole in the
         wiki under the skill's name, with the file it came from."""
         source = state.source
-        fields, body = squad_parse.front_matter(text) if not state.line else ({}, text)
+        fields, body = squad_markdown.front_matter(text) if not state.line else ({}, text)
         folder = source.path.parent.name
         name = fields.get("name") or folder
         about = fields.get("description", "")
@@ -386,14 +386,14 @@ class Planner:
         parts = split_entry(entry)
         self.planned += [Planned("wiki", skill_topic(folder), part) for part in parts]
         line = state.line + 1
-        section = squad_parse.Section("skill", title, None, text, 0, 0, line, 0, None, None)
+        section = squad_markdown.Section("skill", title, None, text, 0, 0, line, 0, None, None)
         self._row(state, section, "skill", TEAM, record).entries = tuple(p.id for p in parts)
         state.line += text.count("\n")
 
     def _row(
         self,
         state: _FileState,
-        section: squad_parse.Section,
+        section: squad_markdown.Section,
         kind: str,
         agent: str,
         record: archive.Record,
@@ -412,7 +412,7 @@ def days_before(stamp_: str, days: int) -> str:
         return ""
 
 
-def trusted(section: squad_parse.Section, bound: str) -> squad_parse.Section:
+def trusted(section: squad_markdown.Section, bound: str) -> squad_markdown.Section:
     """The section with its own date, unless that date is later than its file can have been
     written (`bound`): a typo is no date to age or choose by."""
     own = stamp(section.date)
@@ -441,15 +441,15 @@ class _FileState:
     source: Source
     file_date: str
     first_row: int
-    reader: squad_parse.HistoryReader = field(default_factory=squad_parse.HistoryReader)
+    reader: squad_markdown.HistoryReader = field(default_factory=squad_markdown.HistoryReader)
     dates: _Dates = field(default_factory=_Dates)
-    standing: list[tuple[squad_parse.Section, archive.Record]] = field(default_factory=list)
+    standing: list[tuple[squad_markdown.Section, archive.Record]] = field(default_factory=list)
     undated: list[int] = field(default_factory=list)
     line: int = 0  # lines of the file before the piece being read (non-history files)
     bound: str = ""  # no text of the file is later: its last commit, else now
 
 
-def standing_body(sections: list[squad_parse.Section]) -> str:
+def standing_body(sections: list[squad_markdown.Section]) -> str:
     """Standing sections as one text: the Core Context and the text under the history's
     title as they are, other sections (Project Context, My Role) under their own headings."""
     parts = []

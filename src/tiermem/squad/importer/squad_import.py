@@ -2,7 +2,7 @@
 
 Every file read is archived byte for byte first (one record per file, so the original text
 can be rebuilt; a file too large for one record is archived in pieces, one record each).
-Then its sections go where Squad's own model puts them (see `import_sections`): an agent's
+Then its sections go where Squad's own model puts them (see `placement`): an agent's
 history stays its own (its standing self-knowledge one entry of its cold tier, its latest
 sessions in cold, older ones in the archive), the team's decisions go to its tier and, once
 Scribe's pass finds them stable, to the wiki; decision archives and superseded decisions
@@ -19,21 +19,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..context import Context
-from ..errors import PartlyDone, TiermemError
-from ..maintenance.stats import tier_totals
-from ..render.progress import bar, working
-from ..results import ImportReport, SectionPlacement, Totals, count
-from ..scribe import maintenance, supersede
-from ..storage import archive, audit, bootstrap, files, store
-from ..storage.entries import Entry, render_entry
-from ..storage.layout import TEAM, Layout
-from ..team import decisions, wiki
-from ..team.classify import is_structured
-from ..text import redact
-from . import committed, pieces
-from .import_sections import Planned, Planner
-from .sources import Read, Source, read, sources
+from ...context import Context
+from ...errors import PartlyDone, TiermemError
+from ...maintenance.stats import tier_totals
+from ...render.progress import bar, working
+from ...results import ImportReport, SectionPlacement, Totals, count
+from ...scribe import maintenance, supersede
+from ...storage import archive, audit, bootstrap, files, store
+from ...storage.entries import Entry, render_entry
+from ...storage.layout import TEAM, Layout
+from ...team import decisions, wiki
+from ...team.classify import is_structured
+from ...text import redact
+from . import file_pieces, last_commits
+from .import_sources import Read, Source, read, sources
+from .placement import Planned, Planner
 
 __all__ = ["Plan", "Planned", "completed_records", "plan", "rehearse", "report", "run", "write"]
 
@@ -103,7 +103,7 @@ def plan(
     planned = into or Plan()
     planner = Planner(ctx)
     done = completed_records(ctx)
-    found = sources(squad, committed.last_commits(squad.parent, squad.name, ctx.stamp()))
+    found = sources(squad, last_commits.last_commits(squad.parent, squad.name, ctx.stamp()))
     with bar(sum(_size(s) for s in found), "importing .squad/", progress) as step:
         for source in found:
             _plan_file(ctx, planner, planned, source, done)
@@ -175,7 +175,7 @@ class _Piece:
 def _pieces(ctx: Context, source: Source, got: Read) -> list[_Piece]:
     """The records a file is archived as: one, or one per piece of a large file."""
     assert got.data is not None
-    spans = pieces.cuts(got.data)
+    spans = file_pieces.cuts(got.data)
     made = []
     for n, (start, end) in enumerate(spans):
         text, raw, found = _piece_text(ctx, got, start, end)

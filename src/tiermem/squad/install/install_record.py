@@ -4,7 +4,7 @@ uninstall needs (the texts it replaced, the folders it made).
 The record is committed with the team's files, so it comes with every clone: anyone can
 write one. Nothing in it is trusted to name what tiermem may delete or put back. A record is
 read whole and checked before anything is written: every path it names must be one an
-install puts something in (`paths`), every folder one an install can make, and every text it
+install puts something in (`install_paths`), every folder one an install can make, and every text it
 keeps one tiermem can vouch for: Squad's own tiered-memory skill (by its digest, or the copy
 Squad keeps in `.squad/templates/skills/`), Squad's two spawn lines as tiermem knows them, a
 plain JSON object for an MCP configuration. A record that fails any check is refused in one
@@ -19,11 +19,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
-from . import jsonc, paths, texts
+from ...errors import UsageError
+from . import install_paths, install_texts, jsonc
 
 if TYPE_CHECKING:
-    from .repo import Repo
+    from .repo_paths import Repo
 
 _KEYS = {"about", "coordinator", "store", "installed", "created_dirs", "originals"}
 _STORE_STATES = ("", "created", "found")
@@ -52,7 +52,7 @@ class Record:
     def load(cls, repo: Repo) -> Record:
         """The repository's record (empty when there is none), refused unless every part of
         it is one an install writes."""
-        raw = repo.text(paths.MANIFEST)
+        raw = repo.text(install_paths.MANIFEST)
         if raw is None:
             return cls()
         try:
@@ -84,7 +84,7 @@ class Record:
 def refused(why: str) -> UsageError:
     """One line: the record is refused, why, and that nothing was written."""
     return UsageError(
-        f"{paths.MANIFEST} {why}; tiermem acts on no install record but one it wrote as it "
+        f"{install_paths.MANIFEST} {why}; tiermem acts on no install record but one it wrote as it "
         "writes them (nothing was written)"
     )
 
@@ -100,7 +100,7 @@ def _checked(data: dict[str, Any], repo: Repo) -> Record:
     if store not in _STORE_STATES:
         raise refused(f"has a store state {str(store)[:40]!r} tiermem does not write")
     installed = _paths(data, "installed", _installable)
-    created = _paths(data, "created_dirs", lambda rel: rel in paths.CREATED_DIRS)
+    created = _paths(data, "created_dirs", lambda rel: rel in install_paths.CREATED_DIRS)
     originals = data.get("originals", {})
     if not isinstance(originals, dict) or len(originals) > len(_ORIGINALS):
         raise refused("has originals that are not those of the files an install replaces")
@@ -124,11 +124,16 @@ def _paths(data: dict[str, Any], key: str, allowed: Any) -> list[str]:
 def _installable(rel: str) -> bool:
     if "#" in rel:
         key = rel.split("#", 1)[1]
-        return key in texts.LINE_KEYS and paths.installable(rel)
-    return paths.installable(rel)
+        return key in install_texts.LINE_KEYS and install_paths.installable(rel)
+    return install_paths.installable(rel)
 
 
-_ORIGINALS = (paths.MCP_JSON, paths.VSCODE_MCP, *paths.SKILLS, paths.SPAWN_TEMPLATE)
+_ORIGINALS = (
+    install_paths.MCP_JSON,
+    install_paths.VSCODE_MCP,
+    *install_paths.SKILLS,
+    install_paths.SPAWN_TEMPLATE,
+)
 
 
 def _check_original(repo: Repo, rel: object, text: object) -> None:
@@ -139,10 +144,10 @@ def _check_original(repo: Repo, rel: object, text: object) -> None:
         return
     if not isinstance(text, str):
         raise refused(f"keeps for {rel} something that is not a text")
-    if rel in paths.SKILLS:
+    if rel in install_paths.SKILLS:
         if not is_squads_skill(repo, text):
             raise refused(f"keeps for {rel} a text that is not Squad's tiered-memory skill")
-    elif rel == paths.SPAWN_TEMPLATE:
+    elif rel == install_paths.SPAWN_TEMPLATE:
         if not is_squads_spawn_lines(text):
             raise refused(f"keeps for {rel} lines that are not Squad's spawn lines")
     elif not is_plain_json(text):
@@ -153,12 +158,12 @@ def is_squads_skill(repo: Repo, text: str) -> bool:
     """Whether a skill's text is Squad's design-only tiered-memory skill: a release's (by
     digest) or the copy Squad keeps in `.squad/templates/skills/`."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return digest in SQUAD_SKILL_DIGESTS or text == repo.text(paths.SQUAD_SKILL_COPY)
+    return digest in SQUAD_SKILL_DIGESTS or text == repo.text(install_paths.SQUAD_SKILL_COPY)
 
 
 def is_squads_spawn_lines(text: str) -> bool:
     """Whether a text is Squad's two full-history spawn lines, indented as one."""
-    lines = texts.SQUAD_SPAWN_LINES.splitlines(keepends=True)
+    lines = install_texts.SQUAD_SPAWN_LINES.splitlines(keepends=True)
     indent = re.match(r"[ \t]*", text)
     lead = indent.group(0) if indent else ""
     return text == "".join(lead + line for line in lines)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .record import Record
+    from .install_record import Record
 
 # States of a check that `install` would act on (exit status 1), and states of an install
 # or uninstall that left the repository as it was.

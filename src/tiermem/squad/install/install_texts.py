@@ -5,7 +5,7 @@ with a mark of its own), so that a later install finds and refreshes it and `--u
 removes exactly what was added. A begin marker and a line's mark carry the seal of the text
 tiermem wrote (`<!-- tiermem:begin memory 1a2b3c4d5e -->`): tiermem recognises its own text
 by it, whoever kept the file since, and tells it apart from text a person changed or wrote
-to look like it, which it leaves alone (`blocks`, `lines`).
+to look like it, which it leaves alone (`sealed_sections`, `sealed_lines`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ exists), creates the tiermem store, appends a marked memory section to every cha
 the runtime `tiered-memory` skill in place of Squad's design-only one and, with
 `coordinator`, replaces every instruction of Squad's that loads an agent's whole history or
 decision log at or before a spawn: the spawn template's two lines, and each such line of the
-coordinator's prompt, Squad's templates and the charters (`lines`). What it replaced is
+coordinator's prompt, Squad's templates and the charters (`sealed_lines`). What it replaced is
 marked in place or kept in `.squad/memory/tiermem-install.json`, so `uninstall` puts back the
 bytes Squad wrote.
 
@@ -13,7 +13,7 @@ Everything is planned before anything is written: a refusal (a symbolic link, a 
 is not JSON, a state backend other than local, an install record tiermem did not write as
 it writes them) leaves the repository untouched. A cloned repository is untrusted input, so
 no path is read or written through a link, nor outside the root, and what uninstall puts
-back comes from tiermem or from Squad's own files, never from the record alone (`record`).
+back comes from tiermem or from Squad's own files, never from the record alone (`install_record`).
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from ..errors import StoreError, UsageError
-from ..storage import bootstrap, clone, files, validate
-from ..storage.layout import Layout, discover_root
-from ..team.use import LEDGER_NAME
-from . import blocks, lines, texts
-from .mcp_config import plan_mcp, unplan_mcp
-from .paths import (
+from ...errors import StoreError, UsageError
+from ...storage import bootstrap, clone, files, validate
+from ...storage.layout import Layout, discover_root
+from ...team.use import LEDGER_NAME
+from . import install_texts, sealed_lines, sealed_sections
+from .install_paths import (
     COORDINATOR,
     COPILOT_INSTRUCTIONS,
     MANIFEST,
@@ -49,9 +48,10 @@ from .paths import (
     TEMPLATES,
     VSCODE_MCP,
 )
-from .record import Record, is_squads_skill
-from .repo import Repo
-from .steps import Report, Step, install_state, install_step
+from .install_record import Record, is_squads_skill
+from .install_steps import Report, Step, install_state, install_step
+from .mcp_config import plan_mcp, unplan_mcp
+from .repo_paths import Repo
 
 # Derived, transient or local files of a store (the index, temp files, this clone's spawn
 # log and list of tracked files): an unused store may hold them.
@@ -119,20 +119,20 @@ def team_is_here(team_root: object) -> bool:
 
 
 def _memory_text(agent: str, scribe: bool) -> Callable[[str, str], str]:
-    """What tiermem writes in a charter's memory section now (`blocks.sections`)."""
-    return lambda variant, indent: texts.agent_memory_body(agent, scribe)
+    """What tiermem writes in a charter's memory section now (`sealed_sections.sections`)."""
+    return lambda variant, indent: install_texts.agent_memory_body(agent, scribe)
 
 
-def memory_sections(text: str, agent: str, scribe: bool) -> list[blocks.Section]:
+def memory_sections(text: str, agent: str, scribe: bool) -> list[sealed_sections.Section]:
     """The memory sections of a charter, tiermem's and look-alikes."""
-    return blocks.sections(text, texts.MEMORY, _memory_text(agent, scribe))
+    return sealed_sections.sections(text, install_texts.MEMORY, _memory_text(agent, scribe))
 
 
-def _lead(text: str, section: blocks.Section) -> str:
+def _lead(text: str, section: sealed_sections.Section) -> str:
     """What the install set before a memory section: a blank line, and the charter's own
     last newline when it had none (a section at the end of a charter that lacked it)."""
     at_end = section.end == len(text)
-    return "\n\n" if section.variant == texts.NO_EOL and at_end else "\n"
+    return "\n\n" if section.variant == install_texts.NO_EOL and at_end else "\n"
 
 
 def without_memory_block(text: str, agent: str, scribe: bool) -> str:
@@ -140,7 +140,7 @@ def without_memory_block(text: str, agent: str, scribe: bool) -> str:
     a look-alike or an edited section stays."""
     for section in reversed(memory_sections(text, agent, scribe)):
         if section.ours:
-            text = blocks.without(text, section, _lead(text, section))
+            text = sealed_sections.without(text, section, _lead(text, section))
     return text
 
 
@@ -150,14 +150,14 @@ def with_memory_block(text: str, agent: str, scribe: bool) -> str:
     ours = [s for s in memory_sections(text, agent, scribe) if s.ours]
     if ours:
         for section in reversed(ours[1:]):
-            text = blocks.without(text, section, _lead(text, section))
-        fresh = texts.agent_memory_block(agent, scribe, ours[0].variant)
-        return blocks.replaced(text, ours[0], fresh)
+            text = sealed_sections.without(text, section, _lead(text, section))
+        fresh = install_texts.agent_memory_block(agent, scribe, ours[0].variant)
+        return sealed_sections.replaced(text, ours[0], fresh)
     if not text:
-        return texts.agent_memory_block(agent, scribe)
+        return install_texts.agent_memory_block(agent, scribe)
     if text.endswith("\n"):
-        return f"{text}\n{texts.agent_memory_block(agent, scribe)}"
-    return f"{text}\n\n{texts.agent_memory_block(agent, scribe, texts.NO_EOL)}"
+        return f"{text}\n{install_texts.agent_memory_block(agent, scribe)}"
+    return f"{text}\n\n{install_texts.agent_memory_block(agent, scribe, install_texts.NO_EOL)}"
 
 
 def charters(repo: Repo) -> list[tuple[str, str]]:
@@ -241,7 +241,7 @@ def plan_charter(repo: Repo, edits: Edits, folder: str, rel: str, record: Record
     what = "memory section (Scribe)" if scribe else "memory section"
     found = memory_sections(text, agent, scribe)
     if found and not any(s.ours for s in found):
-        return Step(rel, what, "edited", note=blocks.edited_note("memory"), kind="text")
+        return Step(rel, what, "edited", note=sealed_sections.edited_note("memory"), kind="text")
     after = with_memory_block(text, agent, scribe)
     edits.put(rel, after)
     step = install_step(rel, what, text.encode(), after.encode(), bool(found), record)
@@ -260,7 +260,7 @@ def unplan_charter(edits: Edits, folder: str, rel: str) -> Step:
     if any(s.ours for s in found):
         return Step(rel, what, "removed", text.encode(), after.encode(), kind="text")
     if found:
-        return Step(rel, what, "kept", note=blocks.edited_note("memory"), kind="text")
+        return Step(rel, what, "kept", note=sealed_sections.edited_note("memory"), kind="text")
     return Step(rel, what, "absent", kind="text")
 
 
@@ -287,18 +287,21 @@ def line_files(repo: Repo) -> list[str]:
     found = [
         rel for rel in (COORDINATOR, COPILOT_INSTRUCTIONS, *STRAY_TEMPLATES) if repo.exists(rel)
     ]
-    found += lines.templates(str(repo.root))
+    found += sealed_lines.templates(str(repo.root))
     return found + [rel for _, rel in charters(repo)]
 
 
 def plan_lines(repo: Repo, edits: Edits, record: Record) -> list[Step]:
     """One step for each of Squad's instructions, and each of tiermem's steps, found."""
-    return [_line_step(rel, item, record) for rel, item in _each_line(repo, edits, lines.replaced)]
+    return [
+        _line_step(rel, item, record)
+        for rel, item in _each_line(repo, edits, sealed_lines.replaced)
+    ]
 
 
 def _each_line(
-    repo: Repo, edits: Edits, change: Callable[[str], tuple[str, list[lines.Found]]]
-) -> list[tuple[str, lines.Found]]:
+    repo: Repo, edits: Edits, change: Callable[[str], tuple[str, list[sealed_lines.Found]]]
+) -> list[tuple[str, sealed_lines.Found]]:
     """Every instruction line `change` found in the line-by-line files, as it changed them."""
     found = []
     for rel in line_files(repo):
@@ -310,7 +313,7 @@ def _each_line(
     return found
 
 
-def _line_step(rel: str, found: lines.Found, record: Record) -> Step:
+def _line_step(rel: str, found: sealed_lines.Found, record: Record) -> Step:
     key = f"{rel}#{found.line.key}"
     if found.state == "squad":
         state = "undone" if key in record.installed else "missing"
@@ -341,7 +344,7 @@ def unplan_lines(repo: Repo, edits: Edits) -> list[Step]:
         Step(rel, item.line.what, "restored", note="Squad's line", kind="text", number=item.number)
         if item.state != "edited"
         else Step(rel, item.line.what, "kept", note=_EDITED_LINE, kind="text", number=item.number)
-        for rel, item in _each_line(repo, edits, lines.restored)
+        for rel, item in _each_line(repo, edits, sealed_lines.restored)
     ]
 
 
@@ -370,7 +373,7 @@ def left_skills(repo: Repo) -> list[Step]:
     steps = []
     for rel, squads in skill_files(repo):
         text = (repo.read(rel) or b"").decode("utf-8", "replace")
-        found = lines.skill_reads(text)
+        found = sealed_lines.skill_reads(text)
         if found:
             why = _SQUADS_SKILL if squads else _TEAMS_SKILL
             steps.append(
@@ -409,8 +412,8 @@ def plan_skill(repo: Repo, rel: str, record: Record) -> Step:
     """Put the runtime skill in place of Squad's design-only one."""
     raw = repo.read(rel)
     text = None if raw is None else raw.decode("utf-8")
-    after = texts.SKILL.encode("utf-8")
-    whose = texts.skill_state(text)
+    after = install_texts.SKILL.encode("utf-8")
+    whose = install_texts.skill_state(text)
     if whose == "edited":
         note = "tiermem's skill, changed since the install: left as it is"
         return Step(rel, "tiered-memory skill", "edited", raw, raw, note)
@@ -428,7 +431,7 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
     what = "tiered-memory skill"
     if raw is None:
         return Step(rel, what, "absent")
-    whose = texts.skill_state(raw.decode("utf-8", "replace"))
+    whose = install_texts.skill_state(raw.decode("utf-8", "replace"))
     if whose != "ours":
         note = "changed since the install" if whose else "not tiermem's"
         return Step(rel, what, "kept", raw, raw, f"{note}; left as it is")
@@ -445,13 +448,13 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
 
 
 def _spawn_text(variant: str, indent: str) -> str:
-    """What tiermem writes in a spawn section now (`blocks.sections`)."""
-    return texts.spawn_body(indent)
+    """What tiermem writes in a spawn section now (`sealed_sections.sections`)."""
+    return install_texts.spawn_body(indent)
 
 
 def _full_history(variant: str) -> re.Pattern[str]:
     """Squad's two full-history lines of a spawn template, at any one indentation."""
-    first, second = texts.SPAWN_LINES[variant].splitlines(keepends=True)
+    first, second = install_texts.SPAWN_LINES[variant].splitlines(keepends=True)
     return re.compile(
         rf"^(?P<indent>[ \t]*){re.escape(first)}(?P=indent){re.escape(second)}", re.MULTILINE
     )
@@ -464,8 +467,8 @@ def spawn_home(edits: Edits) -> str:
         return SPAWN_TEMPLATE
     text = edits.get(COORDINATOR)
     if text is not None and (
-        _full_history(texts.FILE_LINES).search(text)
-        or blocks.sections(text, texts.SPAWN, _spawn_text)
+        _full_history(install_texts.FILE_LINES).search(text)
+        or sealed_sections.sections(text, install_texts.SPAWN, _spawn_text)
     ):
         return COORDINATOR
     raise UsageError(
@@ -481,14 +484,18 @@ def plan_spawn(repo: Repo, edits: Edits, record: Record) -> Step:
     (refreshed where it is, left alone where someone changed it)."""
     rel = spawn_home(edits)
     text = edits.get(rel) or ""
-    found = blocks.sections(text, texts.SPAWN, _spawn_text)
+    found = sealed_sections.sections(text, install_texts.SPAWN, _spawn_text)
     ours = [s for s in found if s.ours]
     if found and not ours:
-        return Step(rel, "spawn step", "edited", note=blocks.edited_note("spawn"), kind="text")
+        return Step(
+            rel, "spawn step", "edited", note=sealed_sections.edited_note("spawn"), kind="text"
+        )
     if ours:
-        after = blocks.replaced(text, ours[0], texts.spawn_block(ours[0].indent, ours[0].variant))
+        after = sealed_sections.replaced(
+            text, ours[0], install_texts.spawn_block(ours[0].indent, ours[0].variant)
+        )
     else:
-        variant = texts.STATE_LINES if rel == SPAWN_TEMPLATE else texts.FILE_LINES
+        variant = install_texts.STATE_LINES if rel == SPAWN_TEMPLATE else install_texts.FILE_LINES
         lines_found = _full_history(variant).search(text)
         if lines_found is None:
             raise UsageError(
@@ -497,7 +504,7 @@ def plan_spawn(repo: Repo, edits: Edits, record: Record) -> Step:
             )
         if rel == SPAWN_TEMPLATE:
             record.originals[rel] = lines_found.group(0)
-        new = texts.spawn_block(lines_found["indent"], variant)
+        new = install_texts.spawn_block(lines_found["indent"], variant)
         after = text[: lines_found.start()] + new + text[lines_found.end() :]
     edits.put(rel, after)
     step = install_step(rel, "spawn step", text.encode(), after.encode(), bool(ours), record)
@@ -510,13 +517,15 @@ def unplan_spawn(edits: Edits) -> list[Step]:
     steps = []
     for rel in (SPAWN_TEMPLATE, COORDINATOR):
         text = edits.get(rel)
-        found = blocks.sections(text or "", texts.SPAWN, _spawn_text)
+        found = sealed_sections.sections(text or "", install_texts.SPAWN, _spawn_text)
         if text is None or not found:
             continue
         after = text
         for section in reversed([s for s in found if s.ours]):
-            squads = texts.squad_spawn_lines(section.indent, section.variant or texts.STATE_LINES)
-            after = blocks.replaced(after, section, squads)
+            squads = install_texts.squad_spawn_lines(
+                section.indent, section.variant or install_texts.STATE_LINES
+            )
+            after = sealed_sections.replaced(after, section, squads)
         edits.put(rel, after)
         if after != text:
             note = "Squad's full-history lines"
@@ -525,7 +534,13 @@ def unplan_spawn(edits: Edits) -> list[Step]:
             )
         if any(not s.ours for s in found):
             steps.append(
-                Step(rel, "spawn step", "kept", note=blocks.edited_note("spawn"), kind="text")
+                Step(
+                    rel,
+                    "spawn step",
+                    "kept",
+                    note=sealed_sections.edited_note("spawn"),
+                    kind="text",
+                )
             )
     return steps
 
@@ -677,7 +692,7 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
     report = Report("install", [_installed(s) for s in steps])
     if any(s.kind == "store" and s.state != "installed" for s in steps):
         bootstrap.init_store(repo.root, squad_files=False)
-    # The record goes first: were the run cut short, it already holds Squad's texts.
+    # The record goes first: were the run cut short, it already holds Squad's install_texts.
     for step in sorted(steps, key=lambda s: s.path != MANIFEST):
         _write(repo, step)
     edits.write()

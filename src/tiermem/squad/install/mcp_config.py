@@ -20,10 +20,10 @@ import sys
 from typing import Any
 
 from . import jsonc
-from .paths import MCP_JSON, VSCODE_MCP
-from .record import Record
-from .repo import Repo
-from .steps import Step, install_step
+from .install_paths import MCP_JSON, VSCODE_MCP
+from .install_record import Record
+from .install_steps import Step, install_step
+from .repo_paths import Repo
 
 SERVER = "tiermem"
 WHAT = "tiermem MCP server"

@@ -7,8 +7,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from ..errors import UsageError
-from ..storage import safepath, validate
+from ...errors import UsageError
+from ...storage import safepath, validate
 
 
 class Repo:

@@ -2,10 +2,10 @@
 
 With `--coordinator`, an install looks through the coordinator's prompt
 (`.github/agents/squad.agent.md`), Squad's templates (`.squad/templates/*.md`) and every
-charter for the instructions of `texts.LINES`, each standing whole on a line (after its
+charter for the instructions of `install_texts.LINES`, each standing whole on a line (after its
 indentation), and puts tiermem's step in its place, marked `<!-- tiermem:line KEY SEAL -->`
 (the seal is that of the rest of the line). Nothing else of the line or the file changes, so
-that uninstall, finding the mark, puts back Squad's text byte for byte from `texts`, never
+that uninstall, finding the mark, puts back Squad's text byte for byte from `install_texts`, never
 from anything the repository holds. A marked line whose seal does not hold (a person changed
 tiermem's line, or marked a line of their own that way) is `edited`: left as it is.
 """
@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import paths, texts
+from . import install_paths, install_texts
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Found:
     """A line of a file that is one of Squad's instructions or tiermem's step for it."""
 
     number: int  # 1-based
-    line: texts.Line
+    line: install_texts.Line
     state: str  # squad: Squad's; installed: tiermem's step; outdated: an older one; edited
 
 
@@ -43,18 +43,18 @@ def _join(pieces: list[tuple[str, str, str]]) -> str:
     return "\n".join(indent + content + ending for indent, content, ending in pieces)
 
 
-def _known(content: str) -> tuple[texts.Line, str] | None:
+def _known(content: str) -> tuple[install_texts.Line, str] | None:
     """The instruction a line is (Squad's or tiermem's), and which of the two it is."""
-    squads = texts.SQUAD_LINES.get(content)
+    squads = install_texts.SQUAD_LINES.get(content)
     if squads is not None:
         return squads, "squad"
-    mark = texts.LINE_MARK.search(content)
-    line = texts.LINE_KEYS.get(mark.group(1)) if mark else None
+    mark = install_texts.LINE_MARK.search(content)
+    line = install_texts.LINE_KEYS.get(mark.group(1)) if mark else None
     if mark is None or line is None:
         return None
     if content == line.marked():
         return line, "installed"
-    if texts.mark_holds(content, mark) or content == line.legacy():
+    if install_texts.mark_holds(content, mark) or content == line.legacy():
         return line, "outdated"
     return line, "edited"
 
@@ -103,7 +103,7 @@ def skill_reads(text: str) -> list[int]:
 def templates(root: str) -> list[str]:
     """Squad's markdown templates, directly in `.squad/templates/` (`.md.template` copies too;
     links included, so that reading one refuses it), in name order."""
-    folder = os.path.join(root, paths.TEMPLATES)
+    folder = os.path.join(root, install_paths.TEMPLATES)
     try:
         with os.scandir(folder) as listing:
             names = sorted(
@@ -115,7 +115,7 @@ def templates(root: str) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     return [
-        f"{paths.TEMPLATES}/{name}"
+        f"{install_paths.TEMPLATES}/{name}"
         for name in names
-        if paths.is_template(f"{paths.TEMPLATES}/{name}")
+        if install_paths.is_template(f"{install_paths.TEMPLATES}/{name}")
     ]

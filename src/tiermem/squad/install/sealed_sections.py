@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import texts
+from . import install_texts
 
 _BEGIN = re.compile(
     r"^(?P<indent>[ \t]*)<!-- tiermem:begin (?P<kind>memory|spawn)\b(?P<words>[^\n]*?) -->\n",
@@ -39,7 +39,7 @@ def sections(text: str, kind: str, expected: Callable[[str, str], str]) -> list[
     """Every section of `kind` in `text`, in order. `expected(variant, indent)` is the text
     tiermem writes in such a section now (what makes an unsealed section tiermem's)."""
     begins = [m for m in _BEGIN.finditer(text) if m["kind"] == kind]
-    end = re.compile(rf"^[ \t]*{re.escape(texts.end_marker(kind))}[ \t]*(?:\n|\Z)", re.M)
+    end = re.compile(rf"^[ \t]*{re.escape(install_texts.end_marker(kind))}[ \t]*(?:\n|\Z)", re.M)
     found: list[Section] = []
     for n, begin in enumerate(begins):
         if found and begin.start() < found[-1].end:
@@ -59,14 +59,14 @@ def _whose(
 ) -> tuple[str, bool]:
     """(variant, whether the section is tiermem's as it wrote it) from its begin marker."""
     kind, words = begin["kind"], begin["words"]
-    legacy = texts.LEGACY_BEGIN.get(f"<!-- tiermem:begin {kind}{words} -->")
+    legacy = install_texts.LEGACY_BEGIN.get(f"<!-- tiermem:begin {kind}{words} -->")
     if legacy is not None:
         return legacy[1], body == expected(legacy[1], begin["indent"])
     *variant, last = words.split() or [""]
-    if len(variant) > 1 or not re.fullmatch(texts.SEAL, last):
+    if len(variant) > 1 or not re.fullmatch(install_texts.SEAL, last):
         return "", False
     named = variant[0] if variant else ""
-    return named, last == texts.seal(kind, named, body)
+    return named, last == install_texts.seal(kind, named, body)
 
 
 def without(text: str, section: Section, lead: str) -> str:

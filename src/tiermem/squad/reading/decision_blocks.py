@@ -3,20 +3,22 @@ inbox file, or a decision recorded by hand."""
 
 from __future__ import annotations
 
-from ..storage.entries import Entry, content_id, split_entry
-from ..storage.layout import TEAM
-from ..team.classify import classify, is_structured
-from ..text.prose import clean_title, readable
-from . import parse as squad_parse
+from ...storage.entries import Entry, content_id, split_entry
+from ...storage.layout import TEAM
+from ...team.classify import classify, is_structured
+from ...text.prose import clean_title, readable
+from . import squad_markdown
 
 # A decision is read whole where it can be: only one longer than this (about 1,000 tokens) is
 # split, at its own headings, into parts that each load on their own.
 DECISION_PART_BYTES = 4096
 
 
-def _sections(text: str, filename: str = "") -> list[squad_parse.Section]:
+def _sections(text: str, filename: str = "") -> list[squad_markdown.Section]:
     parsed = (
-        squad_parse.parse_inbox(text, filename) if filename else squad_parse.parse_decisions(text)
+        squad_markdown.parse_inbox(text, filename)
+        if filename
+        else squad_markdown.parse_decisions(text)
     )
     found = [s for s in parsed if s.kind == "decision"]
     if found:
@@ -24,7 +26,9 @@ def _sections(text: str, filename: str = "") -> list[squad_parse.Section]:
     first = next((ln for ln in text.splitlines() if ln.strip()), "decision")
     title = first.lstrip("#").strip()[:200]
     return [
-        squad_parse.Section("decision", title, None, text, 0, len(text.encode()), 1, 0, None, None)
+        squad_markdown.Section(
+            "decision", title, None, text, 0, len(text.encode()), 1, 0, None, None
+        )
     ]
 
 
@@ -36,7 +40,7 @@ def _created(date: str | None, fallback: str) -> str:
     return f"{date}T00:00:00Z" if len(date) == 10 and "X" not in date else fallback
 
 
-def _decision_body(section: squad_parse.Section) -> str:
+def _decision_body(section: squad_markdown.Section) -> str:
     """A decision's text under its title: without its heading, and without the first line
     of a text with no heading, which is its title (said once, not again as its body)."""
     if section.level:
@@ -50,7 +54,7 @@ def _decision_body(section: squad_parse.Section) -> str:
 
 
 def decision_entries(
-    section: squad_parse.Section, by: str, stamp: str, session: str, source: str
+    section: squad_markdown.Section, by: str, stamp: str, session: str, source: str
 ) -> list[Entry]:
     """A decision block as team entries (class from its text: decision, policy, ...; a
     report of work done stays `status`, which never reaches the wiki).
@@ -62,7 +66,7 @@ def decision_entries(
     cls = classify(section.title, body)
     author = section.author or by
     whole = Entry(
-        id=content_id("d", squad_parse.decision_key(section)),
+        id=content_id("d", squad_markdown.decision_key(section)),
         cls=cls if is_structured(cls) or cls == "status" else "decision",
         title=clean_title(section.title, 200) or "decision",
         body=body,

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..text.markdown import Heading, Scan, scan
-from .dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
+from ...text.markdown import Heading, Scan, scan
+from .heading_dates import date_leads, find_date, parse_date, split_date, strip_heading_marks
 
 __all__ = [
     "HistoryReader",
@@ -303,7 +303,7 @@ def parse_history(text: str) -> list[Section]:
 
 
 class HistoryReader:
-    """A history cut into sections one piece after another (see `squad.pieces`): the walk's
+    """A history cut into sections one piece after another (see `importer.file_pieces`): the walk's
     state (the open '##' group, the entry being read) goes on from piece to piece, and
     lines and byte offsets count from the start of the file."""
 
