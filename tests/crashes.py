@@ -164,7 +164,8 @@ WRAPPER = textwrap.dedent(
     from tiermem.cli import main as cli
     from tiermem.index import fts
     from tiermem.scribe import maintenance, session, summarize
-    from tiermem.spawn import assemble, search
+    from tiermem.search import hits
+    from tiermem.spawn import assemble
     from tiermem.squad.importer import squad_import
     from tiermem.team import decisions, wiki
     print("ready", flush=True)

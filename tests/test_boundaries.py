@@ -35,6 +35,7 @@ FLOORS = (
     "options",
     "hot",
     "team",
+    "search",
     "spawn",
     "scribe",
     "maintenance",

@@ -236,7 +236,7 @@ class Memory:
         the agent's own entries ranking first on a par. A query of entry ids reads those
         entries.
         """
-        from .spawn.search import search, shown_hit
+        from .search.hits import search, shown_hit
 
         validate.text(query, "query")
         if agent is not None:
@@ -264,7 +264,7 @@ class Memory:
         title that starts its text, as outputs show them: `text.shown`), an archived record
         (`a-0123456789-abcdef0123`, byte for byte) or one section of it
         (`a-0123456789-abcdef0123#4`)."""
-        from .spawn.lookup import read_entry
+        from .search.lookup import read_entry
 
         if agent is not None:
             agent = validate.name(agent)
@@ -286,7 +286,7 @@ class Memory:
         """Retire an entry (a long entry's parts go together) from every tier; its text stays
         in the archive. `purge` deletes the text from the archive and the index too."""
         from .maintenance.forget import forget
-        from .spawn.search import entry_ids
+        from .search.hits import entry_ids
 
         if entry_ids(entry_id) != [entry_id]:
             raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
@@ -295,7 +295,7 @@ class Memory:
     def forgotten(self, query: str, hits: list[SearchHit]) -> list[str]:
         """For a query of entry ids: each id no hit holds that was forgotten or purged,
         when, why and where its text is kept."""
-        from .spawn.search import entry_ids
+        from .search.hits import entry_ids
 
         found = {h.id for h in hits} | {h.id.split("#")[0] for h in hits}
         missing = [i for i in entry_ids(query) if i not in found]
@@ -426,8 +426,8 @@ class Memory:
 
     def log(self, agent: str | None = None, entry: str | None = None, limit: int = 50) -> SpawnLog:
         """Logged spawns, newest first: what each got, or (entry) which spawns got an entry."""
+        from .search.hits import entry_ids
         from .spawn import log as spawn_log
-        from .spawn.search import entry_ids
 
         if agent is not None:
             agent = validate.name(agent)

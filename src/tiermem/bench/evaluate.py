@@ -218,8 +218,8 @@ def evaluate(
     """Run every probe: spawn --auto and search --limit 5 against the store; baselines beside."""
     from ..index.tokens import O200K
     from ..options import SpawnRequest
+    from ..search.hits import search
     from ..spawn.assemble import assemble
-    from ..spawn.search import search
 
     mem = Memory(store, now=now)
     baselines = _Baselines(corpus, events, O200K.count_many)

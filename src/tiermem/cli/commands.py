@@ -210,7 +210,7 @@ def cmd_search(args: Namespace) -> int:
         print(line)
     if not hits and not gone:
         print("no matches")
-    from ..spawn.search import entry_ids
+    from ..search.hits import entry_ids
 
     whole = bool(entry_ids(query))  # a query of ids reads those entries, as JSON does
     for h in hits:

@@ -10,7 +10,7 @@ from ..record import replace
 from ..results import EntryText
 from ..storage import archive, files
 from ..text.shown import meta, titled
-from . import search
+from .hits import entry_ids, search
 
 
 def read_entry(ctx: Context, entry_id: str, agent: str | None = None) -> EntryText:
@@ -32,14 +32,14 @@ def _shown(entry: EntryText) -> EntryText:
 
 
 def _read(ctx: Context, entry_id: str, agent: str | None) -> EntryText:
-    if search.entry_ids(entry_id) != [entry_id]:
+    if entry_ids(entry_id) != [entry_id]:
         raise UsageError(
             f"{entry_id!r} is not an entry id (e.g. c-0123456789, a-0123456789-abcdef0123 or "
             "a-0123456789-abcdef0123#4, as search results and spawn sources give them)"
         )
     if archive.RECORD_ID.fullmatch(entry_id):
         return _record(ctx, entry_id, agent)
-    hits = search.search(ctx, entry_id, None, None, 1)
+    hits = search(ctx, entry_id, None, None, 1)
     if not hits:
         joined = _parts(ctx, entry_id)
         if joined is None:
