@@ -83,7 +83,7 @@ def test_a_forgotten_entry_leaves_its_tier_and_its_text_stays_in_the_archive(mem
 
 
 def test_forget_returns_data_and_its_result_says_it(mem: Memory) -> None:
-    from tiermem.maintenance.forget import forget
+    from tiermem.upkeep.forget import forget
 
     put(mem, "cold", "ada", entry(1, "Wrong retry count", "Publish retries 9 times."))
     report = forget(mem.context, "c-0000000001", "", purge=False)

@@ -14,9 +14,9 @@ import pytest
 
 from reliability import is_index
 from tiermem.errors import UsageError
-from tiermem.maintenance.report import collect
 from tiermem.memory import Memory
 from tiermem.render import charts
+from tiermem.report.html_page import collect
 from tiermem.storage import store
 from tiermem.storage.entries import Entry, TierFile
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tiermem.maintenance.report import collect
 from tiermem.memory import Memory
+from tiermem.report.html_page import collect
 
 
 def sessions_at(root: Path, times: list[str]) -> Memory:

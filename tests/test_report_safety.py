@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tiermem.maintenance.report import collect
 from tiermem.memory import Memory
+from tiermem.report.html_page import collect
 
 RunCli = Callable[..., tuple[int, str, str]]
 T0 = "2026-03-02T10:00:00Z"

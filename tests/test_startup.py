@@ -25,7 +25,7 @@ NEVER = {
     "importlib.metadata",
     "tiermem.scribe.maintenance",
     "tiermem.squad.importer.squad_import",
-    "tiermem.maintenance.report",
+    "tiermem.report.html_page",
     "tiermem.server.mcp_server",
     "tiermem.bench",
 }

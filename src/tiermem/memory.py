@@ -285,8 +285,8 @@ class Memory:
     def forget(self, entry_id: str, reason: str = "", purge: bool = False) -> ForgetReport:
         """Retire an entry (a long entry's parts go together) from every tier; its text stays
         in the archive. `purge` deletes the text from the archive and the index too."""
-        from .maintenance.forget import forget
         from .search.hits import entry_ids
+        from .upkeep.forget import forget
 
         if entry_ids(entry_id) != [entry_id]:
             raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
@@ -301,7 +301,7 @@ class Memory:
         missing = [i for i in entry_ids(query) if i not in found]
         if not missing:
             return []  # the common case: nothing more to read
-        from .maintenance.forget import forgotten
+        from .upkeep.forget import forgotten
 
         said = forgotten(self._ready(), missing)
         return [said[i] for i in missing if i in said]
@@ -458,7 +458,7 @@ class Memory:
         """Write the report page (one self-contained HTML file) into `out` (default:
         `.squad/memory/local/report/`, git-ignored); with a task and an agent, it previews that
         spawn entry by entry."""
-        from .maintenance.report import build, output_folder
+        from .report.html_page import build, output_folder
 
         if (task is None) != (agent is None):
             raise UsageError("a spawn preview needs both a task and an agent")
@@ -478,13 +478,13 @@ class Memory:
 
         Runs on a store that other commands refuse (a link in its folders): it says why.
         """
-        from .maintenance.doctor import run
+        from .upkeep.doctor import run
 
         return run(self.context, repair=repair)
 
     def stats(self) -> Stats:
         """Entries, bytes and tokens per agent and tier, and what a Squad spawn loads."""
-        from .maintenance.stats import collect
+        from .upkeep.stats import collect
 
         return collect(self._ready())
 

@@ -47,7 +47,7 @@ from ..storage.entries import Entry, render_entry
 from ..storage.layout import TEAM
 from ..team import agents, citations, provenance
 from ..text.shown import control
-from . import stats
+from ..upkeep import stats
 
 PAGE_NAME = "report.html"
 TEXT_SHOWN = 3000  # characters of an entry's text in the page (search reads it whole)
@@ -407,7 +407,7 @@ def render(page: Page) -> Iterator[str]:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
-        loader=PackageLoader("tiermem", "templates"),
+        loader=PackageLoader("tiermem", "report"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

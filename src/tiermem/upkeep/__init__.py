@@ -1,4 +1,4 @@
-"""Keeping a store whole and seen: `doctor` (checks and repairs), `stats`, retiring an entry
-from every tier, the index and the spawn log (`forget`), and the HTML report (`report`). It
-may import `scribe/`, `spawn/`, `team/` and everything below them, never Squad or a front.
+"""The store's upkeep: `doctor` (checks and repairs), `stats` (what each agent's memory holds)
+and retiring an entry from every tier, the index and the spawn log (`forget`). It may import
+`spawn/` and everything below it, never Squad or a front.
 """

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from ...context import Context
 from ...errors import PartlyDone, TiermemError
-from ...maintenance.stats import tier_totals
 from ...render.progress import bar, working
 from ...results import ImportReport, SectionPlacement, Totals, count
 from ...scribe import maintenance, supersede
@@ -31,6 +30,7 @@ from ...storage.layout import TEAM, Layout
 from ...team import decisions, wiki
 from ...team.classify import is_structured
 from ...text import redact
+from ...upkeep.stats import tier_totals
 from . import file_pieces, last_commits
 from .import_sources import Read, Source, read, sources
 from .placement import Planned, Planner
