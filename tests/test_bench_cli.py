@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from tiermem.bench import cli as bench_cli
-from tiermem.bench import commands as bench_commands
+from tiermem.bench import arguments as bench_arguments
+from tiermem.bench import runners as bench_runners
 from tiermem.cli.parser import build_parser
 
 
@@ -22,13 +22,13 @@ def _bench_commands() -> dict[str, argparse.ArgumentParser]:
 
 def test_every_registered_command_has_its_runner_and_help() -> None:
     commands = _bench_commands()
-    assert set(commands) == set(bench_cli._COMMANDS)
+    assert set(commands) == set(bench_runners._COMMANDS)
     assert all(parser.description for parser in commands.values())
 
 
 def test_no_default_reaches_outside_the_project(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(bench_commands.CORPORA_VARIABLE, raising=False)
-    monkeypatch.delenv(bench_commands.LOCOMO_VARIABLE, raising=False)
+    monkeypatch.delenv(bench_arguments.CORPORA_VARIABLE, raising=False)
+    monkeypatch.delenv(bench_arguments.LOCOMO_VARIABLE, raising=False)
     commands = _bench_commands()
     for parser in commands.values():
         for action in parser._actions:
@@ -38,8 +38,8 @@ def test_no_default_reaches_outside_the_project(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_the_variables_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(bench_commands.CORPORA_VARIABLE, "/data/corpora")
-    monkeypatch.setenv(bench_commands.LOCOMO_VARIABLE, "/data/locomo-dev.json")
+    monkeypatch.setenv(bench_arguments.CORPORA_VARIABLE, "/data/corpora")
+    monkeypatch.setenv(bench_arguments.LOCOMO_VARIABLE, "/data/locomo-dev.json")
     commands = _bench_commands()
     assert commands["all"].parse_args([]).corpora == "/data/corpora"
     assert commands["speed"].parse_args([]).locomo == "/data/locomo-dev.json"
@@ -50,7 +50,7 @@ def test_all_without_corpora_is_bad_input(
 ) -> None:
     from tiermem.cli.main import main
 
-    monkeypatch.delenv(bench_commands.CORPORA_VARIABLE, raising=False)
+    monkeypatch.delenv(bench_arguments.CORPORA_VARIABLE, raising=False)
     assert main(["bench", "all"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--corpora DIR (or TIERMEM_CORPORA)" in err

@@ -12,7 +12,7 @@ from test_bench_locomo import write_fixture
 from tiermem.bench.generated import Prose, generate, plan
 from tiermem.bench.speed import GROWTH_FIGURES, ROWS, TARGETS, StoreReport, growth, percentile
 from tiermem.bench.startup import outside_times, own_times
-from tiermem.bench.writes import locomo_ingest
+from tiermem.bench.write_speed import locomo_ingest
 from tiermem.cli.main import main
 from tiermem.errors import UsageError
 from tiermem.memory import Memory

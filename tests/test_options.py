@@ -46,12 +46,12 @@ def test_the_cli_flags_are_the_fields() -> None:
 
 
 def test_the_cli_fills_a_request_as_declared() -> None:
-    from tiermem.cli import commands as cli
+    from tiermem.cli import handlers
 
     args = _spawn_parser().parse_args(
         ["ada", "--task", "t", "--criteria", "a", "--criteria", "b", "--include-wiki", "--refs"]
     )
-    values = cli._request_values(args, SpawnRequest)
+    values = handlers._request_values(args, SpawnRequest)
     assert SpawnRequest(**values) == SpawnRequest(
         "ada", "t", criteria=("a", "b"), include_wiki=(), refs=True
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiermem.bench import prose as measure
+from tiermem.bench import carried_in_prose as measure
 from tiermem.text import prose
 
 

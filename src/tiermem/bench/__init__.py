@@ -1,4 +1,4 @@
 """`tiermem bench ...`: key facts, corpus replays, probes and their baselines, speed and
-LoCoMo. It registers its own commands (`commands.register`) and may import every part;
-only the command line imports it.
+LoCoMo. It registers its own commands (`arguments.register`; their runners are in `runners`)
+and may import every part; only the command line imports it.
 """

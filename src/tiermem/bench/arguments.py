@@ -1,5 +1,5 @@
 """The command line of `tiermem bench`: each command's parser, registered by `register`
-when the CLI builds `bench` (its runners are in `bench.cli`, imported when one runs)."""
+when the CLI builds `bench` (its runners are in `bench.runners`, imported when one runs)."""
 
 from __future__ import annotations
 

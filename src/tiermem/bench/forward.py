@@ -25,7 +25,7 @@ from ..memory import Memory
 from ..render.progress import track
 from ..storage.clock import format_time
 from ..text.facts import key_facts, present_facts
-from . import prose
+from . import carried_in_prose
 from .corpus import Event, Session, load_events, sessions
 from .probes import MIN_PROBE_FACTS, SECTION_HEADING, WORDS, clean_heading, first_section
 from .replay import ReplaySummary, mem_agent, replay
@@ -77,7 +77,7 @@ class ProbeFigures:
     situation: str
     covered: dict[str, Covered]  # tiermem and each baseline
     everything_tokens: int
-    readable: prose.Readability
+    readable: carried_in_prose.Readability
     prompt: str = field(repr=False, default="")
 
     def page(self) -> str:
@@ -130,7 +130,7 @@ class EarlierText:
         self.writers: set[str] = set()
         self.history: dict[str, list[Section]] = {}
         self.decisions: list[Section] = []
-        self.source = prose.Source()
+        self.source = carried_in_prose.Source()
         self._seen_decisions: set[str] = set()
 
     def add(self, events: Iterable[Event]) -> None:
@@ -218,10 +218,10 @@ def oracle_sections(pool: Sequence[Section], known: frozenset[str], room: int) -
         got |= best.facts & known
 
 
-def covered(known: frozenset[str], text: str, source: prose.Source) -> Covered:
+def covered(known: frozenset[str], text: str, source: carried_in_prose.Source) -> Covered:
     """The share of the known facts a text holds, raw and carried in prose."""
     present = present_facts(known, text)
-    in_prose = prose.carried(present, text, source) if present else set()
+    in_prose = carried_in_prose.carried(present, text, source) if present else set()
     return Covered(
         len(present) / len(known),
         len(in_prose) / len(known),
@@ -377,7 +377,7 @@ def _ask(
                 situation=result.situation,
                 covered={"tiermem": covered(probe.known, result.prompt, earlier.source), **seen},
                 everything_tokens=_everything_tokens(earlier, probe.agent),
-                readable=prose.readability(result.prompt),
+                readable=carried_in_prose.readability(result.prompt),
                 prompt=result.prompt,
             )
         )

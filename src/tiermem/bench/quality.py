@@ -15,7 +15,7 @@ from typing import Any
 from ..memory import Memory
 from ..storage import archive, audit, entries, files, store
 from ..storage.clock import format_time, parse_time
-from . import prose
+from . import carried_in_prose
 from .corpus import Event
 from .facts import key_facts
 
@@ -149,13 +149,13 @@ def readability(mem: Memory) -> dict[str, Any]:
     defects = [
         (e.id, e.title, found)
         for e in made.values()
-        if (found := prose.title_defects(e.title, e.title, e.created))
+        if (found := carried_in_prose.title_defects(e.title, e.title, e.created))
     ]
     sessions = [_session_retention(mem, e) for e in made.values() if _is_summary(e)]
     kept = [s for s in sessions if s is not None]
     return {
         "lines": len(lines),
-        "fact_list_lines": sum(prose.is_fact_list(ln) for ln in lines),
+        "fact_list_lines": sum(carried_in_prose.is_fact_list(ln) for ln in lines),
         "titles": len(made),
         "title_defects": len(defects),
         "title_defect_examples": [f"{i}: {t!r} ({', '.join(f)})" for i, t, f in defects[:5]],
@@ -195,10 +195,10 @@ def _session_retention(mem: Memory, entry: entries.Entry) -> tuple[float, float,
     facts = key_facts(raw)
     if not facts:
         return None
-    source = prose.Source()
+    source = carried_in_prose.Source()
     source.add(raw)
     kept = facts & key_facts(entry.text)
-    in_prose = prose.carried(kept, entry.text, source)
+    in_prose = carried_in_prose.carried(kept, entry.text, source)
     cover = _greedy_cover(raw, facts, len(entry.body.encode("utf-8")))
     return len(kept) / len(facts), len(in_prose) / len(facts), len(cover) / len(facts)
 
@@ -206,7 +206,7 @@ def _session_retention(mem: Memory, entry: entries.Entry) -> tuple[float, float,
 def _greedy_cover(raw: str, facts: set[str], room: int) -> set[str]:
     """The facts whole sentences of the raw text keep within `room` bytes, taken greedily by
     new facts per byte."""
-    sentences = [(s, key_facts(s) & facts) for s in prose.source_sentences(raw)]
+    sentences = [(s, key_facts(s) & facts) for s in carried_in_prose.source_sentences(raw)]
     got: set[str] = set()
     spent = 0
     while True:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .commands import CORPORA_VARIABLE
+from .arguments import CORPORA_VARIABLE
 from .corpus import corpus_folder
 
 

@@ -26,9 +26,9 @@ from ..errors import StoreError, UsageError
 from ..index.fts import FtsIndex
 from ..memory import Memory
 from ..storage.layout import Layout
-from . import startup, writes
+from . import startup, write_speed
 from .generated import AGENTS, NOW, TARGET_SIZE, generate, prose_for
-from .writes import percentile
+from .write_speed import percentile
 
 
 @dataclass(frozen=True)
@@ -388,10 +388,10 @@ def measure_store(
         _written_earlier(root)
         say(f"[{entries:,}] generated in {report.figures['generate_s']:.1f} s; fresh clone")
         search = [*tiermem_command(), "search", work.queries[0][1]]
-        fresh = writes.first_search(lambda: _run(search, root)[0], root, FRESH_RUNS)
+        fresh = write_speed.first_search(lambda: _run(search, root)[0], root, FRESH_RUNS)
         report.figures |= fresh
         say(f"[{entries:,}] first search {fresh['search_fresh_ms']:,.0f} ms; first index build")
-        writes.drop_index(root)
+        write_speed.drop_index(root)
         build_s, documents = _build(root)
         report.figures |= {
             "build_s": build_s,
@@ -406,7 +406,7 @@ def measure_store(
             report.start_up = start_up(root, work, IMPORT_RUNS)
         say(f"[{entries:,}] hot notes on an empty and a full tier ({runs} each)")
         os.sync()  # what the earlier steps wrote is flushed before writes are timed
-        report.figures |= writes.hot_notes(root, entries, runs)
+        report.figures |= write_speed.hot_notes(root, entries, runs)
     return report
 
 
@@ -541,10 +541,10 @@ def _locomo(path: str) -> dict[str, Any] | None:
     if not path or not file.is_file():
         _say(f"[locomo] {path or 'no file'}: not found, left out")
         return None
-    figures = writes.locomo_ingest(file, _say)
+    figures = write_speed.locomo_ingest(file, _say)
     lines = [f"LoCoMo conversations written note by note ({figures['locomo_conversations']:.0f}"]
     lines[0] += f" of {file.name}; target <= {LOCOMO_TARGET_S:g} s one turn per note):"
-    for turns in writes.TURNS_PER_NOTE:
+    for turns in write_speed.TURNS_PER_NOTE:
         median, most = figures[f"locomo_{turns}_median_s"], figures[f"locomo_{turns}_max_s"]
         lines.append(f"  {turns} turn(s) per note: median {median:.2f} s, slowest {most:.2f} s")
     return {"file": str(file), **figures, "lines": lines}

@@ -451,7 +451,7 @@ def cmd_serve(args: Namespace) -> int:
 
 
 def cmd_bench(args: Namespace) -> int:
-    from ..bench.cli import run
+    from ..bench.runners import run
 
     return run(args)
 

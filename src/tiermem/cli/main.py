@@ -1,4 +1,4 @@
-"""The `tiermem` command: reads the command line, runs its handler (`commands`), and turns
+"""The `tiermem` command: reads the command line, runs its handler (`handlers`), and turns
 what fails into one line on stderr and an exit status.
 
 The commands users run most are read without argparse (`plain`); any other line builds the
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from . import plain
-from .commands import (
+from .handlers import (
     _close_opened,
     _held,
     _one_line,

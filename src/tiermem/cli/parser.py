@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from .commands import (
+from .handlers import (
     _one_line,
     cmd_bench,
     cmd_decision,
@@ -367,7 +367,7 @@ def _bench_parsers(sub: Any) -> None:
     )
     if isinstance(verbs, _Skipped):
         return
-    from ..bench.commands import register
+    from ..bench.arguments import register
 
     register(lambda name, help_text: _add(verbs, name, cmd_bench, help_text))
 
