@@ -280,7 +280,7 @@ def test_a_damaged_tier_file_is_skipped_not_fatal(team: Memory, tmp_path: Path) 
 def test_a_large_archive_is_listed_record_by_record_as_whole(
     store_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tiermem.maintenance import report
+    from tiermem.report import html_page as report
 
     mem = Memory(store_copy, now="2026-03-03T10:00:00Z")
     mem.sync()
