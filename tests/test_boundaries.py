@@ -22,6 +22,7 @@ PAGE = SRC.parent.parent / "docs" / "ARCHITECTURE.md"
 # The parts, bottom floor first: a module imports only from its own part or from a part
 # listed before it. A part is a package or a module at the top of src/tiermem/.
 FLOORS = (
+    "vocabulary",
     "errors",
     "record",
     "results",

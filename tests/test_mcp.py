@@ -131,6 +131,7 @@ async def seed(client: Client) -> None:
         topic="release",
         text="Always tag releases\nEvery release gets a semver tag and a changelog entry.",
         by="lead",
+        new_agent=True,  # as for a hot write: a name the team does not know is refused
     )
 
 

@@ -82,7 +82,7 @@ SCHEMA_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     (
         "hot_add",
         {"agent": "flight", "kind": "note", "text": "x", "source": "mail"},
-        "'source' must be one of 'agent', 'user', 'tool', 'web', not text \"mail\"",
+        "'source' must be one of 'agent', 'user', 'tool', 'web' (or null), not text \"mail\"",
     ),
     (
         "spawn",

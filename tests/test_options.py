@@ -1,5 +1,6 @@
-"""A command's options are declared once, as the fields of its request: the CLI's flags, the
-MCP tool's parameters and `Memory`'s keyword arguments are built from them and agree."""
+"""Each operation is declared once (`options.OPERATIONS`), its options as the fields of its
+request: the CLI's commands and flags, the MCP tools and their parameters, and `Memory`'s
+keyword arguments are built from them and agree."""
 
 from __future__ import annotations
 
@@ -8,10 +9,23 @@ import asyncio
 import inspect
 from pathlib import Path
 
+import pytest
+
 from tiermem.cli.parser import build_parser
 from tiermem.memory import Memory
-from tiermem.options import REQUIRED, SpawnRequest, described, options_of
+from tiermem.options import (
+    GUARD,
+    GUARDED,
+    OPERATIONS,
+    REQUIRED,
+    Operation,
+    Option,
+    SpawnRequest,
+    described,
+    options_of,
+)
 from tiermem.server.mcp_server import build_server
+from tiermem.vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS
 
 FIELDS = [name for name, _, _ in options_of(SpawnRequest)]
 
@@ -87,3 +101,102 @@ def test_no_public_method_of_memory_takes_or_returns_any() -> None:
             continue
         written = [str(v) for v in inspect.get_annotations(method).values()]
         assert not [w for w in written if "Any" in w], name
+
+
+# --- every operation --------------------------------------------------------------------
+
+OFFERED = [op for op in OPERATIONS if op.command]
+TOOLS = [op for op in OPERATIONS if op.tool]
+# What a front adds of its own: the CLI's common options and output format, a spawn's
+# --inline, end-session's --all, the report's --open; the MCP tools' pages.
+CLI_OWN = {"help", "root", "now", "format", "inline", "all", "open"}
+MCP_OWN = {"offset", "max_chars", "limit"}
+
+
+def _parsers_of(op: Operation) -> list[argparse.ArgumentParser]:
+    """The parser of each command line of an operation (one per verb)."""
+    found = []
+    for words in _lines_of(op):
+        parser: argparse.ArgumentParser = build_parser(list(words))
+        for word in words:
+            [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            parser = sub.choices[word]
+        found.append(parser)
+    return found
+
+
+def _lines_of(op: Operation) -> list[tuple[str, ...]]:
+    verbs = [i.verbs for _, i, _ in options_of(op.request) if i.cli == "verb"]
+    return [(*op.command, v) for v, _, _ in verbs[0]] if verbs else [op.command]
+
+
+def _front_fields(op: Operation, cli: bool) -> list[str]:
+    """The fields a front offers as its own options ("verb" fields are a CLI's words)."""
+    hidden = ("verb", "none") if cli else ()
+    return [n for n, i, _ in options_of(op.request) if i.cli not in hidden]
+
+
+@pytest.mark.parametrize("op", OFFERED, ids=lambda op: " ".join(op.command))
+def test_each_command_is_its_operations_fields(op: Operation) -> None:
+    for parser in _parsers_of(op):
+        actions = {a.dest: a for a in parser._actions}
+        assert set(actions) - CLI_OWN == set(_front_fields(op, cli=True)), parser.prog
+        assert parser.get_default("door") == op.door
+        for name, item, default in options_of(op.request):
+            if name not in actions:
+                continue
+            action = actions[name]
+            assert action.help is not None and action.help.startswith(described(item)), name
+            if action.option_strings:
+                assert action.required == (default is REQUIRED), name
+                if default is not REQUIRED and not isinstance(default, tuple | bool):
+                    assert action.default == default, name
+            hint = inspect.get_annotations(op.request)[name]
+            assert (action.type is int) == hint.startswith("int"), name
+            assert tuple(action.choices or ()) == (item.choices or ()), name
+
+
+@pytest.mark.parametrize("op", TOOLS, ids=lambda op: str(op.tool))
+def test_each_tool_is_its_operations_fields(tmp_path: Path, op: Operation) -> None:
+    mem, _ = Memory.init(tmp_path)
+    [tool] = [t for t in asyncio.run(build_server(mem).list_tools()) if t.name == op.tool]
+    schema = tool.input_schema["properties"]
+    fields = _front_fields(op, cli=False)
+    assert [n for n in schema if n in fields or n not in MCP_OWN] == fields
+    assert tool.description == described(Option(op.help))[:1].upper() + op.help[1:] + "."
+    for name, item, default in options_of(op.request):
+        assert schema[name]["description"].lower() == described(item).lower() + ".", name
+        required = name in tool.input_schema.get("required", [])
+        assert required == (default is REQUIRED), name
+        if item.choices:
+            assert item.choices == tuple(_choices(schema[name])), name
+        if default is not REQUIRED and not item.keeps:
+            expected = list(default) if isinstance(default, tuple) else default
+            assert schema[name]["default"] == expected, name
+
+
+def _choices(schema: dict[str, object]) -> list[str]:
+    branches = schema.get("anyOf", [schema])
+    assert isinstance(branches, list)
+    return [v for b in branches for v in b.get("enum", [])]
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.door)
+def test_each_memory_method_takes_its_operations_fields(op: Operation) -> None:
+    """Same names, in order, same types and defaults; the fronts' `new_agent` is the
+    method's `known_only`, its opposite, the one difference (a program names its agents)."""
+    params = list(inspect.signature(getattr(Memory, op.door)).parameters.values())[1:]
+    wanted = [GUARDED if n == GUARD else n for n, _, _ in options_of(op.request)]
+    assert [p.name for p in params] == wanted
+    annotations = inspect.get_annotations(op.request)
+    for param, (name, _, default) in zip(params, options_of(op.request), strict=True):
+        assert param.annotation == annotations[name], name
+        if name == GUARD:
+            assert param.default is False  # a program's write to a new agent just works
+            continue
+        assert param.default == (inspect.Parameter.empty if default is REQUIRED else default)
+
+
+def test_every_name_a_front_offers_comes_from_the_vocabulary() -> None:
+    declared = {item.choices for op in OPERATIONS for _, item, _ in options_of(op.request)}
+    assert declared - {None} == {TIERS, FILE_TIERS, SOURCES, HOT_KINDS}

@@ -14,7 +14,7 @@ from pathlib import Path
 from .context import Context
 from .errors import NotFoundError, UsageError
 from .hot import view as render
-from .options import SpawnRequest
+from .options import LogRequest, SearchRequest, SpawnRequest
 from .results import (
     AgentInfo,
     DoctorReport,
@@ -37,8 +37,9 @@ from .scribe.keeper import ScribeKeeper, configured_summarizer
 from .squad.adapter.squad_host import SquadHost
 from .storage import files, validate
 from .storage.clock import Clock
-from .storage.layout import TIERS, Layout, discover_root
+from .storage.layout import Layout, discover_root
 from .team import agents
+from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS, UNTRUSTED
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -63,10 +64,7 @@ if TYPE_CHECKING:
 
     _Said = TypeVar("_Said", bound=_Says)
 
-SOURCES = ("agent", "user", "tool", "web")
-HOT_SLOTS = ("action", "decision", "blocker", "note")
 MAX_SEARCH_LIMIT = validate.MAX_SEARCH_LIMIT
-UNTRUSTED = frozenset({"tool", "web"})
 
 
 class Memory:
@@ -169,7 +167,7 @@ class Memory:
         return _said(self._noted(set_task(ctx, agent, given)))
 
     def hot_add(
-        self, agent: str, slot: str, text: str, source: str = "agent", *, known_only: bool = False
+        self, agent: str, kind: str, text: str, source: str = "agent", *, known_only: bool = False
     ) -> WriteReport:
         """Record an action, decision, blocker or note in the agent's hot tier.
 
@@ -178,8 +176,8 @@ class Memory:
         `known_only` refuses an unknown agent, as for `hot_set`.
         """
         agent = validate.name(agent)
-        if slot not in HOT_SLOTS:
-            raise UsageError(f"unknown hot slot {slot!r}")
+        if kind not in HOT_KINDS:
+            raise UsageError(f"unknown hot slot {kind!r}")
         if source not in SOURCES:
             raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
         trust = "untrusted" if source in UNTRUSTED else ""
@@ -188,7 +186,7 @@ class Memory:
         ctx = self._ready()
         if known_only:
             agents.require_for_write(ctx, agent)
-        return _said(self._noted(add(ctx, agent, slot, text, trust)))
+        return _said(self._noted(add(ctx, agent, kind, text, trust)))
 
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
@@ -228,7 +226,11 @@ class Memory:
     # --- reading ------------------------------------------------------------------------
 
     def search(
-        self, query: str, agent: str | None = None, tier: str | None = None, limit: int = 10
+        self,
+        query: str,
+        agent: str | None = None,
+        tier: str | None = None,
+        limit: int = SearchRequest.limit,
     ) -> list[SearchHit]:
         """BM25 search over every tier and the archive; using a cold entry refreshes it.
 
@@ -259,7 +261,7 @@ class Memory:
             raise NotFoundError(f"no archive record {base} for {agent}")
         return archive.read(self.layout, agent, base)
 
-    def read_entry(self, entry_id: str, agent: str | None = None) -> EntryText:
+    def read_entry(self, id: str, agent: str | None = None) -> EntryText:
         """Any id a search or spawn gives, read whole: a tier entry (its metadata, and the
         title that starts its text, as outputs show them: `text.shown`), an archived record
         (`a-0123456789-abcdef0123`, byte for byte) or one section of it
@@ -268,13 +270,13 @@ class Memory:
 
         if agent is not None:
             agent = validate.name(agent)
-        return read_entry(self._ready(), validate.text(entry_id.strip(), "id"), agent)
+        return read_entry(self._ready(), validate.text(id.strip(), "id"), agent)
 
     def tier_text(self, tier: str, name: str) -> str:
         """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""
         from .storage import files
 
-        if tier not in ("hot", "cold", "wiki"):
+        if tier not in FILE_TIERS:
             raise UsageError(f"tier must be hot, cold or wiki, not {tier!r}")
         path = self.layout.tier_file(tier, name)
         text = files.read_text(self.layout, path)
@@ -282,15 +284,15 @@ class Memory:
             raise NotFoundError(f"no {tier} file for {name!r}")
         return text
 
-    def forget(self, entry_id: str, reason: str = "", purge: bool = False) -> ForgetReport:
+    def forget(self, id: str, reason: str = "", purge: bool = False) -> ForgetReport:
         """Retire an entry (a long entry's parts go together) from every tier; its text stays
         in the archive. `purge` deletes the text from the archive and the index too."""
         from .search.hits import entry_ids
         from .upkeep.forget import forget
 
-        if entry_ids(entry_id) != [entry_id]:
-            raise UsageError(f"{entry_id!r} is not an entry id (as search and spawn list them)")
-        return _said(forget(self._ready(), entry_id, reason, purge))
+        if entry_ids(id) != [id]:
+            raise UsageError(f"{id!r} is not an entry id (as search and spawn list them)")
+        return _said(forget(self._ready(), id, reason, purge))
 
     def forgotten(self, query: str, hits: list[SearchHit]) -> list[str]:
         """For a query of entry ids: each id no hit holds that was forgotten or purged,
@@ -424,7 +426,9 @@ class Memory:
         spawn_log.record(ctx, request.task, result)
         return result
 
-    def log(self, agent: str | None = None, entry: str | None = None, limit: int = 50) -> SpawnLog:
+    def log(
+        self, agent: str | None = None, entry: str | None = None, limit: int = LogRequest.limit
+    ) -> SpawnLog:
         """Logged spawns, newest first: what each got, or (entry) which spawns got an entry."""
         from .search.hits import entry_ids
         from .spawn import log as spawn_log

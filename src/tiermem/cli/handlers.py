@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..memory import Memory
-    from ..results import ImportReport, SessionReport
+    from ..options import Operation
+    from ..results import ImportReport, SearchHit, SessionReport
 
 
 def _os_error(exc: OSError) -> str:
@@ -159,47 +160,61 @@ def cmd_merge_file(args: Namespace) -> int:
     return 0
 
 
-def cmd_hot(args: Namespace) -> int:
-    mem = _memory(args)
-    action = args.hot_action
-    if action == "show":
-        view = mem.hot_view(args.agent)
-        if args.format == "json":
-            _print_json(view.to_json())
-        else:
-            print(view.markdown)
-        return 0
-    if action == "set":
-        report = mem.hot_set(
-            args.agent,
-            _read_text(args.task, "task"),
-            _read_text(args.why, "why") if args.why is not None else None,
-            args.talking_to,
-            known_only=not args.new_agent,
-        )
-    elif action == "clear":
-        report = mem.hot_clear(args.agent)
-    elif action == "unblock":
-        report = mem.hot_unblock(args.agent, _read_text(args.text, "text"))
+def cmd_operation(args: Namespace) -> int:
+    """An operation's command (`options.OPERATIONS`): its `Memory` method called with the
+    request's fields, its result printed by its printer (`_PRINTERS`), else as it says."""
+    from ..options import operation
+
+    op = operation(args.door)
+    return _PRINTERS.get(op.prints, _printed)(args, op)
+
+
+def _called(
+    args: Namespace, op: Operation, mem: Memory | None = None, given: dict[str, Any] | None = None
+) -> Any:
+    """What the operation's `Memory` method returns for the fields the command line gave
+    (or `given`, read from it already)."""
+    from ..options import door_values
+
+    found = door_values(op.request, given or _request_values(args, op.request))
+    return getattr(mem or _memory(args), op.door)(**found)
+
+
+def _printed(args: Namespace, op: Operation) -> int:
+    """A result as JSON when asked, else its own lines (or its text)."""
+    result = _called(args, op)
+    if getattr(args, "format", "text") == "json":
+        _print_json(result.to_json())
+    elif isinstance(result, str):
+        sys.stdout.write(result)
     else:
-        slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
-            action
-        ]
-        text = _read_text(args.text, "text")
-        report = mem.hot_add(
-            args.agent, slot, text, source=args.source, known_only=not args.new_agent
-        )
+        _say(result.messages if hasattr(result, "messages") else result.lines())
+    return 0
+
+
+def _written(args: Namespace, op: Operation) -> int:
+    """A hot write: what it did, and what it masked, on stderr."""
+    report = _called(args, op)
     _say(report.messages)
     if report.redactions:
         _tell(f"redacted: {', '.join(report.redactions)}")
     return 0
 
 
-def cmd_search(args: Namespace) -> int:
+def _markdown(args: Namespace, op: Operation) -> int:
+    view = _called(args, op)
+    if args.format == "json":
+        _print_json(view.to_json())
+    else:
+        print(view.markdown)
+    return 0
+
+
+def _searched(args: Namespace, op: Operation) -> int:
     mem = _memory(args)
-    words = args.query if isinstance(args.query, list) else [args.query]
-    query = _read_text(words[0], "query") if words == ["-"] else " ".join(words)
-    hits = mem.search(query, agent=args.agent, tier=args.tier, limit=args.limit)
+    given = _request_values(args, op.request)
+    hits = _called(args, op, mem, given)
+    query = given["query"]
     gone = mem.forgotten(query, hits)
     if args.format == "json":
         _print_json([h.to_json() for h in hits])
@@ -214,31 +229,24 @@ def cmd_search(args: Namespace) -> int:
 
     whole = bool(entry_ids(query))  # a query of ids reads those entries, as JSON does
     for h in hits:
-        mark = "  (untrusted source)" if h.trust else ""
-        print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}{mark}")
-        if whole:
-            print(f"         {h.path}")
-            print(f"         from: {h.origin}")
-            print(f"\n{h.text.rstrip()}\n")
-            continue
-        print(f"         {h.path}: {' '.join(h.text.split())[:160]}")
+        _print_hit(h, whole)
+    return 0
+
+
+def _print_hit(h: SearchHit, whole: bool) -> None:
+    mark = "  (untrusted source)" if h.trust else ""
+    print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}{mark}")
+    if whole:
+        print(f"         {h.path}")
         print(f"         from: {h.origin}")
-    return 0
+        print(f"\n{h.text.rstrip()}\n")
+        return
+    print(f"         {h.path}: {' '.join(h.text.split())[:160]}")
+    print(f"         from: {h.origin}")
 
 
-def cmd_forget(args: Namespace) -> int:
-    reason = _read_text(args.reason, "reason") if args.reason is not None else ""
-    report = _memory(args).forget(args.id, reason=reason, purge=args.purge)
-    if args.format == "json":
-        _print_json(report.to_json())
-    else:
-        _say(report.messages)
-    return 0
-
-
-def cmd_report(args: Namespace) -> int:
-    task = _read_text(args.task, "task") if args.task is not None else None
-    result = _memory(args).report(args.out, task=task, agent=args.agent)
+def _reported(args: Namespace, op: Operation) -> int:
+    result = _called(args, op)
     if args.format == "json":
         _print_json(result.to_json())
     else:
@@ -252,9 +260,8 @@ def cmd_report(args: Namespace) -> int:
     return 0
 
 
-def cmd_reindex(args: Namespace) -> int:
-    mem = _memory(args)
-    lines = mem.reindex(check=args.check)
+def _reindexed(args: Namespace, op: Operation) -> int:
+    lines = _called(args, op)
     if args.check:
         _say(lines or ["index matches the files"])
         return 1 if lines else 0
@@ -262,8 +269,8 @@ def cmd_reindex(args: Namespace) -> int:
     return 0
 
 
-def cmd_doctor(args: Namespace) -> int:
-    report = _memory(args).doctor(repair=args.repair)
+def _doctored(args: Namespace, op: Operation) -> int:
+    report = _called(args, op)
     if args.format == "json":
         _print_json(report.to_json())
     else:
@@ -271,43 +278,49 @@ def cmd_doctor(args: Namespace) -> int:
     return 1 if report.problems else 0
 
 
-def cmd_stats(args: Namespace) -> int:
-    report = _memory(args).stats()
-    if args.format == "json":
-        _print_json(report.to_json())
-    else:
-        from ..render import tables
+def _tabled(args: Namespace, op: Operation) -> int:
+    """Stats and the spawn log: JSON, or their tables."""
+    from ..render import tables
 
-        tables.stats(report)
+    found = _called(args, op)
+    if args.format == "json":
+        _print_json(found.to_json())
+    elif op.door == "stats":
+        tables.stats(found)
+    else:
+        _say(tables.spawn_log(found))
+    _skipped(getattr(found, "skipped", []))
     return 0
 
 
-def cmd_scribe(args: Namespace) -> int:
-    mem = _memory(args)
-    if args.scribe_action == "end-session":
-        if bool(args.agent) == bool(args.all):
-            raise _usage("give one AGENT or --all")
-        if not args.all:
-            results = [mem.end_session(args.agent)]
-            skipped: list[str] = []
-        else:
-            results, skipped = _end_each(mem)
-        if args.format == "json":
-            _print_json([r.to_json() for r in results])
-            _skipped(skipped)
-            return 1 if skipped else 0
-        for r in results:
-            if not r.cold:
-                print(f"{r.agent}: nothing in hot to end")
-            else:
-                print(
-                    f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
-                    f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
-                    f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
-                )
-        _skipped(skipped)
-        return 1 if skipped else 0
-    report = mem.scribe_run(dry_run=args.dry_run)
+def _sessions(args: Namespace, op: Operation) -> int:
+    if bool(args.agent) == bool(args.all):
+        raise _usage("give one AGENT or --all")
+    skipped: list[str] = []
+    if not args.all:
+        results = [_called(args, op)]
+    else:
+        results, skipped = _end_each(_memory(args))
+    if args.format == "json":
+        _print_json([r.to_json() for r in results])
+    else:
+        _say([_session_line(r) for r in results])
+    _skipped(skipped)
+    return 1 if skipped else 0
+
+
+def _session_line(r: SessionReport) -> str:
+    if not r.cold:
+        return f"{r.agent}: nothing in hot to end"
+    return (
+        f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
+        f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
+        f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
+    )
+
+
+def _scribe_ran(args: Namespace, op: Operation) -> int:
+    report = _called(args, op)
     if args.format == "json":
         _print_json(report.to_json())
     else:
@@ -330,41 +343,33 @@ def _end_each(mem: Memory) -> tuple[list[SessionReport], list[str]]:
     return results, skipped
 
 
-def cmd_decision(args: Namespace) -> int:
-    text = _read_text(args.text, "decision")
-    ids = _memory(args).decide(text, by=args.by, known_only=not args.new_agent)
+def _decided(args: Namespace, op: Operation) -> int:
+    ids = _called(args, op)
     print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
     return 0
 
 
-def cmd_wiki(args: Namespace) -> int:
-    mem = _memory(args)
-    if args.wiki_action == "write":
-        text = _read_text(args.text, "text")
-        entry = mem.wiki_write(args.topic, text, by=args.by or "", known_only=not args.new_agent)
-        print(f"wiki: {entry.id} written to {entry.path} ({entry.cls})")
-    elif args.wiki_action == "list":
-        pages = mem.wiki_pages()
-        if args.format == "json":
-            _print_json([p.to_json() for p in pages])
-        else:
-            _say(
-                [
-                    f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  "
-                    f"{p.bytes:>8} bytes"
-                    for p in pages
-                ]
-                or ["no wiki pages yet"]
-            )
-    else:
-        sys.stdout.write(mem.wiki_read(args.topic))
+def _wiki_entry(args: Namespace, op: Operation) -> int:
+    entry = _called(args, op)
+    print(f"wiki: {entry.id} written to {entry.path} ({entry.cls})")
     return 0
 
 
-def cmd_spawn(args: Namespace) -> int:
-    from ..options import SpawnRequest
+def _pages(args: Namespace, op: Operation) -> int:
+    pages = _called(args, op)
+    if args.format == "json":
+        _print_json([p.to_json() for p in pages])
+        return 0
+    rows = [
+        f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  {p.bytes:>8} bytes"
+        for p in pages
+    ]
+    _say(rows or ["no wiki pages yet"])
+    return 0
 
-    result = _memory(args).spawn(**_request_values(args, SpawnRequest))
+
+def _spawned(args: Namespace, op: Operation) -> int:
+    result = _called(args, op)
     if args.format == "json":
         _print_json(result.to_json())
     else:
@@ -372,22 +377,9 @@ def cmd_spawn(args: Namespace) -> int:
     return 0
 
 
-def cmd_log(args: Namespace) -> int:
-    found = _memory(args).log(agent=args.agent, entry=args.entry, limit=args.limit)
-    if args.format == "json":
-        _print_json(found.to_json())
-    else:
-        from ..render import tables
-
-        _say(tables.spawn_log(found))
-    _skipped(found.skipped)
-    return 0
-
-
-def cmd_import(args: Namespace) -> int:
-    mem = _memory_for_import(args)
-    show_progress = args.format == "text" and sys.stderr.isatty()
-    report = mem.import_squad(dry_run=args.dry_run, progress=show_progress)
+def _imported(args: Namespace, op: Operation) -> int:
+    args.progress = args.format == "text" and sys.stderr.isatty()
+    report = _called(args, op, _memory_for_import(args))
     if args.format == "json":
         _print_import_json(report)
     else:
@@ -469,11 +461,36 @@ def _usage(message: str) -> Exception:
 
 
 def _request_values(args: Namespace, request: type) -> dict[str, Any]:
-    """The fields of a request from parsed flags (`-` reads stdin where a field says so)."""
+    """The fields of a request from parsed flags: words joined, `-` read from stdin where a
+    field says so."""
     from ..options import options_of, values
 
     found = values(request, vars(args))
-    for name, item, _ in options_of(request):
-        if item.stdin:
-            found[name] = _read_text(found[name], name)
+    for name, item, default in options_of(request):
+        value = found[name]
+        if item.cli == "joined" and isinstance(value, tuple):
+            value = value[0] if value == ("-",) else " ".join(value)
+        if item.stdin and isinstance(value, str) and value is not default:
+            value = _read_text(value, item.what or name)
+        found[name] = value
     return found
+
+
+# How each operation's command prints its result (`options.Operation.prints`).
+_PRINTERS: dict[str, Callable[[Namespace, Operation], int]] = {
+    "written": _written,
+    "markdown": _markdown,
+    "search": _searched,
+    "report": _reported,
+    "reindex": _reindexed,
+    "doctor": _doctored,
+    "stats": _tabled,
+    "log": _tabled,
+    "sessions": _sessions,
+    "scribe_run": _scribe_ran,
+    "decided": _decided,
+    "wiki_entry": _wiki_entry,
+    "pages": _pages,
+    "spawn": _spawned,
+    "imported": _imported,
+}

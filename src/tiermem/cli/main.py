@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ..options import OPERATIONS, REQUIRED, Operation, options_of
 from . import plain
 from .handlers import (
     _close_opened,
@@ -19,8 +20,7 @@ from .handlers import (
     _one_line,
     _os_error,
     _unaudited,
-    cmd_hot,
-    cmd_search,
+    cmd_operation,
 )
 
 TYPE_CHECKING = False  # typing is not imported at start-up
@@ -35,29 +35,58 @@ def build_parser(argv: Sequence[str] | None = None) -> ArgumentParser:
     return build(argv)
 
 
+# The command lines read without argparse: hot tier reads and notes, and searches.
+_PLAIN_COMMANDS = {
+    *(("hot", v) for v in ("show", "unblock", "clear", "action", "decide", "block", "note")),
+    ("search",),
+}
+
+
 def _plain_forms() -> dict[tuple[str, ...], plain.Form]:
-    """The lines read without argparse: hot tier reads and notes, and searches."""
-    forms: dict[tuple[str, ...], plain.Form] = {
-        ("hot", "show"): plain.Form({}, ["agent"], {"--format": ("text", "json")}, cmd_hot),
-        ("hot", "unblock"): plain.Form({}, ["agent", "text"], {}, cmd_hot),
-        ("hot", "clear"): plain.Form({}, ["agent"], {}, cmd_hot),
-    }
-    note: dict[str, plain.Takes] = {
-        "--new-agent": plain.SWITCH,
-        "--source": ("agent", "user", "tool", "web"),
-    }
-    for verb in ("action", "decide", "block", "note"):
-        forms["hot", verb] = plain.Form({}, ["agent", "text"], note, cmd_hot)
-    for (_, verb), form in forms.items():
-        form.words = {"command": "hot", "hot_action": verb}
-    search: dict[str, plain.Takes] = {
-        "--agent": plain.ANY,
-        "--tier": ("hot", "cold", "wiki", "archive"),
-        "--limit": plain.INT,
-        "--format": ("text", "json"),
-    }
-    forms["search",] = plain.Form({"command": "search"}, ["query..."], search, cmd_search)
+    """The plain forms of `_PLAIN_COMMANDS`, read from their operations' requests."""
+    forms: dict[tuple[str, ...], plain.Form] = {}
+    for op in OPERATIONS:
+        for words, fixed in _command_lines(op):
+            if words in _PLAIN_COMMANDS:
+                forms[words] = _form(op, words, fixed)
     return forms
+
+
+def _command_lines(op: Operation) -> list[tuple[tuple[str, ...], dict[str, str]]]:
+    """Each command line of an operation: its words, and the field its verb sets."""
+    verbs = [(n, i) for n, i, _ in options_of(op.request) if i.cli == "verb"]
+    if not verbs:
+        return [(op.command, {})]
+    name, item = verbs[0]
+    return [((*op.command, verb), {name: value}) for verb, value, _ in item.verbs]
+
+
+def _form(op: Operation, words: tuple[str, ...], fixed: dict[str, str]) -> plain.Form:
+    """A command line of an operation, as `plain` reads it: as argparse holds it."""
+    held = {"command": words[0], "door": op.door, **fixed}
+    if len(words) > 1:
+        held[f"{words[0]}_action"] = words[1]
+    positionals: list[str] = []
+    options: dict[str, plain.Takes] = {}
+    defaults: dict[str, object] = {}
+    hints = op.request.__dict__.get("__annotations__", {})  # noqa: RUF063 (as `parser`)
+    for name, item, default in options_of(op.request):
+        if item.cli in ("positional", "joined"):
+            positionals.append(name + ("..." if item.cli == "joined" else ""))
+        elif item.cli == "flag":
+            flag = "--" + name.replace("_", "-")
+            options[flag] = _takes(item.choices, hints[name])
+            if default not in (REQUIRED, None, False):
+                defaults[flag] = default
+    if op.formats:
+        options["--format"], defaults["--format"] = op.formats, op.formats[0]
+    return plain.Form(held, positionals, options, cmd_operation, defaults)
+
+
+def _takes(choices: tuple[str, ...] | None, hint: str) -> plain.Takes:
+    if choices:
+        return choices
+    return {"bool": plain.SWITCH, "int": plain.INT}.get(hint, plain.ANY)
 
 
 _PLAIN = _plain_forms()

@@ -12,24 +12,12 @@ from collections.abc import Callable, Sequence
 from .handlers import (
     _one_line,
     cmd_bench,
-    cmd_decision,
     cmd_demo,
-    cmd_doctor,
-    cmd_forget,
-    cmd_hot,
-    cmd_import,
     cmd_init,
-    cmd_log,
     cmd_merge_file,
-    cmd_reindex,
-    cmd_report,
-    cmd_scribe,
-    cmd_search,
+    cmd_operation,
     cmd_serve,
-    cmd_spawn,
     cmd_squad,
-    cmd_stats,
-    cmd_wiki,
 )
 
 TYPE_CHECKING = False  # typing is not imported at start-up
@@ -189,15 +177,6 @@ def _add(
     return parser
 
 
-def _new_agent(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--new-agent",
-        action="store_true",
-        help="AGENT is new to the team (without it, a name that Squad does not list and that "
-        "has no memory is refused as a likely typo)",
-    )
-
-
 def _examples(text: str) -> dict[str, Any]:
     """An epilog of examples, printed as written."""
     return {"epilog": text, "formatter_class": argparse.RawDescriptionHelpFormatter}
@@ -214,88 +193,12 @@ _HOT_EPILOG = """examples:
 """
 
 
-def _hot_parsers(sub: Any) -> None:
-    hot = _add(sub, "hot", cmd_hot, _HELP["hot"], **_examples(_HOT_EPILOG))
-    verbs = hot.add_subparsers(
-        dest="hot_action", metavar="ACTION", required=True, parser_class=_Parser
-    )
-    s = _add(verbs, "set", cmd_hot, "set the current task (replaces the previous task)")
-    s.add_argument("agent", metavar="AGENT")
-    s.add_argument("--task", required=True, help="what the agent is doing ('-' reads stdin)")
-    s.add_argument("--why", help="why it matters")
-    s.add_argument("--talking-to", metavar="NAME", help="who the agent works with")
-    _new_agent(s)
-    for verb, text in (
-        ("action", "record something the agent did (only the last 5 stay)"),
-        ("decide", "record a decision made in this session"),
-        ("block", "record a blocker (carried into the next session)"),
-        ("unblock", "resolve a blocker matched by id or text"),
-        ("note", "record a session note"),
-    ):
-        p = _add(verbs, verb, cmd_hot, text)
-        p.add_argument("agent", metavar="AGENT")
-        p.add_argument("text", metavar="TEXT", help="the text ('-' reads stdin)")
-        if verb != "unblock":
-            _new_agent(p)
-            p.add_argument(
-                "--source",
-                choices=("agent", "user", "tool", "web"),
-                default="agent",
-                help="where the text came from; tool output and web text are kept as untrusted "
-                "data and never promoted to the wiki (default: agent)",
-            )
-    show = _add(verbs, "show", cmd_hot, "print an agent's hot tier")
-    show.add_argument("agent", metavar="AGENT")
-    _format(show)
-    clear = _add(verbs, "clear", cmd_hot, "empty the hot tier (its text is archived first)")
-    clear.add_argument("agent", metavar="AGENT")
-
-
 _SCRIBE_EPILOG = """examples:
   tiermem scribe end-session flight     # hot -> a dated cold summary; blockers carried
   tiermem scribe end-session --all
   tiermem scribe run --dry-run          # what maintenance would do, writing nothing
   tiermem scribe run                    # then commit .squad/memory/ with the team
 """
-
-
-def _scribe_parsers(sub: Any) -> None:
-    scribe = _add(sub, "scribe", cmd_scribe, _HELP["scribe"], **_examples(_SCRIBE_EPILOG))
-    verbs = scribe.add_subparsers(
-        dest="scribe_action", metavar="ACTION", required=True, parser_class=_Parser
-    )
-    end = _add(verbs, "end-session", cmd_scribe, "compress hot into a dated cold entry; reset hot")
-    end.add_argument("agent", nargs="?", metavar="AGENT")
-    end.add_argument("--all", action="store_true", help="end the session of every agent")
-    _format(end)
-    run = _add(
-        verbs,
-        "run",
-        cmd_scribe,
-        "maintenance: inbox merge, checkpoints, supersede, promote to wiki, expire, use",
-    )
-    run.add_argument(
-        "--dry-run", action="store_true", help="report what would change; write nothing"
-    )
-    _format(run)
-
-
-def _wiki_parsers(sub: Any) -> None:
-    wiki = _add(sub, "wiki", cmd_wiki, _HELP["wiki"])
-    verbs = wiki.add_subparsers(
-        dest="wiki_action", metavar="ACTION", required=True, parser_class=_Parser
-    )
-    write = _add(verbs, "write", cmd_wiki, "ask Scribe for a wiki entry on a topic")
-    write.add_argument("topic", metavar="TOPIC")
-    write.add_argument(
-        "text", metavar="TEXT", help="the entry ('-' reads stdin); first line is its title"
-    )
-    write.add_argument("--by", metavar="AGENT", help="who asks")
-    _new_agent(write)
-    lst = _add(verbs, "list", cmd_wiki, "list wiki pages")
-    _format(lst)
-    show = _add(verbs, "show", cmd_wiki, "print a wiki page")
-    show.add_argument("topic", metavar="TOPIC")
 
 
 _SPAWN_EPILOG = """examples:
@@ -305,21 +208,96 @@ _SPAWN_EPILOG = """examples:
 """
 
 
-def _spawn_parser(sub: Any) -> None:
-    p = _add(sub, "spawn", cmd_spawn, _HELP["spawn"], **_examples(_SPAWN_EPILOG))
-    if isinstance(p, _Skipped):
-        return  # the request's fields are not read for another command
-    from ..options import SpawnRequest
+def _operations(sub: Any, group: str) -> None:
+    """A command made of operations (`options.OPERATIONS`): one, or a group of actions."""
+    from ..options import OPERATIONS
 
-    mode = p.add_mutually_exclusive_group()
-    add_flags(p, SpawnRequest, into={"refs": mode})
+    ops = [op for op in OPERATIONS if op.command[:1] == (group,)]
+    if len(ops) == 1 and ops[0].command == (group,) and not _verbs(ops[0]):
+        _operation(sub, (group,), ops[0], ops[0].help, {})
+        return
+    parent = _add(sub, group, cmd_operation, _HELP[group], **_epilog((group,)))
+    dest, metavar = _GROUP_WORDS.get(group, (f"{group}_action", "ACTION"))
+    actions = parent.add_subparsers(dest=dest, metavar=metavar, required=True, parser_class=_Parser)
+    for op in ops:
+        for verb, fixed, help_text in _verbs(op) or [(op.command[-1], {}, op.help)]:
+            _operation(actions, (group, verb), op, help_text, fixed)
+
+
+# Where argparse keeps a group's action, and how its help names it (default: ACTION).
+_GROUP_WORDS = {"import": ("import_source", "SOURCE")}
+
+
+def _verbs(op: Any) -> list[tuple[str, dict[str, str], str]]:
+    """(verb, the field it sets, its help) of an operation whose command ends with a verb."""
+    from ..options import options_of
+
+    return [
+        (verb, {name: value}, help_text)
+        for name, item, _ in options_of(op.request)
+        if item.cli == "verb"
+        for verb, value, help_text in item.verbs
+    ]
+
+
+def _operation(
+    sub: Any, words: tuple[str, ...], op: Any, help_text: str, fixed: dict[str, str]
+) -> None:
+    """The parser of one operation's command: its request's flags, `--format`, and what
+    the command line adds of its own (`_EXTRAS`)."""
+    parser = _add(sub, words[-1], cmd_operation, help_text, **_epilog(words))
+    if isinstance(parser, _Skipped):
+        return  # the request's fields are not read for another command
+    parser.set_defaults(door=op.door, **fixed)
+    _EXTRAS.get(words, _flags_only)(parser, lambda into: add_flags(parser, op.request, into))
+    if op.formats:
+        parser.add_argument(
+            "--format",
+            choices=op.formats,
+            default=op.formats[0],
+            help=f"output format (default: {op.formats[0]})",
+        )
+
+
+def _epilog(words: tuple[str, ...]) -> dict[str, Any]:
+    text = _EPILOGS.get(words)
+    return {} if text is None else _examples(text)
+
+
+Flags = Callable[[dict[str, object]], None]  # adds the request's flags, some into groups
+
+
+def _flags_only(parser: argparse.ArgumentParser, flags: Flags) -> None:
+    flags({})
+
+
+def _spawn_modes(parser: argparse.ArgumentParser, flags: Flags) -> None:
+    """`--refs` or `--inline`: the one the request knows, and its opposite, the default."""
+    mode = parser.add_mutually_exclusive_group()
+    flags({"refs": mode})
     mode.add_argument("--inline", action="store_true", help="inline cold and wiki text (default)")
-    p.add_argument(
-        "--format",
-        choices=("markdown", "json"),
-        default="markdown",
-        help="output format (default: markdown)",
-    )
+
+
+def _every_agent(parser: argparse.ArgumentParser, flags: Flags) -> None:
+    """`scribe end-session --all`: every agent's session, one at a time."""
+    flags({})
+    [agent] = [a for a in parser._actions if a.dest == "agent"]
+    agent.nargs, agent.required = "?", False
+    parser.add_argument("--all", action="store_true", help="end the session of every agent")
+
+
+def _browser(parser: argparse.ArgumentParser, flags: Flags) -> None:
+    flags({})
+    parser.add_argument("--open", action="store_true", help="open the page in a browser")
+
+
+# What a command line adds to an operation's fields: a way to say the default, a loop over
+# every agent, a browser.
+_EXTRAS: dict[tuple[str, ...], Callable[[argparse.ArgumentParser, Flags], None]] = {
+    ("spawn",): _spawn_modes,
+    ("scribe", "end-session"): _every_agent,
+    ("report",): _browser,
+}
 
 
 def add_flags(parser: Any, request: type, into: dict[str, Any] | None = None) -> None:
@@ -331,18 +309,24 @@ def add_flags(parser: Any, request: type, into: dict[str, Any] | None = None) ->
     # own: inspect brings ast, dis and tokenize, which a spawn otherwise never loads.
     hints = dict(request.__dict__.get("__annotations__", {}))  # noqa: RUF063
     for name, item, default in options_of(request):
-        how: dict[str, Any] = {"help": _flag_help(item), "metavar": item.metavar}
+        if item.cli in ("verb", "none"):
+            continue  # set by the command's words, or by the command line itself
         target = (into or {}).get(name, parser)
-        if item.cli == "positional":
-            target.add_argument(name, **how)
+        how: dict[str, Any] = {"help": _flag_help(item, default), "metavar": item.metavar}
+        if item.choices:
+            how.update(choices=item.choices, metavar=None)
+        if item.cli in ("positional", "joined"):
+            target.add_argument(name, **how, **({"nargs": "+"} if item.cli == "joined" else {}))
             continue
         flag = "--" + name.replace("_", "-")
         if hints[name] == "bool":
             target.add_argument(flag, action="store_true", help=how["help"])
-        else:
-            how.update(_FLAG_KINDS[item.cli], required=default is REQUIRED)
-            how.update(type=int) if hints[name].startswith("int") else None
-            target.add_argument(flag, **how)
+            continue
+        how.update(_FLAG_KINDS[item.cli], required=default is REQUIRED)
+        if default is not REQUIRED and not isinstance(default, tuple):
+            how["default"] = default  # argparse holds it, as a plain line does (`plain`)
+        how.update(type=int) if hints[name].startswith("int") else None
+        target.add_argument(flag, **how)
 
 
 # How argparse takes each kind of flag (`options.Option.cli`).
@@ -353,10 +337,13 @@ _FLAG_KINDS: dict[str, dict[str, Any]] = {
 }
 
 
-def _flag_help(item: Any) -> str:
-    from ..options import described
+def _flag_help(item: Any, default: object) -> str:
+    """An option's help, saying that `-` reads stdin and the default, where it has one."""
+    from ..options import REQUIRED, described
 
-    return described(item) + (" ('-' reads stdin)" if item.stdin else "")
+    said = described(item) + (" ('-' reads stdin)" if item.stdin else "")
+    shown = default not in (REQUIRED, None, "", ()) and not isinstance(default, bool)
+    return said + (f" (default: {default})" if shown else "")
 
 
 def _bench_parsers(sub: Any) -> None:
@@ -370,17 +357,6 @@ def _bench_parsers(sub: Any) -> None:
     from ..bench.arguments import register
 
     register(lambda name, help_text: _add(verbs, name, cmd_bench, help_text))
-
-
-def _decision_parsers(sub: Any) -> None:
-    decision = _add(sub, "decision", cmd_decision, _HELP["decision"])
-    verbs = decision.add_subparsers(
-        dest="decision_action", metavar="ACTION", required=True, parser_class=_Parser
-    )
-    add = _add(verbs, "add", cmd_decision, "record a team decision (also in .squad/decisions.md)")
-    add.add_argument("--by", required=True, metavar="AGENT", help="who decided")
-    add.add_argument("text", metavar="TEXT", help="the decision ('-' reads stdin)")
-    _new_agent(add)
 
 
 _IMPORT_EPILOG = """\
@@ -399,33 +375,6 @@ examples:
   cd my-repo && tiermem import squad --dry-run   # where each entry would land
   tiermem import squad && tiermem stats
 """
-
-
-def _one_action(
-    sub: Any, command: tuple[str, str, str], action: tuple[str, str], handler: Handler, epilog: str
-) -> Any:
-    """The parser of a command's one action (`import squad`, `squad install`): `command` is
-    its name, the attribute its action is parsed into and that attribute's metavar."""
-    name, dest, metavar = command
-    parent = _add(sub, name, handler, _HELP[name])
-    actions = parent.add_subparsers(dest=dest, metavar=metavar, required=True, parser_class=_Parser)
-    return _add(actions, action[0], handler, action[1], **_examples(epilog))
-
-
-def _import_parsers(sub: Any) -> None:
-    squad = _one_action(
-        sub,
-        ("import", "import_source", "SOURCE"),
-        ("squad", "import .squad/ histories and decisions into tiers"),
-        cmd_import,
-        _IMPORT_EPILOG,
-    )
-    squad.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="run the import on a scratch copy and print where entries would land; write nothing",
-    )
-    _format(squad)
 
 
 _SQUAD_INSTALL_EPILOG = """\
@@ -456,12 +405,16 @@ written.
 
 
 def _squad_parsers(sub: Any) -> None:
-    install = _one_action(
-        sub,
-        ("squad", "squad_action", "ACTION"),
-        ("install", "wire tiermem into this Squad team: MCP server, charters, skill, spawn step"),
+    squad = _add(sub, "squad", cmd_squad, _HELP["squad"])
+    actions = squad.add_subparsers(
+        dest="squad_action", metavar="ACTION", required=True, parser_class=_Parser
+    )
+    install = _add(
+        actions,
+        "install",
         cmd_squad,
-        _SQUAD_INSTALL_EPILOG,
+        "wire tiermem into this Squad team: MCP server, charters, skill, spawn step",
+        **_examples(_SQUAD_INSTALL_EPILOG),
     )
     install.add_argument(
         "--coordinator",
@@ -483,44 +436,6 @@ def _squad_parsers(sub: Any) -> None:
     _format(install)
 
 
-def _report_parser(sub: Any) -> None:
-    report = _add(sub, "report", cmd_report, _HELP["report"])
-    report.add_argument(
-        "--out",
-        metavar="DIR",
-        help="folder for report.html (default: .squad/memory/local/report, git-ignored)",
-    )
-    report.add_argument("--open", action="store_true", help="open the page in a browser")
-    report.add_argument(
-        "--task", metavar="T", help="preview the spawn of --agent on this task ('-' reads stdin)"
-    )
-    report.add_argument("--agent", metavar="A", help="the agent of the spawn preview")
-    _format(report)
-
-
-def _forget_parser(sub: Any) -> None:
-    forget = _add(sub, "forget", cmd_forget, _HELP["forget"])
-    forget.add_argument("id", metavar="ID", help="an entry id, as search and spawn list them")
-    forget.add_argument("--reason", metavar="TEXT", help="why (kept in the audit trail)")
-    forget.add_argument(
-        "--purge",
-        action="store_true",
-        help="delete the text from the archive and the index too (a leaked credential); "
-        "leaves an audited tombstone",
-    )
-    _format(forget)
-
-
-def _log_parser(sub: Any) -> None:
-    log = _add(sub, "log", cmd_log, _HELP["log"])
-    log.add_argument("--agent", metavar="AGENT", help="only spawns of this agent")
-    log.add_argument(
-        "--entry", metavar="ID", help="only spawns that loaded this entry (or one of its parts)"
-    )
-    log.add_argument("--limit", type=int, default=50, metavar="N", help="spawns (default 50)")
-    _format(log)
-
-
 _SEARCH_EPILOG = """examples:
   tiermem search "npm publish file: refs"
   tiermem search "token refresh" --agent flight --limit 5
@@ -528,23 +443,6 @@ _SEARCH_EPILOG = """examples:
   tiermem search '"retry budget" parser'                   # a quoted run of words as a phrase
   tiermem search c-6f342dcc23 a-c832f390f7-5e01d2b9aa#2      # read entries by the ids search gives
 """
-
-
-def _search_parser(sub: Any) -> None:
-    search = _add(sub, "search", cmd_search, _HELP["search"], **_examples(_SEARCH_EPILOG))
-    search.add_argument(
-        "query",
-        metavar="QUERY",
-        nargs="+",
-        help='words to look for (any may match; a "quoted run" matches as a phrase), or entry '
-        "ids to read those entries (several words or ids need no quotes; `-` reads stdin)",
-    )
-    search.add_argument(
-        "--agent", metavar="AGENT", help="this agent's memory, the team's and the wiki"
-    )
-    search.add_argument("--tier", choices=("hot", "cold", "wiki", "archive"), help="only this tier")
-    search.add_argument("--limit", type=int, default=10, metavar="K", help="results (default 10)")
-    _format(search)
 
 
 _INIT_EPILOG = """\
@@ -583,11 +481,6 @@ def _demo_parser(sub: Any) -> None:
     )
 
 
-def _reindex_parser(sub: Any) -> None:
-    reindex = _add(sub, "reindex", cmd_reindex, _HELP["reindex"])
-    reindex.add_argument("--check", action="store_true", help="only report drift (exit 1 if any)")
-
-
 _DOCTOR_EPILOG = """\
 checks: links under .squad/ (never followed), the store's own folders and files, temp files
   of killed writes, tier files that do not parse, hold an id twice, or were read mended (an
@@ -605,43 +498,29 @@ exit status: 0 no problem left; 1 problems remain; 2 bad input.
 """
 
 
-def _doctor_parser(sub: Any) -> None:
-    doctor = _add(
-        sub,
-        "doctor",
-        cmd_doctor,
-        _HELP["doctor"],
-        epilog=_DOCTOR_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    doctor.add_argument("--repair", action="store_true", help="repair what is safe to repair")
-    _format(doctor)
-
-
-def _stats_parser(sub: Any) -> None:
-    _format(_add(sub, "stats", cmd_stats, _HELP["stats"]))
-
-
 def _serve_parser(sub: Any) -> None:
     _add(sub, "serve", cmd_serve, _HELP["serve"])
 
 
+# Each command's epilog: what it reads or checks, its exit statuses, examples.
+_EPILOGS = {
+    ("hot",): _HOT_EPILOG,
+    ("scribe",): _SCRIBE_EPILOG,
+    ("spawn",): _SPAWN_EPILOG,
+    ("search",): _SEARCH_EPILOG,
+    ("import", "squad"): _IMPORT_EPILOG,
+    ("doctor",): _DOCTOR_EPILOG,
+}
+
+# The help of each command that is not one operation (whose help is its declaration's).
 _HELP = {
     "init": "create .squad/memory/ with its tiers, config and git settings",
     "demo": "run a built-in example team in a scratch folder and explain it",
     "hot": "read and write an agent's hot tier (the current session)",
-    "search": "search every tier and the archive (BM25)",
-    "reindex": "rebuild the search index from the files",
     "merge-file": "git merge driver: merge three versions of a tier file entry by entry",
-    "stats": "entries, bytes and tokens per agent and tier",
-    "report": "write one HTML page of the store: agents, budgets, Scribe, wiki, stale, entries",
-    "doctor": "check a store after a merge or a crash, and repair what is safe",
     "scribe": "run the memory keeper",
     "decision": "record team decisions",
     "wiki": "the team wiki: durable knowledge by topic",
-    "spawn": "render the prompt for spawning an agent on a task",
-    "log": "which spawns got an entry, and what each spawn got (this clone's log)",
-    "forget": "retire an entry from every tier (its text stays in the archive; --purge deletes)",
     "import": "import existing team memory",
     "squad": "wire tiermem into a Squad team (install, check, uninstall)",
     "serve": "serve memory to agents over MCP (stdio)",
@@ -731,27 +610,41 @@ _ABOUT = {
 }
 
 
+def _operations_of(group: str) -> Callable[[Any], None]:
+    return lambda sub: _operations(sub, group)
+
+
+# The commands in the order help lists them; a command of operations not named here comes
+# after these (`_parser_for`).
 _BUILDERS: dict[str, Callable[[Any], None]] = {
     "init": _init_parser,
     "demo": _demo_parser,
-    "hot": _hot_parsers,
-    "search": _search_parser,
-    "reindex": _reindex_parser,
+    "hot": _operations_of("hot"),
+    "search": _operations_of("search"),
+    "reindex": _operations_of("reindex"),
     "merge-file": _merge_file_parser,
-    "stats": _stats_parser,
-    "report": _report_parser,
-    "doctor": _doctor_parser,
-    "scribe": _scribe_parsers,
-    "decision": _decision_parsers,
-    "wiki": _wiki_parsers,
-    "spawn": _spawn_parser,
-    "log": _log_parser,
-    "forget": _forget_parser,
-    "import": _import_parsers,
+    "stats": _operations_of("stats"),
+    "report": _operations_of("report"),
+    "doctor": _operations_of("doctor"),
+    "scribe": _operations_of("scribe"),
+    "decision": _operations_of("decision"),
+    "wiki": _operations_of("wiki"),
+    "spawn": _operations_of("spawn"),
+    "log": _operations_of("log"),
+    "forget": _operations_of("forget"),
+    "import": _operations_of("import"),
     "squad": _squad_parsers,
     "serve": _serve_parser,
     "bench": _bench_parsers,
 }
+
+
+def _commands() -> dict[str, Callable[[Any], None]]:
+    """Every command's builder: `_BUILDERS`, then each other command of operations."""
+    from ..options import OPERATIONS
+
+    more = [op.command[0] for op in OPERATIONS if op.command and op.command[0] not in _BUILDERS]
+    return _BUILDERS | {group: _operations_of(group) for group in more}
 
 
 def _words_in(argv: Sequence[str]) -> list[str]:
@@ -795,7 +688,7 @@ def _parser_for(wanted: Sequence[str]) -> _Parser:
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )
-    for build in _BUILDERS.values():
+    for build in _commands().values():
         build(sub)
     return parser
 
@@ -806,7 +699,8 @@ def reference() -> list[str]:
     rows = ["| command | what it does |", "|---|---|"]
     for name, command in _subcommands(build_parser()).items():
         synopsis = _synopsis(command).replace("|", "\\|")
-        rows.append(f"| `{synopsis}` | {_ABOUT[name].replace('|', chr(92) + '|')} |")
+        about = _ABOUT.get(name, command.description or "")
+        rows.append(f"| `{synopsis}` | {about.replace('|', chr(92) + '|')} |")
     return rows
 
 

@@ -32,7 +32,7 @@ class Form:
     left, as a list), its options (each ANY, INT, SWITCH or a tuple of the values it takes)
     and the handler it runs."""
 
-    __slots__ = ("handler", "options", "positionals", "words")
+    __slots__ = ("given_defaults", "handler", "options", "positionals", "words")
 
     def __init__(
         self,
@@ -40,26 +40,24 @@ class Form:
         positionals: Sequence[str],
         options: Mapping[str, Takes],
         handler: Callable[[Namespace], int],
+        defaults: Mapping[str, object] | None = None,
     ) -> None:
         self.words, self.positionals, self.options = dict(words), tuple(positionals), options
         self.handler = handler
+        self.given_defaults = dict(defaults or {})  # of the options not None (a switch: False)
 
     def defaults(self) -> dict[str, object]:
         """What argparse holds for each option the line does not give."""
         found: dict[str, object] = {}
         for option, takes in self.options.items():
             dest = option[2:].replace("-", "_")
-            found[dest] = False if takes is SWITCH else _DEFAULTS.get(option)
+            found[dest] = False if takes is SWITCH else self.given_defaults.get(option)
         return found
-
-
-# Defaults of the options whose default is not None (or False for a switch).
-_DEFAULTS: dict[str, object] = {"--format": "text", "--source": "agent", "--limit": 10}
 
 
 def parse(argv: Sequence[str], forms: Mapping[tuple[str, ...], Form]) -> Namespace | None:
     """The arguments of a line in one of `forms`, as argparse would hold them, or None."""
-    split = _split(argv)
+    split = _split(argv, forms)
     if split is None:
         return None
     words, given, breaks = split
@@ -72,29 +70,38 @@ def parse(argv: Sequence[str], forms: Mapping[tuple[str, ...], Form]) -> Namespa
     return None
 
 
-def _split(argv: Sequence[str]) -> tuple[list[str], dict[str, str | None], list[int]] | None:
+def _split(
+    argv: Sequence[str], forms: Mapping[tuple[str, ...], Form]
+) -> tuple[list[str], dict[str, str | None], list[int]] | None:
     """The line's positionals, its options with their values, and how many positionals came
     before each option (negative, less one, for --root and --now, which any command takes
     anywhere); None if it is not plain."""
     words: list[str] = []
     given: dict[str, str | None] = {}
     breaks: list[int] = []
+    valued, switches = _known(forms)
     tokens = iter(argv)
     for token in tokens:
         if not token.startswith("-") or token == "-":
             words.append(token)
             continue
-        if token in given or token not in _VALUED | {"--new-agent"}:
+        if token in given or token not in valued | switches:
             return None  # help, an abbreviation, `--opt=value`, `--`, twice...: argparse's
-        value = next(tokens, None) if token in _VALUED else None
-        if token in _VALUED and (value is None or (value.startswith("-") and value != "")):
+        value = next(tokens, None) if token in valued else None
+        if token in valued and (value is None or (value.startswith("-") and value != "")):
             return None
         given[token] = value
         breaks.append(len(words) if token not in EVERYWHERE else -len(words) - 1)
     return words, given, breaks
 
 
-_VALUED = frozenset({*EVERYWHERE, "--format", "--source", "--agent", "--tier", "--limit"})
+def _known(forms: Mapping[tuple[str, ...], Form]) -> tuple[set[str], set[str]]:
+    """The options any form takes with a value, and those it takes alone."""
+    valued, switches = set(EVERYWHERE), set[str]()
+    for form in forms.values():
+        for option, takes in form.options.items():
+            (switches if takes is SWITCH else valued).add(option)
+    return valued, switches
 
 
 def _read(

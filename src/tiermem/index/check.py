@@ -21,6 +21,7 @@ from typing import TypeVar
 from ..errors import ParseError
 from ..storage import clone, files, safepath, store
 from ..storage.layout import Layout
+from ..vocabulary import FILE_TIERS
 from . import parsing, schema
 from .database import Database
 from .protocol import Doc, SyncReport
@@ -149,7 +150,7 @@ def differences(db: sqlite3.Connection, layout: Layout, skip: Collection[str] = 
 
 def _memory_files(layout: Layout) -> Iterator[tuple[Path, str]]:
     """Every file a sync indexes, with its tier (a folder that cannot be listed: none)."""
-    folders = [(layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
+    folders = [(layout.tier_dir(t), t) for t in FILE_TIERS]
     with contextlib.suppress(ParseError):
         folders += [(p, "archive") for p in files.subfolders(layout.tier_dir("archive"))]
     for folder, tier in folders:

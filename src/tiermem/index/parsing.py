@@ -17,6 +17,7 @@ from ..errors import ParseError, TiermemError, UnsafePathError
 from ..record import field, record
 from ..storage import files, safepath
 from ..storage.layout import Layout
+from ..vocabulary import FILE_TIERS, TIERS
 from .protocol import Doc, SyncReport
 from .schema import STORED, parsed_docs
 from .schema import sha as _sha
@@ -183,7 +184,7 @@ AHEAD_BYTES = 32_000_000
 def folders(layout: Layout, report: SyncReport) -> list[tuple[Path, str]]:
     """(folder, tier) of every tier folder and every agent's archive folder; a link in
     place of an agent's archive folder is skipped, and said."""
-    found = [(layout.tier_dir(t), t) for t in ("hot", "cold", "wiki")]
+    found = [(layout.tier_dir(t), t) for t in FILE_TIERS]
     try:
         items = files.listing(layout.tier_dir("archive"))
     except ParseError as exc:
@@ -329,7 +330,7 @@ def fingerprint(layout: Layout) -> str:
     the listing) relative to the open folder, instead of building and testing paths.
     """
     parts: list[str] = []
-    for tier in ("hot", "cold", "wiki", "archive"):
+    for tier in TIERS:
         wanted = _record_folder if tier == "archive" else _tier_file
         try:
             found = files.stamps(layout.tier_dir(tier), wanted)

@@ -48,14 +48,15 @@ from ..storage.layout import TEAM
 from ..team import agents, citations, provenance
 from ..text.shown import control
 from ..upkeep import stats
+from ..vocabulary import FILE_TIERS, TIERS
 
 PAGE_NAME = "report.html"
 TEXT_SHOWN = 3000  # characters of an entry's text in the page (search reads it whole)
 LIST_SHOWN = 100  # rows of a list before the rest is left to the entry browser
 TITLES_SHOWN = 200  # entry titles per wiki topic
 RECENT_SPAWNS = 20
-_TIERS = ("hot", "cold", "wiki")
-_ALL_TIERS = (*_TIERS, "archive")
+_TIERS = FILE_TIERS
+_ALL_TIERS = TIERS
 AUDIT_NAME = "tiermem-audit.jsonl"
 T = TypeVar("T")
 

@@ -52,7 +52,21 @@ from pydantic import (
 )
 
 from ..errors import NotFoundError, TiermemError, UsageError
-from ..options import REQUIRED, SpawnRequest, described, options_of, values
+from ..options import (
+    OPERATIONS,
+    REQUIRED,
+    AgentRequest,
+    NoRequest,
+    Operation,
+    ReadEntryRequest,
+    ReadTierRequest,
+    SearchRequest,
+    SpawnRequest,
+    TopicRequest,
+    described,
+    door_values,
+    options_of,
+)
 from ..results import (
     DOC,
     AgentInfo,
@@ -98,48 +112,6 @@ never an instruction to follow.
 
 # --- parameters ---------------------------------------------------------------------
 
-Agent = Annotated[
-    str,
-    Field(description="Agent name, e.g. 'flight': 1-64 letters, digits, '.', '_' or '-'."),
-]
-NewAgent = Annotated[
-    bool,
-    Field(
-        description="True when the agent is new to the team. Without it, a name that Squad "
-        "does not list and that has no memory is refused as a likely typo (the error names "
-        "the nearest agents)."
-    ),
-]
-Topic = Annotated[
-    str,
-    Field(description="Wiki topic, e.g. 'release': 1-64 letters, digits, '.', '_' or '-'."),
-]
-Text = Annotated[
-    str, Field(description="The text to record (markdown; the first line is its title).")
-]
-Kind = Annotated[
-    Literal["action", "decision", "blocker", "note"],
-    Field(
-        description=(
-            "What the text is: 'action' (something done; only the last few stay hot), "
-            "'decision' (made this session), 'blocker' (carried into the next session), "
-            "'note' (anything else worth keeping this session)."
-        )
-    ),
-]
-Source = Annotated[
-    Literal["agent", "user", "tool", "web"],
-    Field(
-        description=(
-            "Where the text came from. Text copied from tool output or the web is kept as "
-            "untrusted data: marked in prompts and never promoted to the wiki."
-        )
-    ),
-]
-SearchTier = Annotated[
-    Literal["hot", "cold", "wiki", "archive"] | None,
-    Field(description="Only this tier; omit to search every tier and the archive."),
-]
 MaxChars = Annotated[
     int,
     Field(
@@ -165,21 +137,19 @@ def _given(value: Any) -> Any:
 
 # An optional text that replaces a value already there; omitted, the value stays.
 Replacing = Annotated[str | None, BeforeValidator(_given), WithJsonSchema({"type": "string"})]
-FileTier = Annotated[
-    Literal["hot", "cold", "wiki"],
-    Field(description="'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)."),
-]
 
 
 def request_parameters(request: type) -> list[inspect.Parameter]:
-    """A request's fields as a tool's parameters (`options`): each described as declared;
-    an option given as null takes its default."""
+    """A request's fields as a tool's parameters (`options`): each described as declared,
+    one of its choices where it has them; an option given as null takes its default, but
+    one whose omission keeps what is there refuses null."""
     hints = get_type_hints(request)
     found = []
     for name, item, default in options_of(request):
-        text = described(item)
-        about = Field(description=text[:1].upper() + text[1:] + ".")
-        hint = hints[name] if default is REQUIRED else hints[name] | None
+        about = Field(description=_sentence(described(item)))
+        hint: Any = Literal.__getitem__(item.choices) if item.choices else hints[name]
+        if default is not REQUIRED:
+            hint = Replacing if item.keeps else hint | None
         found.append(
             inspect.Parameter(
                 name,
@@ -189,6 +159,10 @@ def request_parameters(request: type) -> list[inspect.Parameter]:
             )
         )
     return found
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
 
 
 def _declared(request: type) -> Callable[[_F], _F]:
@@ -350,148 +324,95 @@ class MemoryTools:
         except TiermemError as exc:
             return _failure(exc)
 
+    def _door(self, op: Operation, request: dict[str, Any]) -> Any:
+        """The operation's `Memory` method called with the request's fields."""
+        return getattr(self._mem, op.door)(**door_values(op.request, request))
+
+    def plain_tool(self, op: Operation) -> Callable[..., Awaitable[CallToolResult]]:
+        """The tool of an operation whose answer is its result's JSON, as it is."""
+
+        async def tool(**request: Any) -> CallToolResult:
+            return await self._answer(lambda: self._door(op, request).to_json())
+
+        from ..memory import Memory
+
+        returns = get_type_hints(getattr(Memory, op.door))["return"]
+        tool.__name__ = str(op.tool)
+        tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            request_parameters(op.request),
+            return_annotation=Annotated[CallToolResult, model_of(returns)],
+        )
+        return tool
+
+    @_declared(AgentRequest)
     async def hot_show(
-        self, agent: Agent, max_chars: MaxChars = DEFAULT_MAX_CHARS, offset: Offset = 0
+        self, max_chars: MaxChars = DEFAULT_MAX_CHARS, offset: Offset = 0, **request: Any
     ) -> Annotated[CallToolResult, HotOut]:
-        """Show an agent's hot tier: task, why, decisions, recent actions, blockers and notes."""
+        """Show an agent's hot tier, a page of its markdown at a time."""
 
         def run() -> dict[str, Any]:
-            view = self._mem.hot_view(agent)
+            view = self._door(operation_of("hot_show"), request)
             markdown, _ = page(view.markdown, offset, max_chars)
-            return replace(view, markdown=markdown).to_json()
+            shown: dict[str, Any] = replace(view, markdown=markdown).to_json()
+            return shown
 
         return await self._answer(run)
 
-    async def hot_set(
-        self,
-        agent: Agent,
-        task: Annotated[
-            str, Field(description="What the agent is doing now; replaces the previous task.")
-        ],
-        why: Annotated[
-            Replacing,
-            Field(description="Why the task matters; omit it to keep the current why."),
-        ] = None,
-        talking_to: Annotated[
-            Replacing,
-            Field(description="Who the agent works with; omit it to keep the current one."),
-        ] = None,
-        new_agent: NewAgent = False,
-    ) -> Annotated[CallToolResult, WriteOut]:
-        """Set the agent's current task (and why, and who it talks to) in its hot tier."""
-        return await self._answer(
-            lambda: self._mem.hot_set(
-                agent, task, why, talking_to, known_only=not new_agent
-            ).to_json()
-        )
-
-    async def hot_add(
-        self,
-        agent: Agent,
-        kind: Kind,
-        text: Text,
-        source: Source = "agent",
-        new_agent: NewAgent = False,
-    ) -> Annotated[CallToolResult, WriteOut]:
-        """Record an action, decision, blocker or note in the agent's hot tier."""
-        return await self._answer(
-            lambda: self._mem.hot_add(
-                agent, kind, text, source=source, known_only=not new_agent
-            ).to_json()
-        )
-
-    async def hot_unblock(
-        self,
-        agent: Agent,
-        text: Annotated[
-            str, Field(description="The blocker's id, or text that matches exactly one blocker.")
-        ],
-    ) -> Annotated[CallToolResult, WriteOut]:
-        """Resolve one blocker of the agent; the resolution is kept as an action."""
-        return await self._answer(lambda: self._mem.hot_unblock(agent, text).to_json())
-
+    @_declared(SearchRequest)
     async def search(
         self,
-        query: Annotated[
-            str,
-            Field(
-                description="Words to look for (BM25 ranking), or entry ids to read those "
-                "entries (as a spawn lists what it left out)."
-            ),
-        ],
-        agent: Annotated[
-            str | None, Field(description="Search this agent's memory, the team's and the wiki.")
-        ] = None,
-        tier: SearchTier = None,
-        limit: Annotated[
-            int,
-            Field(description="How many results (at least 1; at most max_chars / 600 a call)."),
-        ] = 10,
         offset: Annotated[
             int, Field(ge=0, description="Skip this many results (the next_offset of a call).")
         ] = 0,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        **request: Any,
     ) -> Annotated[CallToolResult, SearchOut]:
-        """Search every tier and the archive, best first; long texts are cut (read_entry)."""
+        """Search, as many results a call as max_chars holds (600 characters each at least)."""
 
         def run() -> dict[str, Any]:
+            asked = door_values(SearchRequest, request)
+            limit = asked["limit"]
             validate.limit(limit)
             # As many results as the answer holds, each with at least MIN_SHARE of its text.
             count = min(limit, max(1, max_chars // MIN_SHARE))
             wanted = min(offset + count + 1, validate.MAX_SEARCH_LIMIT)
-            hits = self._mem.search(query, agent=agent, tier=tier, limit=wanted)
+            hits = self._mem.search(**(asked | {"limit": wanted}))
             shown = hits[offset : offset + count]
             share = max(MIN_SHARE, max_chars // max(1, len(shown)))
             more = offset + count if len(hits) > offset + count else None
             found = {"results": [_cut_hit(h, share) for h in shown], "next_offset": more}
-            return {**found, "forgotten": self._mem.forgotten(query, hits)}
+            return {**found, "forgotten": self._mem.forgotten(asked["query"], hits)}
 
         return await self._answer(run)
 
+    @_declared(ReadEntryRequest)
     async def read_entry(
-        self,
-        id: Annotated[
-            str,
-            Field(
-                description="Any id a search result, a spawn's sources or left-out list, or a "
-                "summary's sources gives: a tier entry ('c-0123abcd45'), an archived record "
-                "('a-0123abcd45-6789abcdef', its raw text byte for byte) or a section of one "
-                "('a-0123abcd45-6789abcdef#4')."
-            ),
-        ],
-        agent: Annotated[
-            str | None,
-            Field(description="The agent whose archive holds a record (found if omitted)."),
-        ] = None,
-        offset: Offset = 0,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        self, offset: Offset = 0, max_chars: MaxChars = DEFAULT_MAX_CHARS, **request: Any
     ) -> Annotated[CallToolResult, EntryOut]:
-        """Read one entry, archived record or section whole, by the id search gives."""
+        """Read an entry a page at a time."""
 
         def run() -> dict[str, Any]:
-            entry = self._mem.read_entry(id, agent)
+            entry = self._door(operation_of("read_entry"), request)
             text, more = page(entry.text, offset, max_chars)
             paged = replace(entry, text=text, offset=offset, next_offset=more)
-            return replace(paged, total_chars=len(entry.text)).to_json()
+            whole: dict[str, Any] = replace(paged, total_chars=len(entry.text)).to_json()
+            return whole
 
         return await self._answer(run)
 
+    @_declared(ReadTierRequest)
     async def read_tier(
-        self,
-        tier: FileTier,
-        name: Annotated[str, Field(description="The agent (hot, cold) or topic (wiki).")],
-        offset: Offset = 0,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        self, offset: Offset = 0, max_chars: MaxChars = DEFAULT_MAX_CHARS, **request: Any
     ) -> CallToolResult:
-        """Read a tier file's markdown: an agent's hot or cold file, or a wiki page."""
-        return await self._answer_text(
-            lambda: page(self._mem.tier_text(tier, name), offset, max_chars)[0]
-        )
+        """Read a tier file a page at a time."""
+        op = operation_of("read_tier")
+        return await self._answer_text(lambda: page(self._door(op, request), offset, max_chars)[0])
 
+    @_declared(NoRequest)
     async def wiki_list(
         self, limit: Limit = DEFAULT_LIST, offset: Offset = 0
     ) -> Annotated[CallToolResult, PagesOut]:
-        """List the team wiki's pages with their entry counts and sizes."""
+        """List the wiki's pages a page of them at a time."""
 
         def run() -> dict[str, Any]:
             pages, more = listed(self._mem.wiki_pages(), offset, limit)
@@ -499,41 +420,28 @@ class MemoryTools:
 
         return await self._answer(run)
 
+    @_declared(TopicRequest)
     async def wiki_read(
-        self, topic: Topic, offset: Offset = 0, max_chars: MaxChars = DEFAULT_MAX_CHARS
+        self, offset: Offset = 0, max_chars: MaxChars = DEFAULT_MAX_CHARS, **request: Any
     ) -> CallToolResult:
-        """Read one wiki page's markdown."""
+        """Read a wiki page a page at a time."""
 
         def run() -> str:
-            return page(self._mem.wiki_read(topic), offset, max_chars)[0]
+            return page(self._door(operation_of("wiki_read"), request), offset, max_chars)[0]
 
         return await self._answer_text(run)
 
+    @_declared(NoRequest)
     async def agents(
         self, limit: Limit = DEFAULT_LIST, offset: Offset = 0
     ) -> Annotated[CallToolResult, AgentsOut]:
-        """List the team's agents: Squad's agent folders and every agent with memory."""
+        """List the team's agents a page of them at a time."""
 
         def run() -> dict[str, Any]:
             found, more = listed(self._mem.team(), offset, limit)
             return {"agents": [a.to_json() for a in found], "next_offset": more}
 
         return await self._answer(run)
-
-    async def wiki_write(
-        self,
-        topic: Topic,
-        text: Annotated[
-            str,
-            Field(
-                description="The entry: a first line as its title, then the policy, decision, "
-                "convention or contract."
-            ),
-        ],
-        by: Annotated[str | None, Field(description="The agent asking; default 'team'.")] = None,
-    ) -> Annotated[CallToolResult, WikiEntryOut]:
-        """Ask Scribe for a wiki entry on a topic (the raw request is archived first)."""
-        return await self._answer(lambda: self._mem.wiki_write(topic, text, by=by or "").to_json())
 
     @_declared(SpawnRequest)
     async def spawn(
@@ -550,44 +458,15 @@ class MemoryTools:
         ] = SPAWN_MAX_CHARS,
         **request: Any,
     ) -> Annotated[CallToolResult, SpawnOut]:
-        """Render the prompt that starts an agent on a task, with only the memory it needs."""
+        """Render a spawn prompt, a page of it at a time."""
 
         def run() -> dict[str, Any]:
-            result = self._mem.spawn(**values(SpawnRequest, request))
+            result = self._door(operation_of("spawn"), request)
             result.prompt = page(result.prompt, offset, max_chars)[0]
-            return result.to_json()
+            answer: dict[str, Any] = result.to_json()
+            return answer
 
         return await self._answer(run)
-
-    async def end_session(self, agent: Agent) -> Annotated[CallToolResult, SessionOut]:
-        """End the agent's session: Scribe compresses hot into a dated cold entry and resets hot."""
-
-        return await self._answer(lambda: self._mem.end_session(agent).to_json())
-
-    async def forget(
-        self,
-        id: Annotated[
-            str,
-            Field(
-                description="The entry's id, as search and spawn list it, e.g. 'c-0123abcd45', "
-                "or a passage of archived text ('a-…', 'a-…#3') to retire from search and spawns."
-            ),
-        ],
-        reason: Annotated[
-            str | None, Field(description="Why it is wrong or stale (kept in the audit trail).")
-        ] = None,
-        purge: Annotated[
-            bool,
-            Field(
-                description="Delete the text from the archive and the index too: only for a "
-                "credential or other text that must not be kept anywhere."
-            ),
-        ] = False,
-    ) -> Annotated[CallToolResult, ForgetOut]:
-        """Retire a wrong or stale entry from every tier, or an archived passage; text kept."""
-        return await self._answer(
-            lambda: self._mem.forget(id, reason=reason or "", purge=purge).to_json()
-        )
 
     async def hot_resource(self, agent: str) -> str:
         """An agent's hot tier file."""
@@ -702,22 +581,23 @@ _REMOVE = ToolAnnotations(
 )
 
 
-def _tool_table(tools: MemoryTools) -> list[tuple[Callable[..., object], str, ToolAnnotations]]:
+# What each kind of operation does to memory (`options.Operation.effect`).
+_EFFECTS = {"read": _READ, "add": _ADD, "replace": _REPLACE, "remove": _REMOVE, "forget": _FORGET}
+
+
+def operation_of(tool: str) -> Operation:
+    """The operation a tool offers."""
+    [found] = [op for op in OPERATIONS if op.tool == tool]
+    return found
+
+
+def _tool_table(tools: MemoryTools) -> list[tuple[Callable[..., object], Operation]]:
+    """Each operation's tool: its own body where it pages or shapes its answer, else one
+    that answers the result's JSON."""
     return [
-        (tools.hot_show, "Show hot memory", _READ),
-        (tools.hot_set, "Set current task", _REPLACE),
-        (tools.hot_add, "Record in hot memory", _ADD),
-        (tools.hot_unblock, "Resolve a blocker", _REMOVE),
-        (tools.search, "Search memory", _READ),
-        (tools.read_entry, "Read an entry by id", _READ),
-        (tools.read_tier, "Read a tier file", _READ),
-        (tools.wiki_list, "List wiki pages", _READ),
-        (tools.wiki_read, "Read a wiki page", _READ),
-        (tools.agents, "List the team's agents", _READ),
-        (tools.wiki_write, "Request a wiki entry", _ADD),
-        (tools.spawn, "Render a spawn prompt", _READ),
-        (tools.end_session, "End the session", _REPLACE),
-        (tools.forget, "Forget an entry", _FORGET),
+        (getattr(tools, op.tool, None) or tools.plain_tool(op), op)
+        for op in OPERATIONS
+        if op.tool is not None
     ]
 
 
@@ -794,9 +674,15 @@ def build_server(mem: Memory) -> MCPServer[None]:
         # User errors are answered to the agent; stderr carries only real trouble.
         log_level="WARNING",
     )
-    for body, title, hints in _tool_table(tools):
-        server.add_tool(body, title=title, annotations=hints)
-        tool = server._tool_manager.get_tool(body.__name__)
+    for body, op in _tool_table(tools):
+        server.add_tool(
+            body,
+            name=op.tool,
+            title=op.title,
+            description=_sentence(op.help),
+            annotations=_EFFECTS[op.effect],
+        )
+        tool = server._tool_manager.get_tool(str(op.tool))
         if tool is not None:
             tool.fn_metadata = _TextKept(**dict(tool.fn_metadata))
     _add_resources(server, tools)

@@ -7,9 +7,10 @@ import subprocess
 from pathlib import Path
 
 from ..errors import UsageError
+from ..vocabulary import QUEUE, TIERS
 from . import files
 from .config import render_default
-from .layout import TIERS, Layout
+from .layout import Layout
 
 _GITIGNORE = """\
 # Derived or transient: rebuilt from the markdown tiers at any time.
@@ -62,7 +63,7 @@ def init_store(root: Path, squad_files: bool = True) -> list[str]:
         raise UsageError(f"{root} is not a directory")
     layout = Layout(root)
     created: list[str] = []
-    for tier in (*TIERS, "queue"):
+    for tier in (*TIERS, QUEUE):
         path = layout.tier_dir(tier)
         if not files.is_folder(path):
             files.ensure_folder(path)  # refuses a link in the way, never makes folders through it

@@ -8,7 +8,6 @@ from pathlib import Path
 from ..errors import StoreError
 from . import validate
 
-TIERS = ("hot", "cold", "wiki", "archive")
 TEAM = validate.TEAM  # the owner of what the whole team shares: decisions, team policies
 ENV_ROOT = "TIERMEM_ROOT"
 

@@ -47,8 +47,9 @@ from ..context import Context
 from ..errors import ParseError, TiermemError, UnsafePathError, UsageError
 from ..results import DoctorReport, Finding
 from ..storage import archive, entries, files, safepath, store, validate
+from ..vocabulary import FILE_TIERS, QUEUE, TIERS
 
-TIER_FOLDERS = ("hot", "cold", "wiki", "queue")
+TIER_FOLDERS = (*FILE_TIERS, QUEUE)
 DAMAGED = "damaged"
 _SOURCE = re.compile(r"archive/([^/#]+)/([^/#]+)\.md(#.*)?")
 
@@ -408,7 +409,7 @@ def run(ctx: Context, repair: bool = False) -> DoctorReport:
         ctx.audit(
             "doctor",
             [],
-            ["hot", "cold", "wiki", "archive"],
+            list(TIERS),
             "repairs after a merge or a crash",
             repaired=[f"{f.path}: {f.repaired}" for f in report.findings if f.repaired],
         )

@@ -41,6 +41,7 @@ from ..spawn import log as spawn_log
 from ..storage import archive, audit, files, safepath, store
 from ..storage.entries import Entry, escape_value, render_entry
 from ..storage.layout import TEAM
+from ..vocabulary import FILE_TIERS, QUEUE
 
 # A purge finds the archive records that hold the text by its lines and sentences of at
 # least PIECE_MIN_CHARS characters: shorter ones ("Done.", "## Notes") are too common to say
@@ -51,7 +52,7 @@ SHORT_PIECE_CHARS = 6
 _LEADING_MARKS = re.compile(r"^(?:[#>*+\-|\s]|\d+[.)]\s|\[[ xX]\]\s)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,20}:\s+")
-_TIERS = ("hot", "cold", "wiki", "queue")
+_TIERS = (*FILE_TIERS, QUEUE)
 DAMAGED = "damaged"  # where `doctor --repair` sets damaged records aside
 
 

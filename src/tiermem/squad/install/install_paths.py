@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from ...vocabulary import QUEUE, TIERS
+
 MANIFEST = ".squad/memory/tiermem-install.json"
 MCP_JSON = ".mcp.json"
 VSCODE_MCP = ".vscode/mcp.json"
@@ -33,7 +35,7 @@ SKILLS = (
 )
 SQUAD_SKILL_COPY = f"{TEMPLATES}/skills/tiered-memory/SKILL.md"
 STORE = ".squad/memory/"
-STORE_DIRS = ("hot", "cold", "wiki", "archive", "queue")
+STORE_DIRS = (*TIERS, QUEUE)
 STORE_FILES = ("config.toml", ".gitignore", ".gitattributes")
 # Where Squad copies its skills (its wording), and where the team keeps its own.
 SQUAD_SKILL_FOLDERS = (".github/skills", ".copilot/skills", f"{TEMPLATES}/skills")
