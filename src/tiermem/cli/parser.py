@@ -7,7 +7,8 @@ line that asks for help or holds a mistake, is parsed here, so help and errors a
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Collection, Sequence
 
 from .handlers import (
     _one_line,
@@ -249,7 +250,7 @@ def _operation(
     if isinstance(parser, _Skipped):
         return  # the request's fields are not read for another command
     parser.set_defaults(door=op.door, **fixed)
-    _EXTRAS.get(words, _flags_only)(parser, lambda into: add_flags(parser, op.request, into))
+    _EXTRAS.get(words, _flags_only)(parser, functools.partial(add_flags, parser, op.request))
     if op.formats:
         parser.add_argument(
             "--format",
@@ -264,30 +265,29 @@ def _epilog(words: tuple[str, ...]) -> dict[str, Any]:
     return {} if text is None else _examples(text)
 
 
-Flags = Callable[[dict[str, object]], None]  # adds the request's flags, some into groups
+# Adds the request's flags: some into the groups named, the positionals named optional.
+Flags = Callable[[dict[str, object], Collection[str]], None]
 
 
 def _flags_only(parser: argparse.ArgumentParser, flags: Flags) -> None:
-    flags({})
+    flags({}, ())
 
 
 def _spawn_modes(parser: argparse.ArgumentParser, flags: Flags) -> None:
     """`--refs` or `--inline`: the one the request knows, and its opposite, the default."""
     mode = parser.add_mutually_exclusive_group()
-    flags({"refs": mode})
+    flags({"refs": mode}, ())
     mode.add_argument("--inline", action="store_true", help="inline cold and wiki text (default)")
 
 
 def _every_agent(parser: argparse.ArgumentParser, flags: Flags) -> None:
     """`scribe end-session --all`: every agent's session, one at a time."""
-    flags({})
-    [agent] = [a for a in parser._actions if a.dest == "agent"]
-    agent.nargs, agent.required = "?", False
+    flags({}, {"agent"})
     parser.add_argument("--all", action="store_true", help="end the session of every agent")
 
 
 def _browser(parser: argparse.ArgumentParser, flags: Flags) -> None:
-    flags({})
+    flags({}, ())
     parser.add_argument("--open", action="store_true", help="open the page in a browser")
 
 
@@ -300,9 +300,11 @@ _EXTRAS: dict[tuple[str, ...], Callable[[argparse.ArgumentParser, Flags], None]]
 }
 
 
-def add_flags(parser: Any, request: type, into: dict[str, Any] | None = None) -> None:
+def add_flags(
+    parser: Any, request: type, into: dict[str, Any] | None = None, optional: Collection[str] = ()
+) -> None:
     """The flags of a request's fields (`options`), each added to the parser or to the group
-    `into` names for it."""
+    `into` names for it; a positional named `optional` may be left out."""
     from ..options import REQUIRED, options_of
 
     # As written ("bool", "int | None"...), read as `inspect.get_annotations` reads a class's
@@ -316,7 +318,8 @@ def add_flags(parser: Any, request: type, into: dict[str, Any] | None = None) ->
         if item.choices:
             how.update(choices=item.choices, metavar=None)
         if item.cli in ("positional", "joined"):
-            target.add_argument(name, **how, **({"nargs": "+"} if item.cli == "joined" else {}))
+            nargs = "+" if item.cli == "joined" else "?" if name in optional else None
+            target.add_argument(name, **how, nargs=nargs)
             continue
         flag = "--" + name.replace("_", "-")
         if hints[name] == "bool":
