@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tiermem.cli.parser import build_parser
+from tiermem.cli.parser import build_parser, reference
 from tiermem.memory import Memory
 from tiermem.options import (
     GUARD,
@@ -22,6 +24,7 @@ from tiermem.options import (
     Option,
     SpawnRequest,
     described,
+    operation,
     options_of,
 )
 from tiermem.server.mcp_server import build_server
@@ -200,3 +203,26 @@ def test_each_memory_method_takes_its_operations_fields(op: Operation) -> None:
 def test_every_name_a_front_offers_comes_from_the_vocabulary() -> None:
     declared = {item.choices for op in OPERATIONS for _, item, _ in options_of(op.request)}
     assert declared - {None} == {TIERS, FILE_TIERS, SOURCES, HOT_KINDS}
+
+
+def test_a_new_command_is_its_declaration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An operation given CLI words becomes a command, its help and its printing included,
+    with nothing written for it but its declaration (here: `team`, an MCP tool alone)."""
+    from tiermem import options
+    from tiermem.cli.main import main
+
+    team = replace(operation("team"), command=("team",), formats=("text", "json"))
+    given = tuple(team if op.door == "team" else op for op in OPERATIONS)
+    monkeypatch.setattr(options, "OPERATIONS", given)
+    root = ("--root", str(tmp_path))
+    assert main([*root, "init"]) == 0
+    assert main([*root, "hot", "note", "ada", "--new-agent", "a note"]) == 0
+    capsys.readouterr()
+    assert main([*root, "team"]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert len(said) == 1 and json.loads(said[0])["name"] == "ada"
+    assert main([*root, "team", "--format", "json"]) == 0
+    assert [a["name"] for a in json.loads(capsys.readouterr().out)] == ["ada"]
+    assert "team" in "\n".join(reference())

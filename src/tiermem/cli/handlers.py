@@ -181,15 +181,33 @@ def _called(
 
 
 def _printed(args: Namespace, op: Operation) -> int:
-    """A result as JSON when asked, else its own lines (or its text)."""
+    """A result (or a list of them) as JSON when asked, else its text, its own lines, or
+    each one's JSON on a line."""
     result = _called(args, op)
     if getattr(args, "format", "text") == "json":
-        _print_json(result.to_json())
+        _print_json([r.to_json() for r in result] if isinstance(result, list) else result.to_json())
     elif isinstance(result, str):
         sys.stdout.write(result)
     else:
-        _say(result.messages if hasattr(result, "messages") else result.lines())
+        _say(
+            [
+                line
+                for each in (result if isinstance(result, list) else [result])
+                for line in _lines(each)
+            ]
+        )
     return 0
+
+
+def _lines(result: Any) -> list[str]:
+    """What a result says: its messages, its lines, or its JSON on one line."""
+    if hasattr(result, "messages"):
+        return list(result.messages)
+    if hasattr(result, "lines"):
+        return list(result.lines())
+    import json
+
+    return [json.dumps(result.to_json(), ensure_ascii=False)]
 
 
 def _written(args: Namespace, op: Operation) -> int:
