@@ -217,7 +217,8 @@ def _operations(sub: Any, group: str) -> None:
     if len(ops) == 1 and ops[0].command == (group,) and not _verbs(ops[0]):
         _operation(sub, (group,), ops[0], ops[0].help, {})
         return
-    parent = _add(sub, group, cmd_operation, _HELP[group], **_epilog((group,)))
+    about = _HELP.get(group) or "; ".join(f"{op.command[-1]}: {op.help}" for op in ops)
+    parent = _add(sub, group, cmd_operation, about, **_epilog((group,)))
     dest, metavar = _GROUP_WORDS.get(group, (f"{group}_action", "ACTION"))
     actions = parent.add_subparsers(dest=dest, metavar=metavar, required=True, parser_class=_Parser)
     for op in ops:
