@@ -12,7 +12,6 @@ history in ../shared/corpora when it is there), so search runs over a non-trivia
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
 import sys
@@ -78,9 +77,8 @@ async def round_trips(client: Client, tool: str, calls: list[dict[str, object]])
 
 
 async def measure(root: Path, calls: int) -> dict[str, float]:
-    env = {"TIERMEM_CACHE_DIR": os.environ["TIERMEM_CACHE_DIR"]}
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tiermem", "serve", "--root", str(root)], env=env
+        command=sys.executable, args=["-m", "tiermem", "serve", "--root", str(root)]
     )
     launched = time.perf_counter()
     async with Client(params) as client:
@@ -137,7 +135,6 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=50, help="calls of each tool (default 50)")
     parser.add_argument("--sessions", type=int, default=40, help="past sessions to seed")
     args = parser.parse_args()
-    os.environ.setdefault("TIERMEM_CACHE_DIR", tempfile.mkdtemp(prefix="tiermem-cache-"))
     with tempfile.TemporaryDirectory() as scratch:
         root = args.root or Path(scratch)
         if args.root is None:

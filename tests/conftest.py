@@ -48,15 +48,6 @@ def store_copy(built_store: Path, tmp_path: Path) -> Path:
     return copy_of(built_store, tmp_path)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _token_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One token-count cache for the whole run (built once); modules may override it."""
-    root = tmp_path_factory.mktemp("token-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TIERMEM_CACHE_DIR", str(root))
-        yield root
-
-
 @pytest.fixture(autouse=True)
 def _no_ambient_store(monkeypatch: pytest.MonkeyPatch) -> None:
     """A store or clock from the caller's shell must never leak into a test."""

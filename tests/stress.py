@@ -1142,7 +1142,6 @@ def main(argv: list[str] | None = None) -> int:
     phases = [p for p in args.phases if p] or list(PHASES)
     scratch = args.workdir or Path(tempfile.mkdtemp(prefix="tiermem-stress-"))
     scratch.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("TIERMEM_CACHE_DIR", str(scratch / "cache"))
     report: dict[str, Any] = {}
     try:
         for name in phases:

@@ -23,6 +23,7 @@ from tiermem.bench.probes import (
     recalled,
     squad_as_is_text,
 )
+from tiermem.index.tokens import O200K
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 CORPUS_NAMES = [
@@ -406,8 +407,7 @@ def _as_is_coverage(probes: list[Probe], texts: dict[str, str]) -> list[float]:
 
 
 def test_corpus_squad_as_is_tokens(real_corpus: Path) -> None:
-    o200k = pytest.importorskip("tiermem.index.o200k")
-    count_many: Callable[[Sequence[str]], list[int]] = o200k.count_many
+    count_many: Callable[[Sequence[str]], list[int]] = O200K.count_many
     texts = _squad_as_is_by_agent(real_corpus)
     per_agent = dict(zip(texts, count_many(list(texts.values())), strict=True))
     median = statistics.median(per_agent[probe.agent] for probe in _corpus_probes(real_corpus))

@@ -55,14 +55,8 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cache")
-
-
 @pytest.fixture(autouse=True)
-def _environment(monkeypatch: pytest.MonkeyPatch, cache_dir: Path) -> None:
-    monkeypatch.setenv("TIERMEM_CACHE_DIR", str(cache_dir))
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TIERMEM_NOW", NOW)
     monkeypatch.delenv("TIERMEM_ROOT", raising=False)
 
@@ -535,7 +529,7 @@ def _server_command(root: Path) -> list[str]:
 
 
 def _server_env() -> dict[str, str]:
-    return {key: os.environ[key] for key in ("TIERMEM_CACHE_DIR", "TIERMEM_NOW")}
+    return {key: os.environ[key] for key in ("TIERMEM_NOW",)}
 
 
 def _processes_running(marker: str) -> list[int]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import archive_note_and_summary
-from tiermem.index import o200k
+from tiermem.index.tokens import O200K, count
 from tiermem.memory import Memory
 from tiermem.spawn.prompt import LEFT_OUT_SHOWN
 from tiermem.storage import store as files
@@ -445,7 +445,7 @@ def test_json_shape(team: Memory, run_cli: RunCli) -> None:
     assert data["tiers"] == ["hot", "cold"]
     assert set(data["tokens"]) == {"hot", "cold", "wiki", "policy", "archive", "total"}
     assert all(isinstance(v, int) for v in data["tokens"].values())
-    assert data["tokens"]["total"] == o200k.count(data["prompt"])
+    assert data["tokens"]["total"] == count(O200K, data["prompt"])
     assert data["sources"]
     for source in data["sources"]:
         assert set(source) == {"tier", "id", "path"}
@@ -454,7 +454,7 @@ def test_json_shape(team: Memory, run_cli: RunCli) -> None:
     assert isinstance(data["left_out"], list)
     # decide() wrote .squad/decisions.md; ada has no Squad history.md.
     decisions = (team.layout.squad / "decisions.md").read_text(encoding="utf-8")
-    assert data["baseline_tokens"] == o200k.count(decisions)
+    assert data["baseline_tokens"] == count(O200K, decisions)
 
 
 def test_baseline_is_what_a_squad_spawn_loads(store: Memory) -> None:
@@ -466,9 +466,9 @@ def test_baseline_is_what_a_squad_spawn_loads(store: Memory) -> None:
     (mem.layout.squad / "agents" / "ada" / "history.md").write_text(history, encoding="utf-8")
     (mem.layout.squad / "decisions.md").write_text(decisions, encoding="utf-8")
     baseline = mem.spawn("ada", "anything").baseline_tokens
-    assert baseline == o200k.count(history + "\n" + decisions)
+    assert baseline == count(O200K, history + "\n" + decisions)
     (mem.layout.squad / "agents" / "bo").mkdir()  # on the team, with no history.md yet
-    assert mem.spawn("bo", "anything").baseline_tokens == o200k.count(decisions)
+    assert mem.spawn("bo", "anything").baseline_tokens == count(O200K, decisions)
 
 
 # --- golden -----------------------------------------------------------------------------------

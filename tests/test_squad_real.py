@@ -81,7 +81,6 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         GIT_AUTHOR_EMAIL="t@example.invalid",
         GIT_COMMITTER_NAME="t",
         GIT_COMMITTER_EMAIL="t@example.invalid",
-        TIERMEM_CACHE_DIR=os.environ["TIERMEM_CACHE_DIR"],
     )
     found = {
         "node": run(["node", "--version"], home, environment).strip(),

