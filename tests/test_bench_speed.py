@@ -109,7 +109,7 @@ def test_what_tiermem_imports_from_outside_is_timed_with_what_it_brings() -> Non
         "import time:       200 |        200 |       ast\n"
         "import time:       900 |       1100 |     inspect\n"
         "import time:       400 |       1500 |   dataclasses\n"
-        "import time:        50 |         50 |     tiermem.record\n"
+        "import time:        50 |         50 |     tiermem.results\n"
         "import time:       700 |        700 |     hashlib\n"
         "import time:       250 |       1000 |   tiermem.storage\n"
         "import time:       100 |       2600 | tiermem\n"

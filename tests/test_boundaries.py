@@ -24,7 +24,6 @@ PAGE = SRC.parent.parent / "docs" / "ARCHITECTURE.md"
 FLOORS = (
     "vocabulary",
     "errors",
-    "record",
     "results",
     "text",
     "render",

@@ -33,15 +33,10 @@ NEVER = {
 PARSER = {"argparse", "gettext", "locale", "tiermem.cli.parser"}
 # OpenSSL, for a few short digests (`storage.digest` hashes them without it).
 OPENSSL = {"hashlib", "hmac", "_hashlib"}
-# What `dataclasses` brings: value classes are records (`record.py`), which do without it
-# (`tokenize` too, which tiktoken brings where a command counts tokens).
-DATACLASSES = {"dataclasses", "inspect", "ast", "dis"}
 # Per command, beside NEVER: what it does not need either.
 NOT_FOR = {
     ("hot", "show", "ada"): {
         "typing",
-        "dataclasses",
-        "inspect",
         "sqlite3",
         "json",
         "hashlib",
@@ -62,7 +57,6 @@ NOT_FOR = {
         "threading",  # a lock keeps what a thread holds in _thread's own local
         *PARSER,
         *OPENSSL,
-        *DATACLASSES,
     },
     ("search", "release"): {
         "tiermem.text.redact",
@@ -70,12 +64,10 @@ NOT_FOR = {
         "tiermem.storage.config",
         *PARSER,
         *OPENSSL,
-        *DATACLASSES,
     },
     ("spawn", "ada", "--task", "Draft the release notes", "--auto"): {
         "tiermem.scribe.session",
         *OPENSSL,
-        *DATACLASSES,
     },
 }
 

@@ -410,7 +410,8 @@ class Memory:
         return self._spawn(request)
 
     def _spawn(self, request: SpawnRequest) -> SpawnResult:
-        from .record import replace
+        from dataclasses import replace
+
         from .spawn import log as spawn_log
         from .spawn import task
         from .spawn.assemble import assemble

@@ -11,9 +11,9 @@ three the same), so a new option, a default or a help text is written here and n
 
 from __future__ import annotations
 
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
-from .record import field, record
 from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS
 
 TYPE_CHECKING = False  # typing is not imported at start-up
@@ -26,7 +26,7 @@ OPTION = "option"
 GUARD, GUARDED = "new_agent", "known_only"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Option:
     """How one field of a request is offered: its help text, and how a command line takes it.
 
@@ -94,7 +94,7 @@ def _maybe(help: str, metavar: str, **how: Any) -> Any:
 # --- requests -------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class HotSetRequest:
     """Set the agent's current task (and why, and who it talks to)."""
 
@@ -111,7 +111,7 @@ class HotSetRequest:
     new_agent: bool = _new_agent()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class HotAddRequest:
     """Record an action, decision, blocker or note in the agent's hot tier."""
 
@@ -143,7 +143,7 @@ class HotAddRequest:
     new_agent: bool = _new_agent()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class HotUnblockRequest:
     """Resolve one blocker of the agent; the resolution is kept as an action."""
 
@@ -151,14 +151,14 @@ class HotUnblockRequest:
     text: str = field(metadata=_text("the blocker's id, or text that matches exactly one blocker"))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class AgentRequest:
     """One agent's memory (its hot tier shown or cleared, its session ended)."""
 
     agent: str = field(metadata=AGENT)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SearchRequest:
     """What to look for, and where."""
 
@@ -178,7 +178,7 @@ class SearchRequest:
     limit: int = field(default=10, metadata=option("at most this many results", metavar="K"))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ReadEntryRequest:
     """Any id a search or a spawn gives."""
 
@@ -194,7 +194,7 @@ class ReadEntryRequest:
     agent: str | None = _maybe("the agent whose archive holds a record (found if omitted)", "AGENT")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ReadTierRequest:
     """One tier file."""
 
@@ -210,19 +210,19 @@ class ReadTierRequest:
     )
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NoRequest:
     """An operation that takes nothing."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TopicRequest:
     """One wiki page."""
 
     topic: str = field(metadata=TOPIC)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class WikiWriteRequest:
     """A wiki entry asked of Scribe."""
 
@@ -239,7 +239,7 @@ class WikiWriteRequest:
     new_agent: bool = _new_agent()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DecideRequest:
     """A team decision."""
 
@@ -250,7 +250,7 @@ class DecideRequest:
     new_agent: bool = _new_agent()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ForgetRequest:
     """An entry to retire."""
 
@@ -274,14 +274,14 @@ class ForgetRequest:
     )
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ScribeRunRequest:
     """Scribe's maintenance."""
 
     dry_run: bool = _switch("report what would change; write nothing")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ReportRequest:
     """The report page, and the spawn it previews."""
 
@@ -292,21 +292,21 @@ class ReportRequest:
     agent: str | None = _maybe("the agent of the spawn preview", "A")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ReindexRequest:
     """A rebuild of the index, or its check."""
 
     check: bool = _switch("only report drift (exit 1 if any)")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class DoctorRequest:
     """A check of the store."""
 
     repair: bool = _switch("repair what is safe to repair")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LogRequest:
     """Which spawns to list."""
 
@@ -315,7 +315,7 @@ class LogRequest:
     limit: int = field(default=50, metadata=option("at most this many spawns", metavar="N"))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ImportRequest:
     """An import of Squad's memory."""
 
@@ -325,7 +325,8 @@ class ImportRequest:
     progress: bool = field(default=False, metadata=option("show progress on stderr", cli="none"))
 
 
-@record(frozen=True)
+# No slots: the class's attributes are its defaults, which `Memory.spawn`'s keywords take.
+@dataclass(frozen=True)
 class SpawnRequest:
     """What the coordinator asks for."""
 
@@ -380,7 +381,7 @@ class SpawnRequest:
 # --- operations -----------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operation:
     """One operation and its door: the `Memory` method it calls (`door`, taking the fields of
     `request`), the CLI command that offers it (`command`, its words; none when empty; a
@@ -612,8 +613,8 @@ REQUIRED = object()  # the default of a field that has none
 def options_of(request: type) -> list[tuple[str, Option, object]]:
     """(name, option, default) of each field of a request class, in order."""
     return [
-        (spec.name, spec.metadata[OPTION], getattr(request, spec.name, REQUIRED))
-        for spec in request.__dict__["__record_fields__"]
+        (item.name, item.metadata[OPTION], REQUIRED if item.default is MISSING else item.default)
+        for item in fields(request)
     ]
 
 
@@ -622,7 +623,7 @@ def described(item: Option) -> str:
     states each default once)."""
     from .storage import config
 
-    return item.help.format(spawn=config.SpawnConfig)
+    return item.help.format(spawn=config.SpawnConfig())
 
 
 def values(request: type, given: dict[str, Any]) -> dict[str, Any]:

@@ -5,17 +5,15 @@ JSON and derives its output schemas from these classes. A field's JSON name is i
 except where metadata says otherwise (`cls` is written `class`); a field's `doc` metadata
 is its description for programs.
 
-Results are records (see `record`): dataclasses whose methods are made when the first one is,
-so that a command pays only for the results it returns.
+Results are dataclasses with slots: their fields are all they hold.
 """
 
 from __future__ import annotations
 
-from .record import field, names, record
+from dataclasses import dataclass, field, fields, is_dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from dataclasses import Field
     from typing import Any
 
@@ -36,27 +34,19 @@ def about(text: str, json: str = "") -> dict[str, str]:
     return {DOC: text, **({JSON_NAME: json} if json else {})}
 
 
-def notes_field() -> Any:
-    """The `notes` of a write's result: what the user should know (a fallback)."""
-    return field(
-        default_factory=list,
-        metadata=about("What the user should know: a summarizer that fell back, and why."),
-    )
+# The `notes` of a write's result: what the user should know (a fallback).
+NOTES = about("What the user should know: a summarizer that fell back, and why.")
 
 
 def json_name(item: Field[Any]) -> str:
     """The name a field is written under in JSON."""
-    return _json_name(item.name, item.metadata)
-
-
-def _json_name(name: str, metadata: Mapping[str, Any]) -> str:
-    return str(metadata.get(JSON_NAME, name))
+    return str(item.metadata.get(JSON_NAME, item.name))
 
 
 def to_json(value: Any) -> Any:
     """A result (or anything inside one) as plain JSON values."""
-    if any("__dataclass_fields__" in c.__dict__ for c in type(value).__mro__):  # a dataclass
-        return {_json_name(n, meta): to_json(getattr(value, n)) for n, meta in names(value)}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {json_name(item): to_json(getattr(value, item.name)) for item in fields(value)}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     if isinstance(value, dict):
@@ -76,7 +66,7 @@ class Result:
 # --- hot ---------------------------------------------------------------------------------
 
 
-@record
+@dataclass(slots=True)
 class HotEntry(Result):
     """One entry of a hot tier."""
 
@@ -94,7 +84,7 @@ class HotEntry(Result):
         return f"{self.title}\n{self.body}" if self.body else self.title
 
 
-@record
+@dataclass(slots=True)
 class HotView(Result):
     """An agent's hot tier: the current session."""
 
@@ -105,7 +95,7 @@ class HotView(Result):
     entries: tuple[HotEntry, ...] = ()
 
 
-@record
+@dataclass(slots=True)
 class WriteReport(Result):
     """What a write did, in words for the user and ids for programs."""
 
@@ -121,7 +111,7 @@ class WriteReport(Result):
     redactions: list[str] = field(
         default_factory=list, metadata=about("Kinds of credential-shaped text replaced.")
     )
-    notes: list[str] = notes_field()
+    notes: list[str] = field(default_factory=list, metadata=NOTES)
     change: str = field(
         default="",
         metadata=about("What was written: set, the slot of an entry added, unblock or clear."),
@@ -156,7 +146,7 @@ class WriteReport(Result):
         return said
 
 
-@record
+@dataclass(slots=True)
 class AgentInfo(Result):
     """An agent of the team: whether Squad lists it, and where it has memory."""
 
@@ -170,7 +160,7 @@ class AgentInfo(Result):
 # --- reading -----------------------------------------------------------------------------
 
 
-@record
+@dataclass(slots=True)
 class SearchHit(Result):
     """One search result: an entry or a section of an archived text, whole when short (or
     read by its id), else the passages that match the query (`spans` says where)."""
@@ -212,7 +202,7 @@ class SearchHit(Result):
     )
 
 
-@record
+@dataclass(slots=True)
 class EntryText(Result):
     """Any id a search returns, read: a tier entry, an archived record, or a section of one."""
 
@@ -243,7 +233,7 @@ class EntryText(Result):
     )
 
 
-@record
+@dataclass(slots=True)
 class Page(Result):
     """A wiki topic and how much it holds."""
 
@@ -253,7 +243,7 @@ class Page(Result):
     bytes: int
 
 
-@record
+@dataclass(slots=True)
 class WikiEntry(Result):
     """The wiki entry a request produced."""
 
@@ -264,7 +254,7 @@ class WikiEntry(Result):
     path: str = field(metadata=about("The page file, relative to the repository."))
 
 
-@record
+@dataclass(slots=True)
 class TierRow(Result):
     """Entries, bytes and tokens of one agent in one tier."""
 
@@ -275,7 +265,7 @@ class TierRow(Result):
     tokens: int
 
 
-@record
+@dataclass(slots=True)
 class Totals(Result):
     """Entries, bytes and tokens of one tier, all agents together."""
 
@@ -284,7 +274,7 @@ class Totals(Result):
     tokens: int
 
 
-@record
+@dataclass(slots=True)
 class SquadLoad(Result):
     """What a Squad spawn of one agent loads today: its history.md and decisions.md."""
 
@@ -293,7 +283,7 @@ class SquadLoad(Result):
     tokens: int
 
 
-@record
+@dataclass(slots=True)
 class Stats(Result):
     """What each agent's memory holds, against what a Squad spawn loads today."""
 
@@ -305,7 +295,7 @@ class Stats(Result):
 # --- Scribe ------------------------------------------------------------------------------
 
 
-@record
+@dataclass(slots=True)
 class SessionReport(Result):
     """What ending one agent's session produced."""
 
@@ -328,10 +318,10 @@ class SessionReport(Result):
     summarizer: str = field(
         default="extractive", metadata=about("What wrote the summary (a model only if called).")
     )
-    notes: list[str] = notes_field()
+    notes: list[str] = field(default_factory=list, metadata=NOTES)
 
 
-@record
+@dataclass(slots=True)
 class RunReport(Result):
     """What a maintenance run did (or, dry, would do)."""
 
@@ -356,7 +346,7 @@ class RunReport(Result):
             "ledger (.squad/memory/last-use.txt)."
         ),
     )
-    notes: list[str] = notes_field()
+    notes: list[str] = field(default_factory=list, metadata=NOTES)
     skipped: list[str] = field(
         default_factory=list,
         metadata=about("What was left alone because a file it needs cannot be read, and why."),
@@ -394,7 +384,7 @@ class RunReport(Result):
         )
 
 
-@record
+@dataclass(slots=True)
 class ForgetReport(Result):
     """What forgetting an entry did: the tiers it left, where its text is kept (or purged)."""
 
@@ -443,7 +433,7 @@ class ForgetReport(Result):
         return said
 
 
-@record
+@dataclass(slots=True)
 class Finding(Result):
     """One thing `tiermem doctor` found in a store, and what it did about it."""
 
@@ -461,7 +451,7 @@ class Finding(Result):
     repaired: str = field(default="", metadata=about("What the repair did; empty if nothing."))
 
 
-@record
+@dataclass(slots=True)
 class DoctorReport(Result):
     """What `tiermem doctor` checked, found and (with --repair) repaired."""
 
@@ -493,7 +483,7 @@ class DoctorReport(Result):
 # --- spawn -------------------------------------------------------------------------------
 
 
-@record
+@dataclass(slots=True)
 class Loaded(Result):
     """An entry a spawn loaded."""
 
@@ -502,7 +492,7 @@ class Loaded(Result):
     path: str
 
 
-@record
+@dataclass(slots=True)
 class SpawnResult(Result):
     """The rendered prompt and what went into it."""
 
@@ -534,10 +524,10 @@ class SpawnResult(Result):
             "Tokens memory's passages may take: the budget's fill share less the prompt's frame."
         ),
     )
-    notes: list[str] = notes_field()
+    notes: list[str] = field(default_factory=list, metadata=NOTES)
 
 
-@record
+@dataclass(slots=True)
 class SpawnRecord(Result):
     """One spawn as this clone's spawn log keeps it (`.squad/memory/spawns.jsonl`)."""
 
@@ -560,7 +550,7 @@ class SpawnRecord(Result):
     )
 
 
-@record
+@dataclass(slots=True)
 class SpawnLog(Result):
     """Spawns from this clone's log, newest first: what each got, or which got an entry."""
 
@@ -578,7 +568,7 @@ class SpawnLog(Result):
 # --- report ------------------------------------------------------------------------------
 
 
-@record
+@dataclass(slots=True)
 class ReportResult(Result):
     """The report page written, and what it holds."""
 
@@ -599,7 +589,7 @@ class ReportResult(Result):
 # --- import ------------------------------------------------------------------------------
 
 
-@record
+@dataclass(slots=True)
 class SectionPlacement(Result):
     """Where one section of a Squad file goes when it is imported (a row of the dry run)."""
 
@@ -626,7 +616,7 @@ class SectionPlacement(Result):
     note: str = field(default="", metadata=about("What Scribe's pass did to it, if anything."))
 
 
-@record
+@dataclass(slots=True)
 class ImportReport(Result):
     """What an import read and wrote, and what each tier holds after Scribe's pass."""
 

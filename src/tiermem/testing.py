@@ -24,11 +24,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .index.protocol import Doc, Hit, Index, Scope, SyncReport
 from .index.tokens import TokenCounter
-from .record import replace
 from .storage.layout import Layout
 
 TYPE_CHECKING = False

@@ -63,7 +63,8 @@ def shown(view: HotView) -> HotView:
     """A hot view as an output shows it (`text.shown`): its markdown as a spawn's hot block
     holds it (no tag of a prompt's opened), each entry's title as one inert line. A spawn
     fences the view itself, and escapes it there."""
-    from ..record import replace
+    from dataclasses import replace
+
     from ..text.shown import fence_safe, meta
 
     entries = tuple(replace(e, title=meta(e.title)) for e in view.entries)

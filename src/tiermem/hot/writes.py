@@ -8,10 +8,10 @@ checkpointed into cold at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..context import Context
 from ..errors import NotFoundError, TiermemError
-from ..record import replace
 from ..results import WriteReport
 from ..storage import files, store
 from ..storage.entries import Entry, TierFile

@@ -5,6 +5,6 @@ in `parsing`, the rows it writes in `rows`), the questions it answers (`queries`
 terms of `matching`), what is derived from a document's text on first read (`derived`), and
 its read-only check (`check`); an entry cut into passages once, when indexed (`passages`),
 and o200k_base token counts, by tiktoken (`tokens`). The files are the truth and the index
-can always be built again from them. It may import `storage/`, `text/`, `results`, `record`
-and `errors`.
+can always be built again from them. It may import `storage/`, `text/`, `results` and
+`errors`.
 """

@@ -12,9 +12,9 @@ from __future__ import annotations
 import sqlite3
 from array import array
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from ..record import replace
 from . import schema
 from .database import Database
 from .protocol import Doc

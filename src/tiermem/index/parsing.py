@@ -10,11 +10,11 @@ import operator
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ParseError, TiermemError, UnsafePathError
-from ..record import field, record
 from ..storage import files, safepath
 from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS, TIERS
@@ -32,7 +32,7 @@ JOB_WAIT_SECONDS = 120.0  # a job takes milliseconds: one this late lost its wor
 WORKERS = min(_CORES, 4) if (_CORES := os.cpu_count() or 1) > 1 else 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Parsed:
     """A file read and parsed before the index lock was taken, with the stat that tells the
     same file later: device, inode, size, mtime and change time. Any write changes the change

@@ -14,8 +14,8 @@ a prompt takes, so it never stands alone; a table row's lead is its table's head
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from ..record import record
 from ..text.facts import key_facts
 from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
 
@@ -34,7 +34,7 @@ _FENCE = re.compile(r"\s*(```|~~~)")
 _BARE = re.compile(r"\s*(?:[-*_=|:\s]+|<!--.*-->|[-*+>]|\d+\.)\s*$")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Passage:
     """A span of an entry's text, and the key facts it holds."""
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..errors import ParseError
-from ..record import field, record
 from ..storage import archive
 from ..storage.entries import Entry
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .tokens import TokenCounter
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Doc:
     """One searchable unit: an entry of a tier file, or a chunk of an archive record."""
 
@@ -45,7 +45,7 @@ class Doc:
     passages: str = ""  # where its passages are, as the index stores them (`relevance.passages`)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A document that matched a query, and how well (higher is better)."""
 
@@ -53,7 +53,7 @@ class Hit:
     score: float
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scope:
     """The documents one ranking of `Index.search_each` may return."""
 
@@ -72,7 +72,7 @@ class Scope:
         )
 
 
-@record
+@dataclass(slots=True)
 class SyncReport:
     """What a sync changed, and which files it could not read."""
 

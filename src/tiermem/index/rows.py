@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from ..record import field, record
 from ..storage.digest import same as same_digest
 from . import parsing, schema
 from .database import Database
@@ -24,7 +24,7 @@ PENDING_CHARS = 4_000_000
 EAGER_CHARS = 65_536
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pending:
     """A changed file's documents, waiting to be written with the folder's others."""
 
@@ -38,7 +38,7 @@ class Pending:
         return self.parsed.docs
 
 
-@record
+@dataclass(slots=True)
 class Batch:
     """Changed files of one folder waiting to be written, and the text they hold."""
 

@@ -10,9 +10,9 @@ import functools
 import operator
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
-from ..record import replace
 from ..storage import archive, digest, store
 from ..storage.layout import Layout
 from . import passages

@@ -12,10 +12,10 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import LockTimeout, ParseError, TiermemError
-from ..record import replace
 from ..storage import files
 from . import parsing
 from .database import TURNS, Database, store_error

@@ -9,5 +9,5 @@ each group of passages under a short label of its entry so the reader can ask fo
 whole.
 
 It also holds the order of search results (`ranking`). It may import `index/`, `storage/`,
-`text/`, `results`, `record` and `errors`; it never writes.
+`text/`, `results` and `errors`; it never writes.
 """

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from ..index.protocol import Doc, Hit, Index, Scope
-from ..record import record, replace
 from ..storage.layout import TEAM
 from ..text.prose import readable
 from . import words
@@ -31,7 +31,7 @@ SUPERSEDED_POOL = 20
 RETIRED_CHARS = 20
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """An entry (or archived chunk) and how well the index matched it, 0..1 (best = 1)."""
 

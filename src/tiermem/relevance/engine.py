@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
 
 from ..index.protocol import Doc
-from ..record import record
 from ..storage.entries import STRUCTURED
 from ..text import prose
 from ..text.facts import key_facts
@@ -26,7 +26,7 @@ STANDING_TAG = candidates.STANDING_TAG
 LEFT_OUT_LISTED = 10
 
 
-@record
+@dataclass(slots=True)
 class Choice:
     """What a prompt's memory holds, and what bore on the task but did not fit."""
 
@@ -127,7 +127,7 @@ FACT_NEWEST = 0.6
 FACT_SUMMARY = 0.3
 
 
-@record
+@dataclass(slots=True)
 class _FactSeen:
     match: float = 0.0
     mentions: int = 0

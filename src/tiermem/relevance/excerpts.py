@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ..index import passages
 from ..index.protocol import Doc
-from ..record import record
 from . import words
 
 # An entry up to this many tokens shows whole; a longer one shows about this much of itself.
@@ -25,7 +25,7 @@ FOLLOWING = 1
 GAP = "…"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Excerpt:
     """The text a result shows, and where its parts sit in the entry (none when whole)."""
 

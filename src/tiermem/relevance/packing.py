@@ -13,9 +13,9 @@ import functools
 import heapq
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..index.protocol import Doc
-from ..record import field, record
 from .scoring import Piece
 
 # What a passage is worth for its match to the task alone (its score times this), besides
@@ -30,7 +30,7 @@ MIN_SCORE_SHARE = 0.25
 LABEL_OVERHEAD = 4
 
 
-@record
+@dataclass(slots=True)
 class Group:
     """The passages chosen from one entry, in the order the entry holds them."""
 
@@ -55,7 +55,7 @@ def label_tokens(label: str) -> int:
     return LABEL_OVERHEAD + (len(label) + 3) // 4
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Room:
     """The tokens memory may take: in all, for entries the task names, and for the passages
     relevance chooses besides them."""
@@ -65,7 +65,7 @@ class Room:
     whole: int
 
 
-@record
+@dataclass(slots=True)
 class _State:
     covered: set[str]
     worth: Mapping[str, float]  # fact -> its chance of being used

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ..record import record
 from . import words
 
 HOT_WEIGHT = 0.5
@@ -20,7 +20,7 @@ RECENT_WEIGHT = 0.3
 CONTEXT_TERMS = 10
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     """Weighted terms: the task's at weight 1, its context's below."""
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from ..index.protocol import Hit
-from ..record import replace
 
 # An agent's own memory is the likeliest to bear on its question; the team's decisions still
 # rank first when they match clearly better. Chosen on the four corpora's probes: against 1.0

@@ -13,11 +13,11 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ..index import passages
 from ..index.passages import Passage
 from ..index.protocol import Doc
-from ..record import record
 from ..storage.layout import TEAM
 from ..text import prose
 from . import words
@@ -35,7 +35,7 @@ OTHERS_WEIGHT = 1.0
 TIER_WEIGHTS: Mapping[str, float] = {"cold": 1.0, "wiki": 1.0, "archive": 0.9}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Piece:
     """A passage of a candidate, priced and scored."""
 
@@ -94,7 +94,7 @@ class Scorer:
         return self._matched[key]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Matched:
     passages: list[tuple[Passage, str, bool]]  # each with its text, and whether it lists names
     terms: list[list[int]]  # the query terms (by position) each passage holds

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from ..record import field, record
 from . import words
 from .scoring import TIER_WEIGHTS
 
@@ -32,7 +32,7 @@ _RECURRING = re.compile(
 )
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Situation:
     """What the task was read as: the tiers it leans on, and the signs that said so."""
 

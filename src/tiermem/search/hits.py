@@ -9,10 +9,10 @@ the tier that holds it in its most finished form.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit
-from ..record import record, replace
 from ..relevance import candidates, excerpts, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
@@ -38,7 +38,7 @@ _SENTENCE_CHARS = 20
 SHOWN_SHARE = 0.6
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Found:
     """A result: the entry it ranks, and what it shows of it (see `relevance.excerpts`)."""
 

@@ -4,9 +4,10 @@ whole archived record (`a-0123456789-abcdef0123`), or one section of it
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..context import Context
 from ..errors import NotFoundError, UsageError
-from ..record import replace
 from ..results import EntryText
 from ..storage import archive, files
 from ..text.shown import meta, titled

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from ..context import Context
 from ..hot import view as render
 from ..index import tokens
 from ..index.protocol import Doc, Hit
 from ..options import SpawnRequest as SpawnRequest  # where callers of the assembler find it
-from ..record import field, record, replace
 from ..relevance import candidates, engine, packing, query, situation
 from ..relevance.candidates import Candidate
 from ..relevance.packing import Group
@@ -110,7 +110,7 @@ def _policy_groups(
 POLICY_FLOOR = 0.7
 
 
-@record
+@dataclass(slots=True)
 class _Picked:
     """What the prompt's memory holds, and what bore on the task but did not fit."""
 
@@ -279,7 +279,7 @@ def _frame(ctx: Context, request: SpawnRequest, chosen_for: str) -> prompt.Frame
     )
 
 
-@record
+@dataclass(slots=True)
 class _Prompt:
     text: str
     tokens: dict[str, int]

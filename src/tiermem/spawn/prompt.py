@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index.protocol import Doc
-from ..record import record
 from ..text.shown import fence_safe
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ DATA_NOTE = (
 )
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frame:
     """What surrounds memory in the prompt."""
 

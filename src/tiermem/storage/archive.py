@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ParseError, TiermemError, UsageError
-from ..record import field, record
 from ..results import Result, about
 from ..text import markdown
 from . import files, validate
@@ -51,7 +51,7 @@ def _sha256(raw: bytes) -> str:
 _META_LINE = re.compile(r"^<!-- tiermem[ -][^\n]*-->\n?", re.MULTILINE)
 
 
-@record
+@dataclass(slots=True)
 class Record(Result):
     """One archived raw text and where it came from."""
 
@@ -350,7 +350,7 @@ def records(layout: Layout, agent: str | None = None) -> list[Path]:
     return found
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A searchable piece of a record, and the section of the record it belongs to."""
 

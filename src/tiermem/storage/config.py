@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from ..errors import ParseError
-from ..record import field, field_names, record, replace
 from .safepath import read_bytes
 
 TYPE_CHECKING = False
@@ -14,32 +14,32 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HotConfig:
     budget_bytes: int = 4096
     max_actions: int = 5
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ColdConfig:
     budget_bytes: int = 12288
     ttl_days: int = 30
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScribeConfig:
     compression_target: int = 10
     promote_after_days: int = 7
     promote_min_sessions: int = 2
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SpawnConfig:
     budget_tokens: int = 2000
     fill_share: float = 0.71
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SummarizerConfig:
     kind: str = "extractive"
     base_url: str = ""
@@ -48,7 +48,7 @@ class SummarizerConfig:
     timeout_seconds: float = 30.0
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Config:
     hot: HotConfig = field(default_factory=HotConfig)
     cold: ColdConfig = field(default_factory=ColdConfig)
@@ -90,15 +90,20 @@ def _toml_value(value: object) -> str:
     return str(value)
 
 
+def _names(cls: type) -> tuple[str, ...]:
+    """The field names of a settings class, in order."""
+    return tuple(item.name for item in fields(cls))
+
+
 def render_default() -> str:
     """The commented config.toml that `tiermem init` writes."""
     lines = ["# tiermem configuration. Every key is shown with its default.", ""]
     config = Config()
-    for section in field_names(Config):
+    for section in _names(Config):
         lines.append(f"# {_COMMENTS[section]}")
         lines.append(f"[{section}]")
         values = getattr(config, section)
-        for item in field_names(type(values)):
+        for item in _names(type(values)):
             lines.append(f"# {_COMMENTS[section + '.' + item]}")
             lines.append(f"{item} = {_toml_value(getattr(values, item))}")
         lines.append("")
@@ -151,7 +156,7 @@ def _line_of(text: str, section: str, key: str) -> int:
 def _merge_section(default: Any, raw: object, path: Path, section: str, text: str = "") -> Any:
     if not isinstance(raw, dict):
         raise ParseError(path, 1, f"[{section}] must be a table")
-    known = field_names(type(default))
+    known = _names(type(default))
     updates: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
@@ -183,7 +188,7 @@ def load(path: Path) -> Config:
         raise ParseError(path, _toml_line(exc), str(exc)) from None
     except UnicodeDecodeError:
         raise ParseError(path, 1, "not valid UTF-8") from None
-    sections = set(field_names(Config))
+    sections = set(_names(Config))
     updates: dict[str, Any] = {}
     for name, value in raw.items():
         if name not in sections:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from ..errors import ParseError
-from ..record import field, field_names, record, replace
 
 CLASSES = ("policy", "decision", "convention", "contract", "learning", "action", "status")
 STRUCTURED = frozenset({"policy", "decision", "convention", "contract"})
@@ -60,7 +60,7 @@ _ENCODED = (WAS, WAS_AGENT)  # values kept percent-encoded: written and read as 
 _ID_KEYS = frozenset({"superseded_by", "supersedes"})
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One piece of memory: a title, a markdown body and its metadata."""
 
@@ -97,7 +97,7 @@ class Entry:
         return f"{self.title}\n{self.body}" if self.body else self.title
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Two versions of one entry were found; the chosen one is kept."""
 
@@ -107,7 +107,7 @@ class Conflict:
     lost: Entry | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mended:
     """What a read of a tier file found malformed and read mended; a rewrite writes it so."""
 
@@ -116,7 +116,7 @@ class Mended:
     renamed: str = ""  # for an id that breaks `ID`: the fresh id it is read under
 
 
-@record
+@dataclass(slots=True)
 class TierFile:
     """A parsed tier file: header, file metadata, entries in file order."""
 
@@ -186,9 +186,9 @@ def read_id(raw: str) -> str:
 
 # (attribute, metadata key) of the optional fields, in the order they are written.
 _OPTIONAL = tuple(
-    (name, name.replace("_", "-"))
-    for name in field_names(Entry)
-    if name not in ("id", "cls", "title", "body", "extra")
+    (item.name, item.name.replace("_", "-"))
+    for item in fields(Entry)
+    if item.name not in ("id", "cls", "title", "body", "extra")
 )
 _KNOWN = {key: name for name, key in _OPTIONAL}
 

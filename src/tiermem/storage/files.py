@@ -18,10 +18,10 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LockTimeout, ParseError, StoreError, UnsafePathError
-from ..record import record
 from ..vocabulary import QUEUE, TIERS
 from . import safepath
 from .layout import Layout
@@ -148,7 +148,7 @@ def is_folder(path: Path) -> bool:
         return False
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """One entry of a folder, as listed: never followed if it is a link."""
 

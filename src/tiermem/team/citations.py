@@ -21,12 +21,12 @@ import contextlib
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..context import Context
 from ..errors import TiermemError
 from ..index.protocol import Doc, Hit
-from ..record import record
 from ..storage import files
 from ..storage.layout import Layout
 
@@ -57,7 +57,7 @@ def cited_paths(text: str) -> list[str]:
     return list(found)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tracked:
     """The files git tracks, relative to the repository's top, and where the store sits."""
 

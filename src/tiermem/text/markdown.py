@@ -12,10 +12,9 @@ import functools
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import add
-
-from ..record import field, record
 
 BOM = "\ufeff"  # the byte order mark some editors write at the start of a file
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
@@ -24,7 +23,7 @@ FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _ENTRY_LINE = re.compile(r"^#{1,3}[ \t]+20\d\d-\d\d")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Heading:
     """An ATX heading line outside code fences."""
 
@@ -33,7 +32,7 @@ class Heading:
     text: str
 
 
-@record
+@dataclass(slots=True)
 class Scan:
     """A markdown text split into lines, with its headings and marked lines located."""
 
@@ -85,7 +84,7 @@ def _fence_step(line: str, fence: str | None) -> tuple[str | None, bool]:
     return fence, True
 
 
-@record
+@dataclass(slots=True)
 class _FencePass:
     """One sweep over candidate lines: which are code, and an opener judged stray."""
 
@@ -152,7 +151,7 @@ def scan(text: str, marks: tuple[str, ...] = ()) -> Scan:
 # --- cutting ----------------------------------------------------------------------------
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Title:
     """A heading located by character offset, with its text without marks."""
 
