@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tiermem.index import passages
 from tiermem.index.fts import FtsIndex
 from tiermem.index.protocol import Doc, Hit, Index
 from tiermem.index.tokens import O200K, TokenCounter
 from tiermem.memory import Memory
+from tiermem.relevance import engine, packing, query
+from tiermem.relevance.candidates import Candidate
 from tiermem.relevance.ranking import OwnFirst, Ranker
 from tiermem.testing import ByScore, FirstWords, MemoryIndex, RecordingIndex, WordCounter
 
@@ -112,3 +115,32 @@ def test_the_shipped_summarizer_is_the_one_config_names(tmp_path: Path) -> None:
     mem = _team(tmp_path)
     assert mem.context.summarizer().name == "extractive"
     assert mem.end_session("ada").summarizer == "extractive"
+
+
+def _entry(doc_id: str, agent: str, text: str) -> Candidate:
+    doc = Doc(
+        id=doc_id,
+        tier="cold",
+        agent=agent,
+        path=f".squad/memory/cold/{agent}.md",
+        title="Glyph atlas packing",
+        text=text,
+        tokens=len(text.split()),
+        passages=passages.encode(passages.cut(text)),
+    )
+    return Candidate(doc, 1.0)
+
+
+def test_a_spawns_passages_weigh_by_the_ranker_it_is_handed() -> None:
+    # The same words, one entry the asking agent's and one the team's, room for one of them.
+    own = _entry("c-1", "ada", "Glyph atlas packing: skyline first, shelf packing as fallback.")
+    team = _entry("d-2", "team", "Glyph atlas packing: shelf first, skyline packing as fallback.")
+    asked = query.build("Fix the glyph atlas packing")
+
+    def chosen(ranker: Ranker) -> list[str]:
+        room = packing.Room(40, 40, 0)
+        choice = engine.choose([own, team], "ada", asked, {"cold": 1.0}, room, ranker=ranker)
+        return [group.doc.id for group in choice.groups]
+
+    assert chosen(OwnFirst()) == ["c-1"]  # its own weigh 1.5, the team's 1.2
+    assert chosen(ByScore()) == ["d-2"]  # no preference for its own: the team's weigh more

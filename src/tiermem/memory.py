@@ -72,7 +72,8 @@ class Memory:
 
     Each swappable part is an argument, `None` meaning the shipped one: `index` opens the
     search index (`FtsIndex`), `summarizer` writes session summaries (the one config.toml
-    names), `ranker` orders results (`OwnFirst`), `tokens` counts tokens (o200k_base).
+    names), `ranker` weighs entries for the asking agent and orders results (`OwnFirst`; see
+    `relevance.ranking` for all it changes), `tokens` counts tokens (o200k_base).
     `tiermem.testing` has a fake of each.
     """
 

@@ -6,7 +6,7 @@ can say exactly what it will do:
 - `WordCounter` (`tokens=`): one token per whitespace-separated word, so a budget can be
   checked by counting words;
 - `ByScore` (`ranker=`): the index's scores as they are, with no preference for the asking
-  agent's own memory;
+  agent's own memory, in a search or in a spawn's passages;
 - `FirstWords` (`summarizer=`): a session's first words up to the budget, named "first-words";
 - `MemoryIndex` (`index=`): the documents in a list, no SQLite, searched by counting
   words: lookups and totals as the real index gives them, a ranking that is simple to
@@ -47,7 +47,11 @@ class WordCounter:
 
 
 class ByScore:
-    """A fake ranker: the index's scores as they are, best first."""
+    """A fake ranker: the index's scores as they are, best first, every entry weighing alike."""
+
+    def weight(self, doc: Doc, agent: str | None) -> float:
+        """1.0: no entry counts more for the agent asking."""
+        return 1.0
 
     def rank(self, hits: Sequence[Hit], agent: str | None) -> list[Hit]:
         """Hits sorted by score alone (stable: ties keep their order)."""

@@ -8,6 +8,10 @@ the team's concrete facts (`scoring`), and packed into the room a prompt has (`p
 each group of passages under a short label of its entry so the reader can ask for the entry
 whole.
 
-It also holds the order of search results (`ranking`). It may import `index/`, `storage/`,
-`text/`, `results` and `errors`; it never writes.
+The `Ranker` (`ranking`) is the part a caller can swap: how much an entry counts for the
+asking agent and the order hits are offered in. It changes the order of search results,
+the order a spawn pins policies in and the weight of a spawn's passages of each entry; the
+pools of candidates, the team's, the wiki's and the tiers' weights and the packing are the
+engine's own. It may import `index/`, `storage/`, `text/`, `results` and `errors`; it never
+writes.
 """

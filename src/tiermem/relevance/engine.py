@@ -15,6 +15,7 @@ from . import candidates, packing, scoring
 from .candidates import Candidate
 from .packing import Group, Room
 from .query import Query
+from .ranking import Ranker
 
 # A label names its entry in a few words: enough to say what it is, short enough to repeat.
 LABEL_WORDS = 7
@@ -42,16 +43,19 @@ def choose(
     room: Room,
     related: Callable[[list[str]], list[Candidate]] | None = None,
     held: Sequence[str] = (),
+    *,
+    ranker: Ranker,
 ) -> Choice:
     """The passages of the candidates of cold, wiki and the archive (the tiers `weights`
     names; policies are pinned apart) that fill `room` tokens best for the agent's query.
 
     `related` finds more candidates by the facts the first ones make likeliest: entries that
     name the same files and identifiers bear on the task though they share none of its words.
-    `held` is the text the prompt holds already (hot, pinned policies).
+    `held` is the text the prompt holds already (hot, pinned policies). `ranker` weighs each
+    entry for the asking agent (see `ranking`).
     """
     found = [c for c in found if c.doc.tier in weights and c.doc.cls != "policy"]
-    scorer = scoring.Scorer(query, agent, weights)
+    scorer = scoring.Scorer(query, agent, ranker, weights)
     pieces = scorer.pieces(found)
     newest = {c.doc.id for c in found if c.newest}
     if related is not None and EXPAND_FACTS:

@@ -1,8 +1,14 @@
-"""Ranking: the order in which search results and spawn candidates are offered.
+"""Ranking: how much a match counts for the agent asking, and the order hits are offered in.
 
-The index scores documents with BM25; a `Ranker` turns those scores into one order for
-the agent asking. Search and spawn use the same ranker, so what a search shows first is
-what a spawn loads first.
+The index scores documents with BM25 and the engine scores the passages of each (`scoring`);
+a `Ranker` says how many times its score a document counts for the asking agent (`weight`)
+and orders hits (`rank`). What a ranker changes, and all it changes: the order of search
+results, the order in which a spawn pins the policies that bear on its task, and the weight
+of a spawn's passages of each entry (so which passages fill the room). What it does not:
+which entries are candidates (`candidates`), the weight of the team's entries, of the wiki
+and of each tier against another agent's (`scoring`), and how passages are packed
+(`packing`). `OwnFirst` weighs the asking agent's own memory OWN_WEIGHT times;
+`tiermem.testing.ByScore` weighs every entry alike.
 """
 
 from __future__ import annotations
@@ -12,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from ..index.protocol import Hit
+from ..index.protocol import Doc, Hit
 
 # An agent's own memory is the likeliest to bear on its question; the team's decisions still
 # rank first when they match clearly better. Chosen on the four corpora's probes: against 1.0
 # and 2.0, 1.5 kept replayed recall and coverage and raised them after an import.
-OWN_BOOST = 1.5
+OWN_WEIGHT = 1.5
 # Among equal scores, the more binding kind of entry comes first.
 CLASS_ORDER = {
     "policy": 0,
@@ -32,7 +38,11 @@ CLASS_ORDER = {
 
 @runtime_checkable
 class Ranker(Protocol):
-    """Puts scored documents in the order an agent should see them."""
+    """How much each entry counts for the agent asking, and the order it sees hits in."""
+
+    def weight(self, doc: Doc, agent: str | None) -> float:
+        """How many times its score a document counts for the asking agent (1.0: as is)."""
+        ...
 
     def rank(self, hits: Sequence[Hit], agent: str | None) -> list[Hit]:
         """The hits, best first, with the scores they were ranked by."""
@@ -40,22 +50,26 @@ class Ranker(Protocol):
 
 
 class OwnFirst:
-    """BM25 order, the asking agent's own entries weighing `boost` times their score.
+    """The asking agent's own entries count `boost` times their score, others' as scored.
 
-    Ties go to the newer entry, then to the more binding class, then to the smaller id,
+    Hits tie to the newer entry, then to the more binding class, then to the smaller id,
     so the same store and question always give the same order.
     """
 
-    def __init__(self, boost: float = OWN_BOOST) -> None:
+    def __init__(self, boost: float = OWN_WEIGHT) -> None:
         self.boost = boost
+
+    def weight(self, doc: Doc, agent: str | None) -> float:
+        """`boost` for the asking agent's own entries, else 1.0."""
+        return self.boost if agent and doc.agent == agent else 1.0
 
     def rank(self, hits: Sequence[Hit], agent: str | None) -> list[Hit]:
         """Hits re-scored for the agent and sorted best first."""
-        boosted = [
+        weighed = [
             replace(h, score=h.score * self.boost) if agent and h.doc.agent == agent else h
             for h in hits
         ]
-        return sorted(boosted, key=_order)
+        return sorted(weighed, key=_order)
 
 
 def _order(hit: Hit) -> tuple[float, float, int, str]:

@@ -3,8 +3,9 @@
 A passage scores by the query terms it holds (each weighed by how rare it is among the
 candidates' passages, and by whether it came from the task or its context), blended with how
 well the index matched its whole entry: a line is read in the light of the entry around it.
-Then the entry's standing: the asking agent's own memory and the team's decisions weigh more
-than another agent's notes, and the situation read from the task weighs the tiers.
+Then the entry's standing: the ranker's weight for the asking agent (its own memory, under
+`ranking.OwnFirst`), the team's decisions and the wiki above another agent's notes, and the
+situation read from the task weighing the tiers.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from ..text import prose
 from . import words
 from .candidates import Candidate
 from .query import Query
+from .ranking import Ranker
 
 # How a passage's score is made: its own terms, its entry's match to the task, its entry's
 # match to the agent's context.
 LINE_SHARE = 0.6
 ENTRY_SHARE = 0.4
-OWN_WEIGHT = 1.5
+# Whose an entry is, beside the ranker's weight for the asking agent's own (`ranking`).
 TEAM_WEIGHT = 1.2
 OTHERS_WEIGHT = 1.0
 # Raw archived text a little below the same match in a finished tier.
@@ -54,9 +56,14 @@ class Scorer:
     then those their facts brought in: each candidate is cut and matched once."""
 
     def __init__(
-        self, query: Query, agent: str, tier_weights: Mapping[str, float] = TIER_WEIGHTS
+        self,
+        query: Query,
+        agent: str,
+        ranker: Ranker,
+        tier_weights: Mapping[str, float] = TIER_WEIGHTS,
     ) -> None:
         self.agent = agent
+        self.ranker = ranker
         self.tier_weights = tier_weights
         self.stems = [(words.stem(t), w) for t, w in query.weights.items()]
         self._matched: dict[tuple[str, str], _Matched] = {}
@@ -68,7 +75,7 @@ class Scorer:
         total = sum(weights) or 1.0
         found = []
         for cand, texts in cut:
-            standing = _standing(cand.doc, self.agent) * self.tier_weights.get(cand.doc.tier, 1.0)
+            standing = self._standing(cand.doc) * self.tier_weights.get(cand.doc.tier, 1.0)
             entry = ENTRY_SHARE * cand.match
             per_char = cand.doc.tokens / max(1, len(cand.doc.text))
             for (passage, text, listed), terms in zip(texts.passages, texts.terms, strict=True):
@@ -81,6 +88,14 @@ class Scorer:
                     Piece(cand.doc, passage, text, tokens, score, lead, lead_tokens, listed)
                 )
         return found
+
+    def _standing(self, doc: Doc) -> float:
+        """What an entry's passages weigh for whose it is: the ranker's weight for the asking
+        agent, times the team's or another agent's weight for an entry not its own."""
+        weight = self.ranker.weight(doc, self.agent)
+        if doc.agent == self.agent:
+            return weight
+        return weight * (TEAM_WEIGHT if doc.agent == TEAM or doc.tier == "wiki" else OTHERS_WEIGHT)
 
     def _match(self, doc: Doc) -> _Matched:
         """A document's passages and the query terms each holds (a term its whole text lacks
@@ -140,8 +155,3 @@ def _term_weights(weights: Sequence[float], matched: Sequence[Sequence[int]]) ->
     df = Counter(i for line in matched for i in line)
     return [w * math.log(1.0 + (n + 1) / (df[i] + 0.5)) for i, w in enumerate(weights)]
 
-
-def _standing(doc: Doc, agent: str) -> float:
-    if doc.agent == agent:
-        return OWN_WEIGHT
-    return TEAM_WEIGHT if doc.agent == TEAM or doc.tier == "wiki" else OTHERS_WEIGHT

@@ -208,7 +208,9 @@ def _pick(
             int(max(0, room.total - spent - fences) * WHOLE_SHARE),
         )
         held = [hot_text, *(d.text for d in picked.policies)]
-        choice = engine.choose(rest, request.agent, asked, weights, left, related, held)
+        choice = engine.choose(
+            rest, request.agent, asked, weights, left, related, held, ranker=ctx.ranker
+        )
         picked.groups, picked.left = choice.groups, picked.left + choice.left_out
     _, picked.stale = citations.fresh_first(ctx, [Hit(d, 0.0) for d in picked.used])
     return picked
