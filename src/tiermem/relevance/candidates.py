@@ -206,3 +206,18 @@ def named_by(task: str, docs: Sequence[Doc]) -> list[Doc]:
 def _title_stems(title: str) -> frozenset[str]:
     """A title's terms, stemmed: the same titles come back spawn after spawn."""
     return frozenset(words.stem(t) for t in words.terms(title))
+
+
+# A page the coordinator named is drawn on even where the task's words miss it.
+NAMED_PAGE_MATCH = 0.5
+
+
+def on_pages(index: Index, found: list[Candidate], pages: set[str]) -> list[Candidate]:
+    """The candidates less the wiki beyond the named pages; a named page none of whose
+    entries matched offers them all."""
+    kept = [c for c in found if c.doc.tier != "wiki" or c.doc.path in pages]
+    missed = pages - {c.doc.path for c in kept if c.doc.tier == "wiki"}
+    for doc in index.docs(tier="wiki") if missed else ():
+        if doc.path in missed and not doc.status:
+            kept.append(Candidate(doc, NAMED_PAGE_MATCH))
+    return kept

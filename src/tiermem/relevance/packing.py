@@ -28,6 +28,8 @@ MIN_VALUE = 0.001
 MIN_SCORE_SHARE = 0.25
 # The tokens a label costs beyond its text: heading marks and the line break.
 LABEL_OVERHEAD = 4
+# Entries the task names (shown whole) may take this share of the room.
+WHOLE_SHARE = 0.5
 
 
 @dataclass(slots=True)

@@ -12,12 +12,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..index.protocol import Index
 from . import words
 
 HOT_WEIGHT = 0.5
 RECENT_WEIGHT = 0.3
 # Context words kept: enough to name the subject the agent is on, too few to be a topic model.
 CONTEXT_TERMS = 10
+# The agent's newest entries whose words say what it has been working on.
+RECENT_ENTRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,11 @@ def build(task: str, hot: str = "", recent: Sequence[str] = ()) -> Query:
         for term in distinctive(text, exclude=weights):
             weights.setdefault(term, weight)
     return Query(weights)
+
+
+def recent(index: Index, agent: str) -> list[str]:
+    """The texts of the agent's newest cold entries: the context a spawn's query draws on."""
+    return [d.text for d in index.newest(["cold"], agent, RECENT_ENTRIES)]
 
 
 def distinctive(text: str, exclude: dict[str, float] | None = None) -> list[str]:

@@ -79,3 +79,11 @@ def read(task: str, hot_text: str) -> Situation:
 def _weighed(leans: frozenset[str], signs: tuple[str, ...]) -> Situation:
     weights = {t: w * (LEAN if t in leans else 1.0) for t, w in TIER_WEIGHTS.items()}
     return Situation(leans, signs, weights)
+
+
+def tier_weights(seen: Situation, named: set[str], auto: bool) -> dict[str, float]:
+    """The tiers memory is drawn from, with their weights: all of them with --auto (weighed
+    by the situation, the tiers named adding weight), else those named."""
+    if auto:
+        return {t: w * (LEAN if t in named else 1.0) for t, w in seen.weights.items()}
+    return {t: w for t, w in seen.weights.items() if t in named}

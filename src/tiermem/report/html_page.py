@@ -36,11 +36,12 @@ from ..errors import ParseError, TiermemError, UsageError
 from ..index.protocol import Doc
 from ..options import SpawnRequest
 from ..relevance import candidates
+from ..relevance.pinning import POLICY_SHARE
 from ..render import charts
 from ..results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
 from ..scribe.maintenance import budgeted
 from ..spawn import log as spawn_log
-from ..spawn.assemble import POLICY_SHARE, assemble
+from ..spawn.assemble import assemble
 from ..storage import archive, audit, files, safepath, store, validate
 from ..storage.clock import parse_time
 from ..storage.entries import Entry, render_entry

@@ -1,8 +1,9 @@
 """The spawn assembler: the prompt each agent gets, with only what its task needs.
 
 Hot is always loaded. Policies that bear on the task are pinned first, each whole or not at
-all. The rest of the room goes to passages of cold, wiki and archived text, chosen by the
-relevance engine (`relevance`), each group under a short label of its entry. With --auto
+all (`relevance.pinning`). The rest of the room goes to passages of cold, wiki and archived
+text, chosen by the relevance engine (`relevance`), each group under a short label of its
+entry. With --auto
 the situation read from the task weighs the tiers; without it, the flags name the tiers.
 One budget bounds the whole prompt. The same store, task and flags give a byte-identical
 prompt.
@@ -19,7 +20,7 @@ from ..hot import view as render
 from ..index import tokens
 from ..index.protocol import Doc, Hit
 from ..options import SpawnRequest as SpawnRequest  # where callers of the assembler find it
-from ..relevance import candidates, engine, packing, query, situation
+from ..relevance import candidates, engine, packing, pinning, query, situation
 from ..relevance.candidates import Candidate
 from ..relevance.packing import Group
 from ..results import Loaded, SpawnResult
@@ -32,22 +33,7 @@ from . import prompt
 FENCE_TOKENS = 20
 # Room kept for the escalation's list of ids left out, known only after packing.
 LEFT_OUT_TOKENS = 60
-# Pinned policies take at most this share of the room: rules, not the whole of memory.
-POLICY_SHARE = 0.15
-# Entries the task names (shown whole) may take this share of the room.
-WHOLE_SHARE = 0.5
-# The agent's newest entries whose words say what it has been working on.
-RECENT_ENTRIES = 3
 MEMORY_TIERS = ("cold", "wiki", "archive")
-
-
-def _weights(request: SpawnRequest, seen: situation.Situation) -> dict[str, float]:
-    """The tiers memory is drawn from, with their weights: all of them with --auto (weighed
-    by the situation, flags adding weight), else those the flags name."""
-    if request.auto:
-        named = _named(request)
-        return {t: w * (situation.LEAN if t in named else 1.0) for t, w in seen.weights.items()}
-    return {t: w for t, w in seen.weights.items() if t in _named(request)}
 
 
 def _named(request: SpawnRequest) -> set[str]:
@@ -75,39 +61,6 @@ def _cost(counter: tokens.TokenCounter, doc: Doc) -> int:
 # Pinning prices every policy, often the same ones again in a long-lived process (a server,
 # a benchmark): their headings are counted once.
 _heading_tokens = functools.lru_cache(maxsize=8192)(tokens.count)
-
-
-def _policy_groups(
-    ctx: Context, agent: str, found: Sequence[Candidate], task: str
-) -> list[list[Doc]]:
-    """Policies that bear on the task, best first, each whole: all the parts of a long one.
-
-    A policy the task names (its title's words are in the task) comes first, however long
-    the task; then those the task's words reach best. A policy the task's words do not reach
-    is not pinned: its rule would cost tokens in every spawn for nothing. One split in parts
-    is pinned whole or not at all, so the rule never arrives without its reasons, nor a
-    pointer without its rule.
-    """
-    owners = (agent, TEAM)
-
-    def ours(doc: Doc) -> bool:
-        return doc.cls == "policy" and (doc.tier == "wiki" or doc.agent in owners)
-
-    hits = [Hit(c.doc, c.match) for c in found if c.match > 0 and ours(c.doc)]
-    best = max((h.score for h in hits), default=0.0)
-    named = [Hit(d, best or 1.0) for d in candidates.named_by(task, ctx.index.docs(cls="policy"))]
-    reached = ctx.ranker.rank([h for h in hits if h.score >= best * POLICY_FLOOR], agent)
-    groups: dict[str, list[Doc]] = {}
-    for hit in [*(h for h in named if ours(h.doc) and not h.doc.status), *reached]:
-        key = hit.doc.parent or hit.doc.id
-        if key not in groups:
-            parts = ctx.index.parts(key) if hit.doc.parent else [hit.doc]
-            groups[key] = [d for d in parts if not d.status]
-    return list(groups.values())
-
-
-# Policies matching under this share of the best policy match are not pinned.
-POLICY_FLOOR = 0.7
 
 
 @dataclass(slots=True)
@@ -150,28 +103,8 @@ def _pin(counter: tokens.TokenCounter, groups: list[list[Doc]], budget: int) -> 
 # --- the memory of the prompt ------------------------------------------------------------
 
 
-# A page the coordinator named is drawn on even where the task's words miss it.
-NAMED_PAGE_MATCH = 0.5
-
-
 def _paths(ctx: Context, topics: Sequence[str]) -> set[str]:
     return {ctx.layout.relative(ctx.layout.tier_file("wiki", t)) for t in topics}
-
-
-def _on_pages(ctx: Context, found: list[Candidate], pages: set[str]) -> list[Candidate]:
-    """The candidates less the wiki beyond the named pages; a named page none of whose
-    entries matched offers them all."""
-    kept = [c for c in found if c.doc.tier != "wiki" or c.doc.path in pages]
-    missed = pages - {c.doc.path for c in kept if c.doc.tier == "wiki"}
-    for doc in ctx.index.docs(tier="wiki") if missed else ():
-        if doc.path in missed and not doc.status:
-            kept.append(Candidate(doc, NAMED_PAGE_MATCH))
-    return kept
-
-
-def _recent(ctx: Context, agent: str) -> list[str]:
-    """The texts of the agent's newest cold entries."""
-    return [d.text for d in ctx.index.newest(["cold"], agent, RECENT_ENTRIES)]
 
 
 def _pick(
@@ -184,14 +117,14 @@ def _pick(
     """Pinned policies first, then the passages that fill the rest of the room best."""
     text = f"{request.task} {request.why}".strip()
     counter = ctx.tokens
-    asked = query.build(text, hot_text, _recent(ctx, request.agent))
+    asked = query.build(text, hot_text, query.recent(ctx.index, request.agent))
     tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
     found = candidates.find(ctx.index, request.agent, asked.task_text, sorted(tiers))
     pages = _paths(ctx, request.include_wiki or ())
     if pages:
-        found = _on_pages(ctx, found, pages)
-    policies = _policy_groups(ctx, request.agent, found, text)
-    picked = _pin(counter, policies, int(room.fill * POLICY_SHARE))
+        found = candidates.on_pages(ctx.index, found, pages)
+    policies = pinning.policies(ctx.index, ctx.ranker, request.agent, found, text)
+    picked = _pin(counter, policies, int(room.fill * pinning.POLICY_SHARE))
     spent = sum(_cost(counter, d) for d in picked.policies)
     fences = FENCE_TOKENS * (bool(picked.policies) + len(weights))
     if weights:
@@ -205,7 +138,7 @@ def _pick(
         left = packing.Room(
             max(0, room.total - spent - fences),
             max(0, room.fill - spent - fences),
-            int(max(0, room.total - spent - fences) * WHOLE_SHARE),
+            int(max(0, room.total - spent - fences) * packing.WHOLE_SHARE),
         )
         held = [hot_text, *(d.text for d in picked.policies)]
         choice = engine.choose(
@@ -350,7 +283,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     _paths(ctx, request.include_wiki or ())
     ctx.sync()
     seen = situation.read(f"{request.task} {request.why}", hot_text)
-    weights = _weights(request, seen)
+    weights = situation.tier_weights(seen, _named(request), request.auto)
     bare = prompt.render(frame, hot_block, {}, [], [])
     kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS + _REASON_TOKENS * request.auto
     fill = int(budget * ctx.config.spawn.fill_share)
