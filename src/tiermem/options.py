@@ -285,8 +285,12 @@ class ScribeRunRequest:
 class ReportRequest:
     """The report page, and the spawn it previews."""
 
-    out: str | Path | None = _maybe(
-        "folder for report.html (default: .squad/memory/local/report, git-ignored)", "DIR"
+    out: str | Path | None = field(
+        default=None,
+        metadata=option(
+            "folder for report.html (default: .squad/memory/local/report, git-ignored)",
+            metavar="DIR",
+        ),
     )
     task: str | None = _maybe("preview the spawn of --agent on this task", "T", stdin=True)
     agent: str | None = _maybe("the agent of the spawn preview", "A")
