@@ -66,7 +66,8 @@ class O200kCounter:
         counts = _counts(encoding, [t if len(t) <= PIECE_CHARS else "" for t in texts])
         for n, text in enumerate(texts):
             if len(text) > PIECE_CHARS:
-                counts[n] = sum(_counts(encoding, list(pieces(text, PIECE_CHARS))))
+                # One piece at a time: a batch would hold every piece's tokens at once.
+                counts[n] = sum(len(encoding.encode_ordinary(p)) for p in pieces(text, PIECE_CHARS))
         return counts
 
 
