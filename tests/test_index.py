@@ -264,10 +264,14 @@ def test_figures_over_a_bulk_index_count_every_document(
 ) -> None:
     bulk = _bulk_store(tmp_path / "bulk")
     totals = bulk.context.index.totals()
-    (blank,) = _index(bulk).db.execute(
-        "SELECT COUNT(*) FROM docs WHERE tokens IS NULL"
-        " AND sha NOT IN (SELECT sha FROM token_cache)"
-    ).fetchone()
+    (blank,) = (
+        _index(bulk)
+        .db.execute(
+            "SELECT COUNT(*) FROM docs WHERE tokens IS NULL"
+            " AND sha NOT IN (SELECT sha FROM token_cache)"
+        )
+        .fetchone()
+    )
     assert blank == 0  # the counts made for the figures are kept (in the cache)
     bulk.close()
     monkeypatch.setattr(rows, "EAGER_CHARS", 10**9)  # every count made when indexed

@@ -13,6 +13,7 @@ from tiermem.index import queries
 from tiermem.index.matching import fts_query
 from tiermem.index.protocol import Scope
 from tiermem.memory import Memory
+from tiermem.results import SearchHit
 from tiermem.storage import archive
 from tiermem.storage import store as files
 from tiermem.storage.entries import Entry, TierFile, split_entry
@@ -200,11 +201,15 @@ def test_a_match_in_one_part_of_a_long_entry_shows_the_passages_that_match(mem: 
     whole, parts = long_decision()
     put(mem, "wiki", "release", *parts)
 
-    [hit] = mem.search("stage_2 rollout")
+    hits = mem.search("stage_2 rollout")
+    hit = hits[0]
     assert (hit.id, hit.title) == (whole.id, whole.title)
     assert "`stage_2`" in hit.text and hit.spans
     full = mem.context.index.parts(whole.id)
     assert hit.tokens < sum(d.tokens for d in full)
+    # More places of the same entry, each of other passages: ten results are ten places.
+    assert {h.id for h in hits} == {whole.id}
+    assert_distinct_places(hits)
     # The id reads the entry whole: every part, in order.
     [read] = mem.search(whole.id)
     for n in range(3):
@@ -311,10 +316,23 @@ def test_a_match_in_a_chunk_of_an_archived_text_shows_its_section(mem: Memory) -
 
     [hit] = mem.search("zebra", agent="ada")
     assert (hit.id, hit.title, hit.text, hit.spans) == (record.id, "Cache keys", first, ())
-    [hit] = mem.search("mondays")  # a long section: its passages that match, not all of it
-    assert hit.spans and "Tag on Mondays." in hit.text and len(hit.text) < len(second) / 4
-    for start, end in hit.spans:
-        assert second[start:end].strip() in hit.text
+    hits = mem.search("mondays")  # a long section: its passages that match, not all of it
+    for hit in hits:
+        assert hit.spans and "Tag on Mondays." in hit.text and len(hit.text) < len(second) / 4
+        for start, end in hit.spans:
+            assert second[start:end].strip() in hit.text
+    assert_distinct_places(hits)
+
+
+def assert_distinct_places(hits: list[SearchHit]) -> None:
+    """No two results show one passage of an entry: what two show both is a short line that
+    introduces each (a heading)."""
+    shown: dict[str, set[tuple[int, int]]] = {}
+    for hit in hits:
+        spans = set(hit.spans)
+        again = spans & shown.get(hit.id, set())
+        assert spans - again and all(b - a < 40 for a, b in again)
+        shown.setdefault(hit.id, set()).update(spans)
 
 
 # --- several scopes in one query --------------------------------------------------------------

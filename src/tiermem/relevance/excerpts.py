@@ -61,7 +61,7 @@ def of(
     # Each passage with the line that introduces it: a lead-in never stands alone.
     leads = {lead for i in chosen if (lead := found[i][3]) is not None}
     spans = tuple(sorted({*leads, *((found[i][0], found[i][1]) for i in chosen)}))
-    text = _shown(doc.text, spans)
+    text = shown_text(doc.text, spans)
     return Excerpt(text, spans, max(1, round(len(text) * per_char)))
 
 
@@ -91,9 +91,9 @@ def _chosen(
     return sorted(chosen)
 
 
-def _shown(text: str, spans: Sequence[tuple[int, int]]) -> str:
+def shown_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """The entry's title line and its shown passages, `…` where text was left out."""
-    lines = [text[: passages.body_start(text)].rstrip("\n")]
+    lines = [text[: passages.body_start(text)].rstrip("\r\n")]
     end = passages.body_start(text)
     for start, stop in spans:
         if text[end:start].strip():

@@ -10,6 +10,7 @@ parts only suggest.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _RUN = re.compile(r"[^\W_]+")
@@ -68,6 +69,7 @@ def terms(text: str, question: bool | None = None) -> list[str]:
     return kept or found
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A word without its common English endings, to match `rendering` with `renders`."""
     for ending in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):

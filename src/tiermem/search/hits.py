@@ -1,9 +1,11 @@
-"""Search: BM25 over every tier and the archive, each result a whole entry, each text once.
+"""Search: BM25 over every tier and the archive, each result a place, each text once.
 
-A match in one part of a long entry returns the whole entry, and a match in a chunk of an
-archived text returns its whole section. One text kept in several places (a decision
-repeated by a union merge, or kept both in the archive and as an entry) shows once, from
-the tier that holds it in its most finished form.
+The index finds entries: a match in one part of a long entry finds the whole entry, and a
+match in a chunk of an archived text its whole section. One text kept in several places (a
+decision repeated by a union merge, or kept both in the archive and as an entry) counts
+once, from the tier that holds it in its most finished form. What a result shows is a place
+in one of those entries (`relevance.places`): the passages that answer, with the ones
+around them; a long entry may give two places, never one passage twice.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit
-from ..relevance import candidates, excerpts, words
+from ..relevance import candidates, excerpts, places, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
 from ..relevance.words import gist
@@ -36,11 +38,13 @@ _REPEAT_BODY_CHARS = 40
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SENTENCE_CHARS = 20
 SHOWN_SHARE = 0.6
+# The entries a search reads its places from, at least.
+POOL = 40
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A result: the entry it ranks, and what it shows of it (see `relevance.excerpts`)."""
+    """A result: the entry it lies in, and what it shows of it (see `relevance.places`)."""
 
     hit: Hit
     excerpt: Excerpt
@@ -53,8 +57,8 @@ def search(
 
     With an agent, the search covers that agent's memory, the team's (the decisions and
     policies every agent works under) and the whole wiki, ranked for that agent. A query of
-    nothing but entry ids reads those entries, whole; any other query shows the passages of
-    a long entry that match it.
+    nothing but entry ids reads those entries, whole; any other query shows places: the
+    passages that match it with their neighbours, a short entry whole.
     """
     ctx.sync()
     owners = None if agent is None else sorted({agent, TEAM})
@@ -63,12 +67,16 @@ def search(
         docs = _by_ids(ctx, ids, owners, tiers)
         hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
         return [Found(h, excerpts.of(h.doc, (), whole=True)) for h in hits]
-    pool = 2 * limit + 10  # room for repeats and parts folded away, and for the ranking
+    # Room for repeats and parts folded away, and for the places: as many entries for any
+    # small limit, so that a page of results begins the longer list (paging asks for more).
+    pool = max(POOL, 2 * limit + 10)
     while True:
         found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
-        hits, used = _results(ctx, ctx.ranker.rank(found, agent), limit)
-        if len(hits) == limit or len(found) < pool:
-            return _excerpts(query, _used(ctx, (hits, used)))
+        hits, held = _distinct(ctx, ctx.ranker.rank(found, agent))
+        shown = _places(query, hits, limit)
+        if len(shown) == limit or len(found) < pool:
+            use.mark_used(ctx, [d for f in _entries(shown) for d in held[f.hit.doc.id]])
+            return shown
         pool *= 4  # so many repeats that the pool ran short: look further
 
 
@@ -115,12 +123,17 @@ def _by_ids(
     return sorted(docs, key=lambda d: order.get(d.parent or d.id, len(order)))
 
 
-def _excerpts(query: str, hits: list[Hit]) -> list[Found]:
-    """Each result with what it shows: whole when the query names it by its title."""
+def _places(query: str, hits: list[Hit], limit: int) -> list[Found]:
+    """The best places in the entries found (see `relevance.places`); an entry the query
+    names by its title shows whole."""
     terms = words.terms(query)
-    named = set(candidates.named([Candidate(h.doc, 1.0) for h in hits], terms))
-    weights = excerpts.rarity([h.doc.text for h in hits], terms)
-    return [Found(h, excerpts.of(h.doc, terms, h.doc.id in named, weights)) for h in hits]
+    named = frozenset(candidates.named([Candidate(h.doc, 1.0) for h in hits], terms))
+    return [Found(p.hit, p.excerpt) for p in places.best(query, hits, limit, named)]
+
+
+def _entries(found: list[Found]) -> list[Found]:
+    """Each entry once, among results that may show two places of one."""
+    return list({f.hit.doc.id: f for f in found}.values())
 
 
 def entry_ids(query: str) -> list[str]:
@@ -139,9 +152,17 @@ def _used(ctx: Context, found: tuple[list[Hit], list[Doc]]) -> list[Hit]:
 
 def _results(ctx: Context, ranked: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
     """The first `limit` distinct results, and every document they hold."""
+    hits, held = _distinct(ctx, ranked)
+    kept = unshown(hits)[:limit]
+    return kept, [doc for hit in kept for doc in held[hit.doc.id]]
+
+
+def _distinct(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[Doc]]]:
+    """The distinct entries found, whole, in rank order, and the documents each holds (an
+    archived text a summary above it repeats is kept: its places show what the summary
+    left out, and `relevance.places` shows no passage twice)."""
     wholes, held = _wholes(ctx, ranked)
-    hits = unshown(once(wholes))[:limit]
-    return hits, [doc for hit in hits for doc in held[hit.doc.id]]
+    return once(wholes), held
 
 
 def _wholes(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[Doc]]]:

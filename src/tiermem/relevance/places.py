@@ -1,0 +1,232 @@
+"""Places: what a search shows, the passages that answer with what they need around them.
+
+A search ranks entries (BM25 over the index, then the `Ranker`); what it shows of them are
+places. A place is a passage that matches the question with its neighbours: the turns
+before and after a matching turn (the question asked before an answer, the answer after a
+question), a decision's reason beside it. Passages are scored against the question within
+the entries found, and a passage among matching neighbours scores higher than one alone,
+so a place grows where the text keeps answering. Ten results are ten places: no two share
+a passage, and a passage whose sentence is already shown elsewhere (a summary's sentence in
+the note it came from) is not shown again. A long entry may give two places; a short one
+shows whole, as does an entry the question names by its title.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..index import passages
+from ..index.protocol import Hit
+from . import excerpts, words
+from .excerpts import Excerpt
+
+# What one place shows at most, in tokens: ten places stay within about 2,500 tokens.
+PLACE_TOKENS = 260
+# Passages kept before and after the matching one while they fit PLACE_TOKENS: after first,
+# as an answer follows its question and a reason its decision.
+BEFORE = 3
+AFTER = 5
+# A passage's neighbours lend it their score, this share per step away (up to REACH steps).
+NEIGHBOUR_SHARE = 0.5
+REACH = 3
+# How much the entry's own rank weighs beside its passage's match (the rest is the match).
+ENTRY_SHARE = 0.5
+# BM25's saturation and length normalisation, over passages.
+K1 = 1.2
+B = 0.75
+# Sentences shorter than this ("Thanks!") are too common to say that a passage repeats one
+# already shown.
+_REPEAT_CHARS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A result: the entry it lies in (scored by the place) and what it shows of it."""
+
+    hit: Hit
+    excerpt: Excerpt
+
+
+@dataclass(frozen=True, slots=True)
+class _Passages:
+    """One entry's passages, how well each matches, and its rank among the entries."""
+
+    hit: Hit
+    spans: list[passages.Span]
+    match: list[float]
+    entry: float  # the entry's score over the best entry's, 0..1
+    tokens_per_char: float
+
+
+def best(
+    query: str, hits: Sequence[Hit], limit: int, whole: frozenset[str] = frozenset()
+) -> list[Place]:
+    """The `limit` best places in these entries (ranked best first) for a query; entries
+    whose ids are in `whole` show whole."""
+    terms = words.terms(query)
+    weights = excerpts.rarity([h.doc.text for h in hits], terms)
+    top = max((h.score for h in hits), default=0.0) or 1.0
+    entries = [_scored(h, terms, weights, h.score / top) for h in hits]
+    return _chosen(entries, limit, whole)
+
+
+def _scored(
+    hit: Hit, terms: Sequence[str], weights: Mapping[str, float], entry: float
+) -> _Passages:
+    text = hit.doc.text
+    spans = passages.spans(text)
+    counts = [_stems(text[a:b]) for a, b, _, _ in spans]
+    mean = sum(sum(c.values()) for c in counts) / max(1, len(counts))
+    keys = [(words.stem(t), weights.get(t, 1.0) * (2 if words.is_name(t) else 1)) for t in terms]
+    match = [_bm25(c, keys, mean) for c in counts]
+    return _Passages(hit, spans, match, max(0.0, entry), hit.doc.tokens / max(1, len(text)))
+
+
+@functools.lru_cache(maxsize=16384)
+def _stems(text: str) -> Counter[str]:
+    """A passage's stems, counted (cached: a server asks of the same passages again; never
+    changed by a caller)."""
+    return Counter(words.stem(w) for w in words.words(text))
+
+
+def _bm25(counts: Counter[str], keys: Sequence[tuple[str, float]], mean: float) -> float:
+    length = sum(counts.values()) or 1
+    norm = K1 * (1 - B + B * length / (mean or 1))
+    return sum(w * n * (K1 + 1) / (n + norm) for key, w in keys if (n := counts.get(key, 0)))
+
+
+def _centres(entries: Sequence[_Passages]) -> Iterator[tuple[float, int, int]]:
+    """(score, entry, passage) of every passage a place could be centred on, best first;
+    an entry none of whose passages matches (found by its title) offers its first."""
+    found = []
+    for e, entry in enumerate(entries):
+        weight = (1 - ENTRY_SHARE) + ENTRY_SHARE * entry.entry
+        region = _regions(entry.match)
+        matched = [(r * weight, e, i) for i, r in enumerate(region) if entry.match[i] > 0]
+        if not matched and entry.spans:
+            matched = [(0.0, e, 0)]
+        found += matched
+    return iter(sorted(found, key=lambda c: (-c[0], c[1], c[2])))
+
+
+def _regions(match: Sequence[float]) -> list[float]:
+    """Each passage's match plus its neighbours', less each step away."""
+    return [
+        sum(
+            match[j] * NEIGHBOUR_SHARE ** abs(j - i)
+            for j in range(max(0, i - REACH), min(len(match), i + REACH + 1))
+        )
+        for i in range(len(match))
+    ]
+
+
+def _chosen(entries: Sequence[_Passages], limit: int, whole: frozenset[str]) -> list[Place]:
+    taken: dict[int, set[int]] = {}
+    shown: set[str] = set()
+    places: list[Place] = []
+    for score, e, i in _centres(entries):
+        if len(places) >= limit:
+            break
+        entry = entries[e]
+        used = taken.setdefault(e, set())
+        if i in used or (used and _whole(entry, whole)):
+            continue
+        window = _window(entry, i, used, shown, whole)
+        if not window:
+            continue
+        used.update(window)
+        shown.update(_sentences(entry, window))
+        places.append(_place(entry, window, score, whole))
+    return places
+
+
+def _whole(entry: _Passages, whole: frozenset[str]) -> bool:
+    return entry.hit.doc.id in whole or entry.hit.doc.tokens <= excerpts.EXCERPT_TOKENS
+
+
+def _window(
+    entry: _Passages, centre: int, used: set[int], shown: set[str], whole: frozenset[str]
+) -> list[int]:
+    """The passages a place centred here shows: all of a short entry; else the centre, then
+    the ones after and before it in turn while they fit PLACE_TOKENS, never one another
+    place shows, nor one whose text is shown already."""
+    if _whole(entry, whole):
+        return list(range(len(entry.spans)))
+    fresh = [
+        j
+        for j in range(len(entry.spans))
+        if j not in used and (j == centre or not _repeats(entry, j, shown))
+    ]
+    if centre not in fresh or _repeats(entry, centre, shown):
+        return []
+    window, spent = [centre], _cost(entry, centre)
+    for j in _outward(centre, len(entry.spans)):
+        if j not in fresh:
+            continue
+        cost = _cost(entry, j)
+        if spent + cost <= PLACE_TOKENS and (j + 1 in window or j - 1 in window):
+            window.append(j)
+            spent += cost
+    return sorted(window)
+
+
+def _outward(centre: int, count: int) -> Iterator[int]:
+    """The neighbours a window may take, in the order it takes them: after, before, after..."""
+    for step in range(1, max(AFTER, BEFORE) + 1):
+        if step <= AFTER and centre + step < count:
+            yield centre + step
+        if step <= BEFORE and centre - step >= 0:
+            yield centre - step
+
+
+def _echoes(lead: str, said: set[str]) -> bool:
+    """Whether a line that introduces passages says nothing they do not (a note's title made
+    of its first words, over that first line): then it is left out. One word may differ
+    (its label, `Note:`), and a title cut short (`…`) ends in part of a word."""
+    cut = lead.rstrip()
+    if cut.endswith("…"):
+        cut = cut[:-1].rsplit(None, 1)[0] if " " in cut.strip() else cut[:-1]
+    heard = words.words(cut)
+    return len(heard) > 1 and sum(w not in said for w in heard) <= 1
+
+
+def _cost(entry: _Passages, j: int) -> float:
+    """A passage's tokens (the lines that introduce it are shown over it, and not counted:
+    the room is for what answers)."""
+    start, end, _, _ = entry.spans[j]
+    return (end - start) * entry.tokens_per_char
+
+
+def _repeats(entry: _Passages, j: int, shown: set[str]) -> bool:
+    key = _key(entry, j)
+    return len(key) >= _REPEAT_CHARS and key in shown
+
+
+def _key(entry: _Passages, j: int) -> str:
+    start, end, _, _ = entry.spans[j]
+    return words.gist(entry.hit.doc.text[start:end])
+
+
+def _sentences(entry: _Passages, window: Sequence[int]) -> set[str]:
+    return {key for j in window if len(key := _key(entry, j)) >= _REPEAT_CHARS}
+
+
+def _place(entry: _Passages, window: Sequence[int], score: float, whole: frozenset[str]) -> Place:
+    doc = entry.hit.doc
+    if _whole(entry, whole):
+        return Place(Hit(doc, score), Excerpt(doc.text, (), doc.tokens))
+    shown = [(entry.spans[j][0], entry.spans[j][1]) for j in window]
+    said = set(words.words(" ".join(doc.text[a:b] for a, b in shown)))
+    leads = {
+        lead
+        for j in window
+        if (lead := entry.spans[j][3]) is not None and not _echoes(doc.text[slice(*lead)], said)
+    }
+    spans = tuple(sorted({*leads, *shown}))
+    text = excerpts.shown_text(doc.text, spans)
+    tokens = max(1, math.ceil(len(text) * entry.tokens_per_char))
+    return Place(Hit(doc, score), Excerpt(text, spans, tokens))
