@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from tiermem.index import passages
 from tiermem.index.passages import Passage
-from tiermem.index.protocol import Doc
-from tiermem.relevance import candidates, engine, excerpts, packing, query, words
+from tiermem.index.protocol import Doc, Hit
+from tiermem.relevance import candidates, engine, excerpts, packing, places, query, words
 from tiermem.relevance.candidates import Candidate
 from tiermem.relevance.scoring import Piece
 
@@ -241,20 +241,21 @@ def test_a_label_title_has_no_marks_no_date_and_no_cut_word(title: str, shown: s
     assert engine.short_title(title, text) == shown
 
 
-def test_an_excerpt_shows_the_rare_matching_lines_with_gaps_marked() -> None:
+def test_a_place_shows_the_rare_matching_line_and_its_neighbours_with_gaps_marked() -> None:
     lines = [f"Caroline: line {n} about the weather and nothing else." for n in range(60)]
     lines[40] = "Caroline: I joined the LGBTQ support group on Tuesday."
     text = "Session\n" + "\n".join(lines)
     d = Doc("a-0123456789-0123456789", "archive", "ada", "a.md", "Session", text, tokens=900)
-    terms = words.terms("When did Caroline go to the LGBTQ support group?")
-    weights = excerpts.rarity([text], terms)
+    query = "When did Caroline go to the LGBTQ support group?"
+    weights = excerpts.rarity([text], words.terms(query))
     assert weights["lgbtq"] > weights["caroline"]
-    shown = excerpts.of(d, terms, weights=weights)
-    assert "LGBTQ support group" in shown.text and shown.spans
+    [shown] = [p.excerpt for p in places.best(query, [Hit(d, 1.0)], 1)]
+    assert "LGBTQ support group" in shown.text and "line 39 " in shown.text  # the turn before
     assert shown.text.startswith("Session\n") and "\n…\n" in shown.text
-    assert shown.tokens <= excerpts.EXCERPT_TOKENS + 30 < d.tokens
+    assert shown.tokens <= places.PLACE_TOKENS + 30 < d.tokens
     assert all(text[a:b] in shown.text for a, b in shown.spans)
-    assert excerpts.of(d, terms, whole=True).text == text
+    [named] = places.best(query, [Hit(d, 1.0)], 1, whole=frozenset({d.id}))
+    assert named.excerpt.text == text
 
 
 def test_a_title_of_marks_alone_is_labelled_untitled() -> None:

@@ -154,4 +154,3 @@ def _term_weights(weights: Sequence[float], matched: Sequence[Sequence[int]]) ->
     n = len(matched)
     df = Counter(i for line in matched for i in line)
     return [w * math.log(1.0 + (n + 1) / (df[i] + 0.5)) for i, w in enumerate(weights)]
-

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit
-from ..relevance import candidates, excerpts, places, words
+from ..relevance import candidates, places, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
 from ..relevance.words import gist
@@ -66,7 +66,7 @@ def search(
     if ids := entry_ids(query):
         docs = _by_ids(ctx, ids, owners, tiers)
         hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
-        return [Found(h, excerpts.of(h.doc, (), whole=True)) for h in hits]
+        return [Found(h, Excerpt(h.doc.text, (), h.doc.tokens)) for h in hits]
     # Room for repeats and parts folded away, and for the places: as many entries for any
     # small limit, so that a page of results begins the longer list (paging asks for more).
     pool = max(POOL, 2 * limit + 10)
