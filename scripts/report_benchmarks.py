@@ -84,15 +84,18 @@ def _probe_table(results: dict[str, Any], mode: str) -> list[str]:
 
 
 def _forward_table(results: dict[str, Any]) -> list[str]:
+    """Forward coverage carried in prose (METRICS.md), raw beside tiermem's, with the prompts'
+    fact-list lines and fragments."""
     header = [
         "corpus",
         "probes",
-        "tiermem",
+        "tiermem raw / in prose",
         "recent",
         "bm25",
         "oracle",
         "all",
         "ratio",
+        "fact-list lines / fragments",
         "tokens p50 / p90",
         "all tokens p50",
         "wins / losses",
@@ -102,13 +105,15 @@ def _forward_table(results: dict[str, Any]) -> list[str]:
         f = figures.get("forward")
         if not f:
             continue
-        c = f["coverage"]
+        raw, prose = f["coverage"], f["coverage_in_prose"]
         rows.append(
             [
                 SHORT.get(name, name),
                 f["probes"],
-                *(_pct(c[k]) for k in ("tiermem", "recent", "bm25", "oracle", "everything")),
+                f"{_pct(raw['tiermem'])} / {_pct(prose['tiermem'])}",
+                *(_pct(prose[k]) for k in ("recent", "bm25", "oracle", "everything")),
                 f"{f['ratio_to_best_baseline']:.2f}",
+                f"{f['fact_list_lines']:.1%} / {f['fragments']:.1%}",
                 f"{f['tokens_median']:.0f} / {f['tokens_p90']:.0f}",
                 f"{f['everything_tokens_median']:,.0f}",
                 f"{f['wins']} / {f['losses']}",
