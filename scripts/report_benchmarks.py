@@ -231,6 +231,38 @@ def _scribe_table(results: dict[str, Any]) -> list[str]:
     return _table(header, rows)
 
 
+def _readability_table(results: dict[str, Any]) -> list[str]:
+    """What Scribe wrote, read as an agent reads it (METRICS.md, "Scribe quality")."""
+    header = [
+        "corpus",
+        "cold + wiki lines",
+        "fact-list lines",
+        "titles",
+        "title defects",
+        "summaries",
+        "retention raw / in prose (median)",
+        "greedy cover of whole sentences (median)",
+    ]
+    rows = []
+    for name, f in results["corpora"].items():
+        r = f.get("readability")
+        if not r:
+            continue
+        rows.append(
+            [
+                SHORT.get(name, name),
+                r["lines"],
+                r["fact_list_lines"],
+                r["titles"],
+                r["title_defects"],
+                r["summaries"],
+                f"{_pct(r['retention_median'])} / {_pct(r['retention_in_prose_median'])}",
+                _pct(r["greedy_cover_median"]),
+            ]
+        )
+    return _table(header, rows)
+
+
 def _speed_table(speed: dict[str, Any]) -> list[str]:
     keys = [
         ("search_p50_ms", "search p50 ms"),
@@ -374,6 +406,7 @@ def main(argv: list[str]) -> int:
         ceiling_table="\n".join(_ceiling_table(results)),
         adoption_table="\n".join(_adoption_table(results)),
         scribe_table="\n".join(_scribe_table(results)),
+        readability_table="\n".join(_readability_table(results)),
         curve_table="\n".join(_curve_table(results)),
         speed_table="\n".join(_speed_table(speed)) if speed else "(not measured)",
         speed_load=(
