@@ -52,6 +52,9 @@ def test_a_heading_shown_as_a_lead_is_bold_text() -> None:
         ("2026-03-06 session: 2026-03-05 — Encoding-aware glyphs", "Encoding-aware glyphs"),
         ("### Retry cap (2026-03-02)", "Retry cap"),
         ("Keep `snake_case` names _as written_", "Keep `snake_case` names as written"),
+        ("📌 2026-03-05T00:30:00Z: Readiness assessment", "Readiness assessment"),
+        ("| 2026-03-21 | Issue #528 — token cache |", "Issue #528 — token cache"),
+        ("📌 Pinned note", "📌 Pinned note"),
     ],
 )
 def test_a_clean_title_has_no_marks_and_no_date(title: str, clean: str) -> None:

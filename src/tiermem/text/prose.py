@@ -137,6 +137,8 @@ _LEADING_DATE = re.compile(
     re.IGNORECASE,
 )
 _TRAILING_DATE = re.compile(r"\s*[(\[]\d{4}-\d\d(?:-\d\d)?[)\]]\s*$")
+# Marks before a leading date: a table row's pipe, a pin or a check mark ("📌 2026-03-05: …").
+_BEFORE_DATE = re.compile(r"^[^\w(\[]+(?=\(?\d{4}-\d\d)")
 
 
 def strip_emphasis(text: str) -> str:
@@ -149,7 +151,8 @@ def clean_title(text: str, limit: int = TITLE_CHARS) -> str:
     leading or trailing date (the entry carries its own), cut at a word with `…`."""
     title = " ".join(strip_emphasis(text.strip().lstrip("#")).split())
     for _ in range(3):  # "2026-03-06 session: - 2026-03-05 — Title"
-        title = _LEADING_DATE.sub("", LIST_MARK.sub("", title), count=1).strip()
+        title = _BEFORE_DATE.sub("", LIST_MARK.sub("", title), count=1)
+        title = _LEADING_DATE.sub("", title, count=1).strip()
     title = _TRAILING_DATE.sub("", title).strip(" :—–-|")
     return cut_at_word(title, limit)
 
