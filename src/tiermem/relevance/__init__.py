@@ -7,7 +7,8 @@ sentences, cut once when indexed), scored against the task, the agent's current 
 the team's concrete facts (`scoring`), and packed into the room a prompt has (`packing`),
 each group of passages under a short label of its entry so the reader can ask for the entry
 whole. The policies that bear on a task are pinned ahead of them (`pinning`), and the
-situation read from the task weighs the tiers (`situation`).
+situation read from the task weighs the tiers (`situation`). What a search result shows of
+the entries it found is a place, a matching passage with its neighbours (`places`).
 
 The `Ranker` (`ranking`) is the part a caller can swap: how much an entry counts for the
 asking agent and the order hits are offered in. It changes the order of search results,
