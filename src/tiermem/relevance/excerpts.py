@@ -6,7 +6,8 @@ rare each of a query's terms is among the lines of the texts found.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..index import passages
@@ -15,6 +16,12 @@ from . import words
 # An entry up to this many tokens shows whole (see `places`).
 EXCERPT_TOKENS = 240
 GAP = "…"
+# A summary picks its sentences from the text it summarises: once that text is shown, a text
+# whose sentences are mostly already there tells the reader little. Sentences shorter than
+# this ("Thanks, sounds good!") are too common to say where they come from.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_CHARS = 20
+SHOWN_SHARE = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +31,15 @@ class Excerpt:
     text: str
     spans: tuple[tuple[int, int], ...] = ()
     tokens: int = 0
+
+
+def mostly_shown(text: str, shown: Collection[str]) -> bool:
+    """Whether most of a text's sentences are in texts already shown (given as gists)."""
+    if not shown:
+        return False
+    said = [s for s in (words.gist(p) for p in _SENTENCE.split(text)) if len(s) >= SENTENCE_CHARS]
+    again = sum(1 for s in said if any(s in t for t in shown))
+    return bool(said) and again >= SHOWN_SHARE * len(said)
 
 
 def rarity(texts: Sequence[str], terms: Sequence[str]) -> dict[str, float]:

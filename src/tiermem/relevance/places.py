@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,12 +41,6 @@ ENTRY_SHARE = 0.7
 # BM25's saturation and length normalisation, over passages.
 K1 = 1.2
 B = 0.75
-# Sentences shorter than this ("Thanks!") are too common to say that a passage repeats one
-# already shown.
-_REPEAT_CHARS = 20
-# An archived text shown whole is left out when this share of its sentences is shown already.
-REPEATED_SHARE = 0.6
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,19 +162,14 @@ def _window(
     the ones after and before it in turn while they fit PLACE_TOKENS, never one another
     place shows, nor one whose text is shown already."""
     if _whole(entry, whole):
-        if entry.hit.doc.tier == "archive" and _repeated(entry.hit.doc.text, shown):
+        if entry.hit.doc.tier == "archive" and excerpts.mostly_shown(entry.hit.doc.text, shown):
             return []  # archived text whose sentences are shown already (a summary's source)
         return list(range(len(entry.spans)))
-    fresh = [
-        j
-        for j in range(len(entry.spans))
-        if j not in used and (j == centre or not _repeats(entry, j, shown))
-    ]
-    if centre not in fresh or _repeats(entry, centre, shown):
+    if centre in used or _repeats(entry, centre, shown):
         return []
     window, spent = [centre], _cost(entry, centre)
     for j in _outward(centre, len(entry.spans)):
-        if j not in fresh:
+        if j in used or _repeats(entry, j, shown):
             continue
         cost = _cost(entry, j)
         if spent + cost <= PLACE_TOKENS and (j + 1 in window or j - 1 in window):
@@ -219,14 +207,7 @@ def _cost(entry: _Passages, j: int) -> float:
 
 def _repeats(entry: _Passages, j: int, shown: set[str]) -> bool:
     key = _key(entry, j)
-    return len(key) >= _REPEAT_CHARS and key in shown
-
-
-def _repeated(text: str, shown: set[str]) -> bool:
-    """Whether most of a text's sentences are in passages already shown."""
-    said = [s for s in (words.gist(p) for p in _SENTENCE.split(text)) if len(s) >= _REPEAT_CHARS]
-    again = sum(1 for s in said if any(s in key for key in shown))
-    return bool(said) and again >= REPEATED_SHARE * len(said)
+    return len(key) >= excerpts.SENTENCE_CHARS and key in shown
 
 
 def _key(entry: _Passages, j: int) -> str:
@@ -235,7 +216,7 @@ def _key(entry: _Passages, j: int) -> str:
 
 
 def _sentences(entry: _Passages, window: Sequence[int]) -> set[str]:
-    return {key for j in window if len(key := _key(entry, j)) >= _REPEAT_CHARS}
+    return {key for j in window if len(key := _key(entry, j)) >= excerpts.SENTENCE_CHARS}
 
 
 def _place(entry: _Passages, window: Sequence[int], score: float, whole: frozenset[str]) -> Place:

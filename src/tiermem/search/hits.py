@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit
-from ..relevance import candidates, places, words
+from ..relevance import candidates, excerpts, places, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
 from ..relevance.words import gist
@@ -32,12 +32,6 @@ _FINISHED = ("wiki", "cold", "hot", "archive")
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this
 # ("Done.") is too common to say that two texts are one.
 _REPEAT_BODY_CHARS = 40
-# A summary picks its sentences from the text it summarises: once that text is shown, a result
-# whose sentences are mostly already there tells the reader little. Sentences shorter than
-# this ("Thanks, sounds good!") are too common to say where they come from.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_SENTENCE_CHARS = 20
-SHOWN_SHARE = 0.6
 # The entries a search reads its places from, at least.
 POOL = 40
 
@@ -204,7 +198,8 @@ def once(found: list[Hit]) -> list[Hit]:
 
 
 def unshown(found: list[Hit]) -> list[Hit]:
-    """The hits in rank order, less archived texts that the hits above them already show.
+    """The hits in rank order, less archived texts that the hits above them already show
+    (`excerpts.mostly_shown`).
 
     An entry of a tier is always kept: it is the finished form, and the use a search records
     keeps it from expiring.
@@ -212,19 +207,10 @@ def unshown(found: list[Hit]) -> list[Hit]:
     kept: list[Hit] = []
     shown: list[str] = []
     for hit in found:
-        if hit.doc.tier != "archive" or not shows(shown, hit.doc.text):
+        if hit.doc.tier != "archive" or not excerpts.mostly_shown(hit.doc.text, shown):
             kept.append(hit)
             shown.append(gist(hit.doc.text))
     return kept
-
-
-def shows(shown: list[str], text: str) -> bool:
-    """Whether most of a text's sentences are in texts already shown (as gists)."""
-    if not shown:
-        return False
-    sentences = [s for s in (gist(p) for p in _SENTENCE.split(text)) if len(s) >= _SENTENCE_CHARS]
-    repeated = sum(1 for s in sentences if any(s in t for t in shown))
-    return bool(sentences) and repeated >= SHOWN_SHARE * len(sentences)
 
 
 def _most_finished(group: list[Hit]) -> Hit:
