@@ -19,7 +19,7 @@ from reliability import child_env, cli
 from tiermem.bench.generated import NOW as GENERATED_NOW
 from tiermem.bench.generated import generate
 from tiermem.index import fts, matching, rows, schema, sync
-from tiermem.index.protocol import Doc
+from tiermem.index.protocol import Doc, Scope
 from tiermem.index.tokens import O200K
 from tiermem.memory import Memory
 from tiermem.storage import files
@@ -286,7 +286,7 @@ def test_figures_over_a_bulk_index_count_every_document(
 def test_passages_of_a_file_whose_stamp_moved_are_derived_again(tmp_path: Path) -> None:
     mem = _bulk_store(tmp_path / "store")
     db = _index(mem).db
-    [doc] = mem.context.index.search("release", agent=None, limit=1)
+    [doc] = mem.context.index.search("release", limit=1)
     rel = doc.doc.path
     db.execute("UPDATE docs SET passages='[[0,1,0,[]]]' WHERE path=?", (rel,))
     os.utime(mem.context.layout.root / rel)  # the same content, a new stamp
@@ -324,7 +324,7 @@ def test_sqlite_makes_the_owner_terms_python_makes(agent: str, tier: str) -> Non
     for rowid, doc in ((1, mine), (2, other)):
         db.execute(schema.INSERT_TERMS, (rowid, *schema.terms(doc)))
     for whole_wiki in (False, True):
-        match = matching.match('"words"', [agent], whole_wiki)
+        match = matching.match('"words"', Scope(agents=(agent,), whole_wiki=whole_wiki))
         found = db.execute("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", (match,))
         assert [r[0] for r in found] == [1]
     db.close()

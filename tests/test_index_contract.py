@@ -5,6 +5,7 @@ run on the fake, with no SQLite file ever made."""
 
 from __future__ import annotations
 
+import inspect
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,10 +53,12 @@ def test_both_look_up_by_id_entry_and_date_alike(pair: tuple[Index, Index, Memor
     ids = [d.id for d in real.docs()][::-1]
     assert fake.by_ids(ids) == real.by_ids(ids)
     owners = ["flight"]
-    assert fake.by_ids(ids, owners, ["hot", "wiki"], True) == real.by_ids(
-        ids, owners, ["hot", "wiki"], True
-    )
-    assert fake.by_ids(ids, owners, ["hot", "wiki"]) == real.by_ids(ids, owners, ["hot", "wiki"])
+    for scope in (
+        Scope(("hot", "wiki"), owners, whole_wiki=True),
+        Scope(("hot", "wiki"), owners),
+        Scope(active_only=True),
+    ):
+        assert fake.by_ids(ids, scope) == real.by_ids(ids, scope) != []
     for parent in {d.parent for d in real.docs() if d.parent}:
         assert fake.parts(parent) == real.parts(parent) != []
     for agent in ("eecom", "flight", None):
@@ -83,10 +86,11 @@ def test_both_find_the_same_changes_in_a_sync_and_a_check(
 def test_both_search_within_the_same_scopes(pair: tuple[Index, Index, Memory]) -> None:
     real, fake, _ = pair
     for index in (real, fake):
-        [top] = index.search("semver", tiers=["cold", "wiki"], limit=1)
+        [top] = index.search("semver", Scope(tiers=("cold", "wiki")), limit=1)
         assert top.doc.tier == "wiki" and "semver" in top.doc.text and top.score > 0
-        assert {h.doc.tier for h in index.search("release login", tiers=["wiki"])} == {"wiki"}
-        owned = index.search("release login fix", agent="eecom", whole_wiki=True)
+        wiki = Scope(tiers=("wiki",))
+        assert {h.doc.tier for h in index.search("release login", wiki)} == {"wiki"}
+        owned = index.search("release login fix", Scope(agents=("eecom",), whole_wiki=True))
         assert all(h.doc.agent == "eecom" or h.doc.tier == "wiki" for h in owned)
         assert {h.doc.agent for h in owned} == {"eecom", "flight"}  # flight wrote the page
         assert index.search("zzzyzx") == [] == index.search("release", limit=0)
@@ -95,6 +99,21 @@ def test_both_search_within_the_same_scopes(pair: tuple[Index, Index, Memory]) -
         for scope, hits in zip(scopes, found, strict=True):
             assert hits and all(scope.holds(h.doc.tier, h.doc.status, h.doc.agent) for h in hits)
             assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+            assert [h.doc for h in index.search("release login reader", scope, 5)] == [
+                h.doc for h in hits
+            ]
+
+
+def test_both_are_asked_in_the_signatures_the_protocol_writes_once() -> None:
+    """The real index and the fake derive from `Index`: a search is asked within a `Scope`,
+    and neither writes a question's signature again (the real one takes its queries' own)."""
+    assert issubclass(FtsIndex, Index) and issubclass(MemoryIndex, Index)
+    assert list(inspect.signature(Index.search).parameters) == ["self", "query", "scope", "limit"]
+    assert list(inspect.signature(Index.by_ids).parameters) == ["self", "ids", "scope"]
+    for question in ("search", "search_each", "by_ids", "docs", "newest", "parts", "totals"):
+        wanted = inspect.signature(getattr(Index, question))
+        assert inspect.signature(getattr(FtsIndex, question)) == wanted, question
+    assert "search" not in vars(MemoryIndex)  # the protocol's: its one ranking, per scope
 
 
 def test_a_store_runs_on_the_fake_without_sqlite(built_store: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tiermem.index.protocol import Scope
 from tiermem.memory import Memory
 from tiermem.storage import archive
 from tiermem.storage import files as tiermem_files
@@ -528,7 +529,7 @@ def test_a_newer_decision_on_the_same_subject_supersedes_the_older(mem: Memory) 
     for flags in ({"include_cold": True}, {"include_wiki": ()}):
         prompt = mem.spawn("ada", "snapshot test runner jsdom", **flags).prompt
         assert "jsdom environment" not in prompt
-    hits = mem.context.index.search("snapshot test runner jsdom", active_only=True)
+    hits = mem.context.index.search("snapshot test runner jsdom", Scope(active_only=True))
     assert old not in [h.doc.id for h in hits]
     assert new in [h.doc.id for h in hits]
     # A second run finds nothing more to supersede.

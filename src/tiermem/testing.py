@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .index.protocol import Doc, Hit, Index, Scope, SyncReport
+from .index.protocol import EVERYWHERE, Doc, Hit, Index, Scope, SyncReport
 from .index.tokens import TokenCounter
 from .storage.layout import Layout
 
@@ -153,7 +153,7 @@ class RecordingIndex:
         self.inner.close()
 
 
-class MemoryIndex:
+class MemoryIndex(Index):
     """A fake index: the store's documents held in a list, searched by counting words.
 
     It reads the files the real index reads, as it reads them (the same parsing, links never
@@ -244,19 +244,6 @@ class MemoryIndex:
         report.changed.append(rel)
         report.conflicts.extend(conflicts)
 
-    def search(
-        self,
-        query: str,
-        agent: str | Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        limit: int = 10,
-        whole_wiki: bool = False,
-    ) -> list[Hit]:
-        """The documents holding any word of the query, most words first."""
-        agents = [agent] if isinstance(agent, str) else list(agent or [])
-        docs = [d for d in self._docs if _in_reach(d, agents, tiers, whole_wiki)]
-        return self._ranked(query, docs, limit)
-
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
         """The best `limit` matches within each scope."""
         return [
@@ -292,18 +279,10 @@ class MemoryIndex:
         asked = ((tier, "tier"), (agent, "agent"), (path, "path"), (cls, "cls"))
         return [d for d in self._docs if all(not v or v == getattr(d, f) for v, f in asked)]
 
-    def by_ids(
-        self,
-        ids: Sequence[str],
-        agent: Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        whole_wiki: bool = False,
-    ) -> list[Doc]:
-        """The documents with these ids, in the order of the ids, in a search's scope."""
+    def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:
+        """The documents of the scope with these ids, in the order of the ids."""
         order = {doc_id: n for n, doc_id in enumerate(ids)}
-        found = [
-            d for d in self._docs if d.id in order and _in_reach(d, agent or [], tiers, whole_wiki)
-        ]
+        found = [d for d in self._docs if d.id in order and scope.holds(d.tier, d.status, d.agent)]
         return sorted(found, key=lambda d: order[d.id])
 
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
@@ -336,15 +315,6 @@ class MemoryIndex:
 
     def close(self) -> None:
         """Nothing is held open."""
-
-
-def _in_reach(
-    doc: Doc, agents: Sequence[str], tiers: Sequence[str] | None, whole_wiki: bool
-) -> bool:
-    """Whether a document is in a search's scope: of the agents (or in the wiki, with
-    `whole_wiki`), of the tiers."""
-    owned = not agents or doc.agent in agents or (whole_wiki and doc.tier == "wiki")
-    return owned and (not tiers or doc.tier in tiers)
 
 
 def _words(text: str) -> list[str]:

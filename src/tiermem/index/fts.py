@@ -10,9 +10,10 @@ and what is derived from a document's text when first read (`derived`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..errors import TiermemError
 from ..storage import files
@@ -20,7 +21,7 @@ from ..storage.layout import Layout
 from . import passages, schema
 from .database import Database, one_line
 from .derived import Derived
-from .protocol import Doc, Hit, Scope, SyncReport
+from .protocol import Index, SyncReport
 from .queries import Queries
 from .rows import Rows
 from .sync import Sync
@@ -29,6 +30,7 @@ from .tokens import TokenCounter
 SCHEMA_VERSION = "18"
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 
 def wanted(counter: TokenCounter) -> str:
@@ -44,7 +46,21 @@ def _unsaid(line: str) -> None:
     """Where notes go when nobody listens."""
 
 
-class FtsIndex:
+def _asked(
+    question: Callable[Concatenate[Queries, _P], _T],
+) -> Callable[Concatenate[FtsIndex, _P], _T]:
+    """A question of `Queries` as a method of the index: asked in one read transaction,
+    SQLite's failures said in one line; its signature and help are the question's."""
+
+    @one_line
+    def asked(index: FtsIndex, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return index._read(question, index._queries, *args, **kwargs)
+
+    functools.update_wrapper(asked, question)
+    return asked
+
+
+class FtsIndex(Index):
     """The index in SQLite FTS5: synced from the files, and searched."""
 
     def __init__(
@@ -110,68 +126,15 @@ class FtsIndex:
 
         return check.drift(self._database)
 
-    @one_line
-    def search(
-        self,
-        query: str,
-        agent: str | Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        limit: int = 10,
-        whole_wiki: bool = False,
-        active_only: bool = False,
-    ) -> list[Hit]:
-        """BM25-ranked documents matching any word of the query (see `Queries.search`);
-        `active_only` leaves out what was superseded or retired."""
-        q = self._queries
-        return self._read(q.search, query, agent, tiers, limit, whole_wiki, active_only)
-
-    @one_line
-    def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
-        """The best `limit` matches within each scope (see `Queries.search_each`)."""
-        return self._read(self._queries.search_each, query, scopes, limit)
-
-    @one_line
-    def docs(
-        self,
-        tier: str | None = None,
-        agent: str | None = None,
-        path: str | None = None,
-        cls: str | None = None,
-    ) -> list[Doc]:
-        """All indexed documents, optionally of one tier, agent, file or class, in file
-        order."""
-        return self._read(self._queries.docs, tier, agent, path, cls)
-
-    @one_line
-    def by_ids(
-        self,
-        ids: Sequence[str],
-        agent: Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        whole_wiki: bool = False,
-    ) -> list[Doc]:
-        """The documents with these ids, in the order of the ids, in a search's scope."""
-        return self._read(self._queries.by_ids, ids, agent, tiers, whole_wiki)
-
-    @one_line
-    def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
-        """The newest active documents of some tiers (of one agent, if named), newest first."""
-        return self._read(self._queries.newest, tiers, agent, limit)
-
-    @one_line
-    def parts(self, parent: str) -> list[Doc]:
-        """The parts of one long entry, or the chunks of one section of an archived text."""
-        return self._read(self._queries.parts, parent)
-
-    @one_line
-    def totals(self) -> list[tuple[str, str, int, int, int]]:
-        """(agent, tier, entries, bytes, tokens), counting whole entries and records."""
-        return self._read(self._queries.totals)
-
-    @one_line
-    def documents(self) -> int:
-        """How many documents the index holds (its parts and chunks each once)."""
-        return self._read(self._queries.documents)
+    # The questions, each asked of `Queries` in one read transaction (see `_read`).
+    search = _asked(Queries.search)
+    search_each = _asked(Queries.search_each)
+    docs = _asked(Queries.docs)
+    by_ids = _asked(Queries.by_ids)
+    newest = _asked(Queries.newest)
+    parts = _asked(Queries.parts)
+    totals = _asked(Queries.totals)
+    documents = _asked(Queries.documents)
 
     @one_line
     def token_counts(self, texts: list[str]) -> list[int]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
-from .protocol import Scope
+from .protocol import EVERYWHERE, Scope
 from .schema import WIKI_TERM, WORDS, owner_term
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -48,36 +49,37 @@ def fts_query(query: str) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def match(words: str, agents: Sequence[str], whole_wiki: bool = False) -> str:
-    """The FTS5 query: any of the words, in a title or text, of one of the agents if named
-    (or of anyone in the wiki, with `whole_wiki`).
+def match(words: str, scope: Scope = EVERYWHERE) -> str:
+    """The FTS5 query: any of the words, in a title or text, of one of the scope's agents if
+    it names some (and of anyone in the wiki, with `whole_wiki`).
 
     FTS5 narrows by agent itself, skipping through the agent's short list of rows. Tier and
     status are left to `search_filter`: their terms would be in most rows, and BM25 reads the
     whole row list of every term in the query to weigh it.
     """
     match = f"{WORDS}: ({words})"
-    if agents:
-        owners = [owner_term(a) for a in agents] + ([WIKI_TERM] if whole_wiki else [])
+    if scope.agents:
+        owners = [owner_term(a) for a in scope.agents] + ([WIKI_TERM] if scope.whole_wiki else [])
         match += f" AND owner: ({' OR '.join(owners)})"
     return match
 
 
-def row_conditions(
-    agents: Sequence[str], tiers: Sequence[str], active_only: bool, whole_wiki: bool = False
-) -> tuple[list[str], list[object]]:
+def row_conditions(scope: Scope) -> tuple[list[str], list[object]]:
     """Conditions on `docs` rows by tier, owner and status, with their arguments."""
     found: list[str] = []
     args: list[object] = []
-    if active_only:
+    if scope.active_only:
         found.append("status=''")
-    for column, values in (("tier", tiers), ("agent", agents)):
+    for column, values in (("tier", scope.tiers), ("agent", scope.agents)):
         if values:
             condition = f"{column} IN ({','.join('?' * len(values))})"
-            if column == "agent" and whole_wiki:
+            if column == "agent" and scope.whole_wiki:
                 condition = f"({condition} OR tier='wiki')"
             found.append(condition)
             args.extend(values)
+    if scope.status:
+        found.append("status=?")
+        args.append(scope.status)
     return found, args
 
 
@@ -93,19 +95,15 @@ def _rowid_filter(conditions: Sequence[str], args: list[object]) -> tuple[str, l
     return f" AND +docs_fts.rowid IN (SELECT rowid FROM docs WHERE {where})", args
 
 
-def search_filter(
-    agents: Sequence[str], tiers: Sequence[str], active_only: bool, whole_wiki: bool = False
-) -> tuple[str, list[object]]:
+def search_filter(scope: Scope) -> tuple[str, list[object]]:
     """The filter of a search by tier and status; by agent only along with those (alone,
     the agents are narrowed by FTS5 itself: see `match`)."""
-    owners = agents if tiers or active_only else []
-    return _rowid_filter(*row_conditions(owners, tiers, active_only, whole_wiki))
+    if not (scope.tiers or scope.active_only or scope.status):
+        scope = replace(scope, agents=())
+    return _rowid_filter(*row_conditions(scope))
 
 
 def scope_condition(scope: Scope) -> tuple[str, list[object]]:
     """The condition on `docs` rows of a scope, with its arguments."""
-    found, args = row_conditions(scope.agents, scope.tiers, scope.active_only)
-    if scope.status:
-        found.append("status=?")
-        args.append(scope.status)
+    found, args = row_conditions(scope)
     return " AND ".join(found) or "1", args

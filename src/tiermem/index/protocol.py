@@ -55,21 +55,28 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """The documents one ranking of `Index.search_each` may return."""
+    """The documents a search may return: of some tiers, of some agents (and, with
+    `whole_wiki`, every wiki document besides theirs), only active ones, of one status.
+    Each field left at its default leaves the documents open on that count."""
 
     tiers: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     active_only: bool = False
     status: str = ""  # only documents of this status (e.g. "superseded"), when given
+    whole_wiki: bool = False  # with `agents`: the wiki's documents too, whoever wrote them
 
     def holds(self, tier: str, status: str, agent: str) -> bool:
         """Whether a document of this tier, status and agent is in the scope."""
+        owned = not self.agents or agent in self.agents or (self.whole_wiki and tier == "wiki")
         return (
-            (not self.tiers or tier in self.tiers)
-            and (not self.agents or agent in self.agents)
+            owned
+            and (not self.tiers or tier in self.tiers)
             and (not self.active_only or not status)
             and (not self.status or status == self.status)
         )
+
+
+EVERYWHERE = Scope()  # every document the index holds
 
 
 @dataclass(slots=True)
@@ -88,7 +95,8 @@ class SyncReport:
 class Index(Protocol):
     """What tiermem asks of a search index: kept in step with the files, searched, and read
     by id, by entry and by date. `fts.FtsIndex` is the one `Memory` opens;
-    `tiermem.testing.MemoryIndex` holds the documents in a list, for tests."""
+    `tiermem.testing.MemoryIndex` holds the documents in a list, for tests. Both derive from
+    it, so each question's signature is written here; a search is asked within a `Scope`."""
 
     def sync(self) -> SyncReport:
         """Bring the index up to date with the files; re-read only what changed."""
@@ -103,18 +111,11 @@ class Index(Protocol):
         """Differences between the index and the files, without changing the index."""
         ...
 
-    def search(
-        self,
-        query: str,
-        agent: str | Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        limit: int = 10,
-        whole_wiki: bool = False,
-    ) -> list[Hit]:
-        """Documents matching any word of the query, best first: of the agents if named
-        (and, with `whole_wiki`, every wiki document besides theirs); equal scores go to the
-        newer document, then to the smaller id."""
-        ...
+    def search(self, query: str, scope: Scope = EVERYWHERE, limit: int = 10) -> list[Hit]:
+        """The best `limit` documents of the scope matching any word of the query, best
+        first; equal scores go to the newer document, then to the smaller id. An index that
+        ranks one scope as it ranks several needs no `search` of its own."""
+        return self.search_each(query, [scope], limit)[0]
 
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
         """The best `limit` matches within each scope, ranked as `search` ranks them, or, for
@@ -131,15 +132,9 @@ class Index(Protocol):
         """All documents, optionally of one tier, agent, file or class, in file order."""
         ...
 
-    def by_ids(
-        self,
-        ids: Sequence[str],
-        agent: Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        whole_wiki: bool = False,
-    ) -> list[Doc]:
-        """The documents with these ids, in the order of the ids (an id held in two files
-        gives both), in the scope `search` gives the same arguments."""
+    def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:
+        """The documents of the scope with these ids, in the order of the ids (an id held in
+        two files gives both)."""
         ...
 
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:

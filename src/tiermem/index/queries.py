@@ -15,7 +15,7 @@ from typing import TypeVar
 from . import matching
 from .database import Database
 from .derived import Derived
-from .protocol import Doc, Hit, Scope
+from .protocol import EVERYWHERE, Doc, Hit, Scope
 from .schema import BM25, DOC_COLUMNS, WORDS
 
 _V = TypeVar("_V")  # what a slice of rows is read for
@@ -65,27 +65,15 @@ class Queries:
         """Drop what was counted of the documents (the index was emptied and filled again)."""
         self._held, self._scopes = ((0, 0), 0, {}), ((0, 0, -1), {})
 
-    def search(
-        self,
-        query: str,
-        agent: str | Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        limit: int = 10,
-        whole_wiki: bool = False,
-        active_only: bool = False,
-    ) -> list[Hit]:
-        """BM25-ranked documents matching any word of the query: of the agents if named
-        (and, with `whole_wiki`, every wiki document besides theirs).
-
-        Ties in score go to the newer document, then to the smaller id.
-        """
+    def search(self, query: str, scope: Scope = EVERYWHERE, limit: int = 10) -> list[Hit]:
+        """BM25-ranked documents of the scope matching any word of the query, every word
+        weighed; ties in score go to the newer document, then to the smaller id."""
         words = matching.fts_query(query)
         if not words or limit <= 0:
             return []
-        agents = [agent] if isinstance(agent, str) else list(agent or [])
-        scope, scope_args = matching.search_filter(agents, tiers or [], active_only, whole_wiki)
-        match = matching.match(words, agents, whole_wiki)
-        return self._hits([self._ranked(match, scope, scope_args, limit)])[0]
+        where, where_args = matching.search_filter(scope)
+        match = matching.match(words, scope)
+        return self._hits([self._ranked(match, where, where_args, limit)])[0]
 
     def search_each(self, query: str, scopes: Sequence[Scope], limit: int) -> list[list[Hit]]:
         """The best `limit` matches within each scope among the documents holding the
@@ -98,7 +86,7 @@ class Queries:
         words = matching.fts_query(query)
         if not words or limit <= 0 or not scopes:
             return [[] for _ in scopes]
-        match = matching.match(self._rarest(words), [])
+        match = matching.match(self._rarest(words))
         scored = self.db.execute(
             f"SELECT rowid, {BM25} AS score FROM docs_fts WHERE docs_fts MATCH ?"
             " ORDER BY score, rowid",
@@ -313,16 +301,10 @@ class Queries:
         sql += " ORDER BY path, ord"
         return self.derived.docs(self.db.execute(sql, args).fetchall())
 
-    def by_ids(
-        self,
-        ids: Sequence[str],
-        agent: Sequence[str] | None = None,
-        tiers: Sequence[str] | None = None,
-        whole_wiki: bool = False,
-    ) -> list[Doc]:
-        """The documents with these ids, in the order of the ids (an id held in two files,
-        as after a merge, gives both), in the scope `search` gives the same arguments."""
-        conditions, args = matching.row_conditions(agent or [], tiers or [], False, whole_wiki)
+    def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:
+        """The documents of the scope with these ids, in the order of the ids (an id held in
+        two files, as after a merge, gives both)."""
+        conditions, args = matching.row_conditions(scope)
         where = "".join(f" AND {c}" for c in conditions)
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
@@ -336,7 +318,8 @@ class Queries:
 
     def newest(self, tiers: Sequence[str], agent: str | None, limit: int) -> list[Doc]:
         """The newest active documents of some tiers (of one agent, if named), newest first."""
-        conditions, args = matching.row_conditions([agent] if agent else [], tiers, True)
+        scope = Scope(tuple(tiers), (agent,) if agent else (), active_only=True)
+        conditions, args = matching.row_conditions(scope)
         # Walk the dates back rather than sort every match: an agent's by `docs_fresh`, the
         # whole team's (most documents qualify) by `docs_created`.
         keep = ("agent", "status") if agent else ()

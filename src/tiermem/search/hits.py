@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..context import Context
-from ..index.protocol import Doc, Hit
+from ..index.protocol import Doc, Hit, Scope
 from ..relevance import candidates, excerpts, places, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
@@ -57,15 +57,16 @@ def search(
     ctx.sync()
     owners = None if agent is None else sorted({agent, TEAM})
     tiers = [tier] if tier else None
+    scope = Scope(tuple(tiers or ()), tuple(owners or ()), whole_wiki=True)
     if ids := entry_ids(query):
-        docs = _by_ids(ctx, ids, owners, tiers)
+        docs = _by_ids(ctx, ids, scope)
         hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
         return [Found(h, Excerpt(h.doc.text, (), h.doc.tokens)) for h in hits]
     # Room for repeats and parts folded away, and for the places: as many entries for any
     # small limit, so that a page of results begins the longer list (paging asks for more).
     pool = max(POOL, 2 * limit + 10)
     while True:
-        found = ctx.index.search(query, agent=owners, tiers=tiers, limit=pool, whole_wiki=True)
+        found = ctx.index.search(query, scope, pool)
         hits, held = _distinct(ctx, ctx.ranker.rank(found, agent))
         shown = _places(query, hits, limit)
         if len(shown) == limit or len(found) < pool:
@@ -98,20 +99,13 @@ def shown_hit(ctx: Context, found: Found) -> SearchHit:
     )
 
 
-def _by_ids(
-    ctx: Context, ids: list[str], owners: list[str] | None, tiers: list[str] | None
-) -> list[Doc]:
+def _by_ids(ctx: Context, ids: list[str], scope: Scope) -> list[Doc]:
     """The documents with these ids; for the id of an entry stored in parts (the id search
     and spawn show for it), its first part, which `_results` joins with the others."""
-    docs = ctx.index.by_ids(ids, agent=owners, tiers=tiers, whole_wiki=True)
+    docs = ctx.index.by_ids(ids, scope)
     have = {d.id for d in docs}
     for missing in (i for i in ids if i not in have):
-        parts = [
-            p
-            for p in ctx.index.parts(missing)
-            if (tiers is None or p.tier in tiers)
-            and (owners is None or p.tier == "wiki" or p.agent in owners)
-        ]
+        parts = [p for p in ctx.index.parts(missing) if scope.holds(p.tier, p.status, p.agent)]
         docs += parts[:1]
     order = {doc_id: n for n, doc_id in enumerate(ids)}
     return sorted(docs, key=lambda d: order.get(d.parent or d.id, len(order)))
