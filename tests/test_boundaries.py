@@ -170,6 +170,47 @@ def test_a_hot_write_reaches_scribe_through_its_context() -> None:
     assert not {m for m in _importers_of("scribe") if _part(m) == "hot"}
 
 
+def _private_names_taken(path: Path) -> list[str]:
+    """The private names (`_name`) a module takes from another tiermem module: imported
+    (`from .handlers import _held`), or read off a module it imported (`handlers._held`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules: set[str] = set()
+    taken: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").startswith("tiermem")
+        ):
+            taken += [f"{node.module or '.'}.{a.name}" for a in node.names if _private(a.name)]
+            modules |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or "tiermem" for a in node.names if a.name.startswith("tiermem")}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            taken.append(f"{node.value.id}.{node.attr}")
+    return taken
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    """A module's private names are its own: what another module needs of it is public,
+    named for what it is."""
+    taken = {
+        f"{_module(path)}: {name}"
+        for path in MODULES.values()
+        for name in _private_names_taken(path)
+    }
+    assert GRAPH["cli.main"], "the walk sees imports"
+    assert not taken, f"private names taken across modules: {sorted(taken)}"
+
+
 def test_the_architecture_page_places_every_part_in_floor_order() -> None:
     page = PAGE.read_text(encoding="utf-8")
     parts = {p.stem for p in SRC.glob("*.py")} | {

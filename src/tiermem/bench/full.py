@@ -31,7 +31,7 @@ def _git(*args: str) -> str:
     return done.stdout.strip()
 
 
-def _commit() -> str:
+def commit() -> str:
     try:
         dirty = _git("status", "--porcelain", "--untracked-files=no")
         return _git("rev-parse", "--short=12", "HEAD") + ("+changes" if dirty else "")
@@ -100,9 +100,9 @@ def run_all(corpora: Path, out: Path, limit: int | None = None) -> dict[str, Any
     """Every corpus under `corpora`; results also written to out/results.json."""
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
-        "commit": _commit(),
+        "commit": commit(),
         "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {_cpus()} cpus",
+        "machine": f"{platform.machine()}, {cpus()} cpus",
         "probe_limit": limit,
         "corpora": {},
     }
@@ -112,7 +112,7 @@ def run_all(corpora: Path, out: Path, limit: int | None = None) -> dict[str, Any
     return results
 
 
-def _cpus() -> int:
+def cpus() -> int:
     import os
 
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

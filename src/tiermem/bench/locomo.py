@@ -460,14 +460,14 @@ def summary(
     conversations: Sequence[Conversation],
 ) -> dict[str, Any]:
     """The JSON the command prints: overall, per category, per conversation."""
-    from .full import _commit, _cpus
+    from .full import commit, cpus
 
     answers = [a for r in runs for a in r.answers]
     ingest_total = sum(r.ingest_seconds for r in runs)
     return {
         "file": source.name,
-        "commit": _commit(),
-        "machine": f"{_machine()}, {_cpus()} cpus",
+        "commit": commit(),
+        "machine": f"{_machine()}, {cpus()} cpus",
         "design": asdict(design),
         "conversations": len(runs),
         "questions": {

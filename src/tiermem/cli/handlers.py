@@ -20,14 +20,14 @@ if TYPE_CHECKING:
     from ..results import ImportReport, SearchHit, SessionReport
 
 
-def _os_error(exc: OSError) -> str:
+def os_error(exc: OSError) -> str:
     """What the system refused, and where (a path shortened to stay readable)."""
     where = str(exc.filename or "")
     where = where if len(where) <= 120 else where[:60] + "..." + where[-40:]
     return f"{exc.strerror or exc}" + (f": {where}" if where else "")
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """An error message as one printable line: argparse and paths quote input as given."""
     from ..text.shown import printable
 
@@ -58,14 +58,14 @@ def _opened(mem: Memory, ends: bool = True) -> Memory:
     return mem
 
 
-def _held() -> list[str]:
+def take_held() -> list[str]:
     """The lines this command's stores had to say, in order (taken: said once)."""
     taken = list(_HELD)
     _HELD.clear()
     return taken
 
 
-def _unaudited() -> str:
+def unaudited() -> str:
     """The audit lines a full disk refused in this command, in a few words (or nothing)."""
     missed = [line for mem in _OPENED for line in mem.context.unaudited]
     if not missed:
@@ -73,7 +73,7 @@ def _unaudited() -> str:
     return f"{len(missed)} audit line(s) not written ({missed[0]})"
 
 
-def _close_opened() -> None:
+def close_opened() -> None:
     """Close the stores this command opened. A command run in process (by a test, by a
     program embedding tiermem) that left them to the garbage collector would have SQLite
     fold the index's log into it at some later moment, under whatever runs then."""
@@ -105,7 +105,7 @@ def _say(lines: Sequence[str]) -> None:
 def _skipped(inputs: Sequence[str]) -> None:
     """Inputs a command left out, one line each on stderr, the same way for every command."""
     for what in inputs:
-        _tell(f"tiermem: skipped {_one_line(what)}")
+        _tell(f"tiermem: skipped {one_line(what)}")
 
 
 def _tell(line: str) -> None:
@@ -292,7 +292,7 @@ def _doctored(args: Namespace, op: Operation) -> int:
     if args.format == "json":
         _print_json(report.to_json())
     else:
-        _say([_one_line(line) for line in report.lines()])
+        _say([one_line(line) for line in report.lines()])
     return 1 if report.problems else 0
 
 

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from ..options import OPERATIONS, REQUIRED, Operation, options_of
 from . import plain
 from .handlers import (
-    _close_opened,
-    _held,
-    _one_line,
-    _os_error,
-    _unaudited,
+    close_opened,
     cmd_operation,
+    one_line,
+    os_error,
+    take_held,
+    unaudited,
 )
 
 TYPE_CHECKING = False  # typing is not imported at start-up
@@ -121,7 +121,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return _run(args)
     finally:
-        _close_opened()
+        close_opened()
 
 
 def _run(args: Namespace) -> int:
@@ -136,14 +136,14 @@ def _run(args: Namespace) -> int:
     except BrokenPipeError:
         raise
     except OSError as exc:  # a path the system refuses (too long, not allowed), a full disk
-        _fail(_os_error(exc))
+        _fail(os_error(exc))
         return 2
     except KeyboardInterrupt:
         print("tiermem: interrupted", file=sys.stderr)
         return 130
-    for line in _held():
+    for line in take_held():
         print(line, file=sys.stderr)
-    if missed := _unaudited():
+    if missed := unaudited():
         print(f"tiermem: warning: {missed}", file=sys.stderr)
     return code
 
@@ -161,9 +161,9 @@ def _stdout_to_devnull() -> None:
 
 def _fail(reason: str) -> None:
     """A failed command's one line, with the audit lines it could not write, if any."""
-    missed = _unaudited()
+    missed = unaudited()
     said = f"{reason}; {missed}" if missed else reason
-    print(f"tiermem: error: {_one_line(said)}", file=sys.stderr)
+    print(f"tiermem: error: {one_line(said)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

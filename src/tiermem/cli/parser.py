@@ -11,7 +11,6 @@ import functools
 from collections.abc import Callable, Collection, Sequence
 
 from .handlers import (
-    _one_line,
     cmd_bench,
     cmd_demo,
     cmd_init,
@@ -19,6 +18,7 @@ from .handlers import (
     cmd_operation,
     cmd_serve,
     cmd_squad,
+    one_line,
 )
 
 TYPE_CHECKING = False  # typing is not imported at start-up
@@ -92,7 +92,7 @@ class _Parser(argparse.ArgumentParser):
         return choices
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
     def unmatched(self) -> bool:
         """Whether a word meant as a subcommand here or below named none."""

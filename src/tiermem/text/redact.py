@@ -62,44 +62,42 @@ from collections.abc import Iterator
 from functools import cache
 
 from .secret_judges import (
-    _NEAR_REACH,
-    _PEM,
-    _PUTTY,
-    _WRAPPED_PEM,
-    _base32_token,
-    _bearer,
-    _judge_assignment,
-    _judge_auth,
-    _judge_authorization,
-    _judge_credential,
-    _judge_password,
-    _judge_pat,
-    _judge_sql_password,
-    _judge_url,
-    _judge_webhook,
-    _judge_wrapped_block,
-    _not_placeholder,
-    _prefixed_tokens,
-    _PrefixedTokens,
-    _secret_nearby,
-    _strict_password,
+    NEAR_REACH,
+    PEM,
+    PUTTY,
+    WRAPPED_PEM,
+    PrefixedTokens,
+    base32_token,
+    bearer,
+    judge_assignment,
+    judge_auth,
+    judge_authorization,
+    judge_credential,
+    judge_password,
+    judge_pat,
+    judge_sql_password,
+    judge_url,
+    judge_webhook,
+    judge_wrapped_block,
+    not_placeholder,
+    prefixed_tokens,
+    secret_nearby,
+    strict_password,
 )
 from .secret_shapes import (
-    _MARKER,
-    _MAX_PASSES,
-    _VALUE_GROUPS,
-    _WORD,
-    _WORD_DASH,
-    GATED_CHARS,
+    MARKER,
+    MAX_PASSES,
+    VALUE_GROUPS,
+    WORD,
+    WORD_DASH,
     Accept,
+    Candidate,
     Judge,
-    _Candidate,
-    _is_stand_in,
-    _Lazy,
-    _redacted,
-    _Span,
-    _Text,
-    _touches,
+    Lazy,
+    Span,
+    Text,
+    is_stand_in,
+    touches,
 )
 
 __all__ = ["KINDS", "located", "redact"]
@@ -134,7 +132,7 @@ class _Rule:
     def __init__(
         self,
         kinds: tuple[str, ...],
-        pattern: _Lazy,
+        pattern: Lazy,
         judge: Judge,
         needs: tuple[str, ...],
         *,
@@ -148,7 +146,7 @@ class _Rule:
         self.folded, self.lead, self.fence, self.nearby = folded, lead, fence, nearby
         self.always_gated = always_gated
 
-    def find(self, text: _Text) -> Iterator[_Span]:
+    def find(self, text: Text) -> Iterator[Span]:
         """Yield the span and kind of every secret this rule finds."""
         gated = self.always_gated or (text.gated and not self.pattern.ready)
         if gated and not any(need in text.folded for need in self.needs):
@@ -158,29 +156,29 @@ class _Rule:
             if found is not None:
                 yield found
 
-    def _judged(self, raw: str, match: re.Match[str]) -> _Span | None:
+    def _judged(self, raw: str, match: re.Match[str]) -> Span | None:
         """Judge one match: its own value first, then a secret a few words after the key."""
         c = _candidate(self, raw, match)
-        if c.group and not (self.fence and _touches(raw, c.start, c.end, self.fence)):
+        if c.group and not (self.fence and touches(raw, c.start, c.end, self.fence)):
             kind = self.judge(c)
             if kind is not None:
                 return c.start, c.end, kind
-        return _secret_nearby(c, self.nearby) if self.nearby else None
+        return secret_nearby(c, self.nearby) if self.nearby else None
 
 
-def _candidate(rule: _Rule, text: str, match: re.Match[str]) -> _Candidate:
+def _candidate(rule: _Rule, text: str, match: re.Match[str]) -> Candidate:
     """Locate the value of a match in the original text; no group when the key has none."""
-    for group in _VALUE_GROUPS:
+    for group in VALUE_GROUPS:
         if group in match.re.groupindex and match.group(group):
             start, end = match.span(group)
             if group == "u" and _QUERY_KEY.search(text, max(0, match.start() - 48), match.start()):
                 end = _query_value_end(text, start, end)
-            return _Candidate(text, match, group, start - rule.lead, end)
-    return _Candidate(text, match, "", match.end(), match.end())
+            return Candidate(text, match, group, start - rule.lead, end)
+    return Candidate(text, match, "", match.end(), match.end())
 
 
 # A key that is a URL's query parameter (`?user=app&password=`): its value ends at `&`.
-_QUERY_KEY = _Lazy(r"[?&][\w.-]*\Z")
+_QUERY_KEY = Lazy(r"[?&][\w.-]*\Z")
 
 
 def _query_value_end(text: str, start: int, end: int) -> int:
@@ -192,7 +190,7 @@ def _query_value_end(text: str, start: int, end: int) -> int:
 def _always(kind: str, accept: Accept | None = None) -> Judge:
     """Make a judge that names every accepted match with one kind."""
 
-    def judge(c: _Candidate) -> str | None:
+    def judge(c: Candidate) -> str | None:
         return kind if accept is None or accept(c) else None
 
     return judge
@@ -216,13 +214,13 @@ def _token(
     accept: Accept | None = None,
     *,
     judge: Judge | None = None,
-    fence: frozenset[str] = _WORD,
+    fence: frozenset[str] = WORD,
     lead: int = 0,
     always_gated: bool = False,
 ) -> _Rule:
     """A case-sensitive token shape; the whole match is the secret."""
     kinds, judge = _named(kind, accept, judge)
-    pattern_ = _Lazy(f"(?P<v>{pattern})")
+    pattern_ = Lazy(f"(?P<v>{pattern})")
     return _Rule(kinds, pattern_, judge, needs, lead=lead, fence=fence, always_gated=always_gated)
 
 
@@ -237,7 +235,7 @@ def _keyed(
 ) -> _Rule:
     """A rule that starts at a key name in any case; written in lower case throughout."""
     kinds, judge = _named(kind, accept, judge)
-    return _Rule(kinds, _Lazy(pattern), judge, needs, folded=True, nearby=nearby)
+    return _Rule(kinds, Lazy(pattern), judge, needs, folded=True, nearby=nearby)
 
 
 # After a key: a closing quote (maybe JSON-escaped) or markdown bold, then the operator.
@@ -259,7 +257,7 @@ _VALUE = (
 # "token budget" is passed over by the regex engine.
 _GAP = r"(?P<gap>[ \t]+)(?=[\"'`]|[^\s\"'`,;<>]*[0-9!@#$%^&*+/=~?])"
 # No value after the key, but a long run a few words on: a secret named by a word nearby.
-_NEAR = rf"(?=[^\n]{{0,{_NEAR_REACH}}}?(?<![a-z0-9+/=_-])[a-z0-9+/_-]{{20}})"
+_NEAR = rf"(?=[^\n]{{0,{NEAR_REACH}}}?(?<![a-z0-9+/=_-])[a-z0-9+/_-]{{20}})"
 _ASSIGNED = rf"(?:(?:{_SEP}|{_GAP}){_VALUE}|{_NEAR})"
 # "The admin password is x": prose that gives the value, with a password's make-up.
 _SAID = r"(?P<said>s?[ \t]+(?:is|was)[ \t]+)(?=[\"'`]|[^\s\"'`,;<>]*[0-9!@#$%^&*+/=~?])"
@@ -278,7 +276,7 @@ _ASSIGNED_KINDS = (
 _PASSWORD_KINDS = ("password", "connection-string")
 
 # The clients that take a password as a short flag, and which letter.
-_PASSWORD_CLI = _Lazy(
+_PASSWORD_CLI = Lazy(
     r"(?<![^\s;|&(`])(?:sudo[ \t]+)?(?:\S*/)?(?P<cli>sshpass|mysql\w*|mariadb\w*|mongo\w*"
     r"|redis-cli|sqlcmd|bcp|ldap\w+|zip|7za?|unrar"
     r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)[ \t]+login)(?=[ \t])"
@@ -294,14 +292,14 @@ _CLI_FLAG_LETTERS = (
 _CLI_GLUED_ONLY = ("mysql", "mariadb")
 
 
-def _judge_cli_password(c: _Candidate) -> str | None:
+def _judge_cli_password(c: Candidate) -> str | None:
     """Name the value of a short password flag, when the command is one that takes it."""
     cli = _command_before(c.text, c.match.start())
     if cli is None or not _takes_password_flag(cli, c.match.group("flag")):
         return None
     if c.gap is not None and cli.startswith(_CLI_GLUED_ONLY):
-        return "password" if _strict_password(c) else None
-    return None if len(c.value) < 3 or _is_stand_in(c.value) else "password"
+        return "password" if strict_password(c) else None
+    return None if len(c.value) < 3 or is_stand_in(c.value) else "password"
 
 
 def _takes_password_flag(cli: str, flag: str) -> bool:
@@ -328,14 +326,14 @@ def _command_before(text: str, flag: int) -> str | None:
 def _rules() -> tuple[_Rule, ...]:
     """Build the regex-led families, most specific first."""
     return (
-        _token("private-key", _PEM, ("----",), fence=frozenset()),
-        _token("private-key", _PUTTY, ("putty-user-key-file-",), fence=frozenset()),
+        _token("private-key", PEM, ("----",), fence=frozenset()),
+        _token("private-key", PUTTY, ("putty-user-key-file-",), fence=frozenset()),
         _token(
             ("private-key", "client-certificate"),
-            _WRAPPED_PEM,
+            WRAPPED_PEM,
             ("ls0tls1crudjti",),
-            judge=_judge_wrapped_block,
-            fence=frozenset("+/=") | _WORD,
+            judge=judge_wrapped_block,
+            fence=frozenset("+/=") | WORD,
         ),
         _token(
             ("slack-webhook", "discord-webhook", "teams-webhook"),
@@ -343,7 +341,7 @@ def _rules() -> tuple[_Rule, ...]:
             r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{20,}"
             r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{20,})",
             ("https://",),
-            judge=_judge_webhook,
+            judge=judge_webhook,
             fence=frozenset(),
         ),
         _token(
@@ -351,7 +349,7 @@ def _rules() -> tuple[_Rule, ...]:
             r"Q~(?<=[A-Za-z0-9_~.-]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}",
             ("q~",),
             lead=4,
-            fence=_WORD_DASH | {"~", "."},
+            fence=WORD_DASH | {"~", "."},
         ),
         # Patterns without a literal start scan slowly: they run only where their word is.
         _token("twilio", r"(?:AC|SK)[0-9a-f]{32}", ("twilio",), always_gated=True),
@@ -359,12 +357,12 @@ def _rules() -> tuple[_Rule, ...]:
             "telegram-token",
             r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
             (":aa",),
-            fence=_WORD_DASH,
+            fence=WORD_DASH,
             always_gated=True,
         ),
         # Azure DevOps issues 52 lower-case base32 characters: alone they are no shape of
         # their own, so only where the text names DevOps (or under a `..._PAT` key, below).
-        _token("azure-devops-pat", r"[a-z2-7]{52}", ("devops",), _base32_token, always_gated=True),
+        _token("azure-devops-pat", r"[a-z2-7]{52}", ("devops",), base32_token, always_gated=True),
         *_http_rules(),
         *_assignment_rules(),
     )
@@ -385,7 +383,7 @@ def _http_rules() -> tuple[_Rule, ...]:
             ("connection-string", "basic-auth-url"),
             r"://[^\s:/@\"'`<>]{0,128}:(?P<v>[^\s/\"'`<>]{1,256})@(?=[a-z0-9\[._-])",
             ("://",),
-            judge=_judge_url,
+            judge=judge_url,
         ),
         _keyed("azure-sas", r"sig=(?<=[?&]sig=)(?P<v>[a-z0-9%+/]{20,}(?:%3d|=){0,2})", ("sig=",)),
         _keyed(
@@ -394,19 +392,19 @@ def _http_rules() -> tuple[_Rule, ...]:
             r"(?P<scheme>basic|token|ssws|apikey|api-key)[ \t]+"
             r"(?P<v>[a-z0-9+/._~-]{8,}={0,2})(?![a-z0-9+/=])",
             ("authorization",),
-            judge=_judge_authorization,
+            judge=judge_authorization,
         ),
         _keyed(
             "basic-auth",
             r"curl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)",
             ("curl",),
-            _strict_password,
+            strict_password,
         ),
         _keyed(
             "bearer-token",
             r"bearer[ \t]+(?P<v>[a-z0-9_~+/-]+(?:\.[a-z0-9_~+/-]+)*=*)",
             ("bearer",),
-            _bearer,
+            bearer,
         ),
     )
 
@@ -423,24 +421,24 @@ def _password_rules() -> tuple[_Rule, ...]:
             _PASSWORD_KINDS,
             rf"(?P<key>pass(?:word|wd|phrase)?|pwd)(?:(?:{_SEP}|{_GAP}|{_SAID}){_VALUE}|{_NEAR})",
             ("pass", "pwd"),
-            judge=_judge_password,
+            judge=judge_password,
             nearby="password",
         ),
         _Rule(
             ("password",),
-            _Lazy(
+            Lazy(
                 r"-(?<=[ \t]-)(?P<flag>[pPaw])(?:(?P<gap>[ \t]+)(?!-))?"
                 r"(?:\"(?P<dq>[^\"\s]+)\"|'(?P<sq>[^'\s]+)'|(?P<u>[^\s\"'`;|&<>-][^\s\"'`;|&<>]*))"
             ),
             _judge_cli_password,
             (" -", "\t-"),
         ),
-        _keyed("password", r"<pass(?:word|wd)>(?P<v>[^<\s]+)</", ("<pass",), _not_placeholder),
+        _keyed("password", r"<pass(?:word|wd)>(?P<v>[^<\s]+)</", ("<pass",), not_placeholder),
         _keyed(
             "password",
             r"identified[ \t]+by[ \t]+(?:'(?P<sq>[^'\s]+)'|\"(?P<dq>[^\"\s]+)\")",
             ("identified",),
-            judge=_judge_sql_password,
+            judge=judge_sql_password,
         ),
     )
 
@@ -452,14 +450,14 @@ def _secret_key_rules() -> tuple[_Rule, ...]:
             "npm-token",
             r"_auth(?:token)?[ \t]*=[ \t]*(?:\"|')?(?P<v>[^\s\"'`]+)",
             ("_auth",),
-            _not_placeholder,
+            not_placeholder,
         ),
         *(
             _keyed(
                 _ASSIGNED_KINDS,
                 rf"(?P<key>{key}){_ASSIGNED}",
                 (need,),
-                judge=_judge_assignment,
+                judge=judge_assignment,
                 nearby="generic-secret",
             )
             for key, need in (
@@ -472,32 +470,32 @@ def _secret_key_rules() -> tuple[_Rule, ...]:
             ("basic-auth", "generic-secret", "password"),
             rf"(?P<key>auth)(?:{_SEP}|{_GAP}){_VALUE}",
             ("auth",),
-            judge=_judge_auth,
+            judge=judge_auth,
         ),
         _keyed(
             "generic-secret",
             rf"(?P<key>cred(?:ential)?s?){_ASSIGNED}",
             ("cred",),
-            judge=_judge_credential,
+            judge=judge_credential,
             nearby="generic-secret",
         ),
         _keyed(
             ("azure-devops-pat", "generic-secret"),
             rf"(?P<key>pat)(?:{_SEP}|{_GAP}){_VALUE}",
             ("pat",),
-            judge=_judge_pat,
+            judge=judge_pat,
         ),
     )
 
 
-Finder = _Rule | _PrefixedTokens
+Finder = _Rule | PrefixedTokens
 
 
 @cache
 def _finders() -> tuple[Finder, ...]:
     """Every family, most specific first: where two claim a span, the earlier names it."""
     rules = _rules()
-    return (*rules[:1], _prefixed_tokens(), *rules[1:])
+    return (*rules[:1], prefixed_tokens(), *rules[1:])
 
 
 def _kinds() -> tuple[str, ...]:
@@ -529,7 +527,7 @@ def _fold(text: str) -> str:
 
 def _marker_spans(text: str) -> list[tuple[int, int]]:
     """Return the spans of markers already in the text, so that a second pass keeps them."""
-    return [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []
+    return [m.span() for m in MARKER.finditer(text)] if "[REDACTED:" in text else []
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -538,10 +536,19 @@ def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
     return any(s < end and start < e for s, e in spans[index : index + 2])
 
 
+# Until a process has redacted this much text, a family runs on a text only when the text
+# holds one of the literals its matches need, so the patterns of the families a process never
+# comes near are never compiled: a command redacts a few short texts, and compiling every
+# family costs more than all of them. Past it (a long-running server, an import), every
+# family compiles and runs: its pattern finds its own literal as fast as a look for it would.
+GATED_CHARS = 64 * 1024
+_redacted = [0]  # characters redacted in this process so far
+
+
 def _hits(text: str) -> list[_Hit]:
     """Find every secret span, skipping markers left by an earlier pass."""
     _redacted[0] += len(text)
-    source = _Text(text, _fold(text), _redacted[0] <= GATED_CHARS)
+    source = Text(text, _fold(text), _redacted[0] <= GATED_CHARS)
     markers = _marker_spans(text)
     return [
         _Hit(start, end, kind, rank)
@@ -589,7 +596,7 @@ def redact(text: str) -> tuple[str, list[str]]:
     placed: list[tuple[int, str]] = []
     # A secret glued to another one only shows its edges once its neighbour is a marker, so
     # passes repeat until nothing is found; that also makes a second call a no-op.
-    for _ in range(_MAX_PASSES):
+    for _ in range(MAX_PASSES):
         hits = _merge(_hits(text))
         if not hits:
             break

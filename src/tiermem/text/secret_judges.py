@@ -1,7 +1,10 @@
 """The judges of `redact`'s rules: assignments, key blocks, prefixed tokens and secrets
 named by a word nearby, each deciding whether a candidate is a secret and of which kind.
 
-A part of `redact`, split from it for size: its names stay private to the three modules.
+Its public names are what `redact`'s rule table names: the judges (`judge_...`, and the
+accepting tests such as `bearer` or `strict_password`), the key-block patterns (`PEM`,
+`PUTTY`, `WRAPPED_PEM`), the prefixed-token scan (`prefixed_tokens`) and the look for a
+secret named nearby (`secret_nearby`). Its private names are its own.
 """
 
 from __future__ import annotations
@@ -12,149 +15,149 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from .secret_shapes import (
-    _ADO_BEFORE,
-    _ALNUM_BEFORE,
-    _CREDENTIAL_KEY_NAME,
-    _SPACED_SETTINGS,
-    _SYMBOL,
-    _UUID,
-    _WORD,
-    _WORD_DASH,
-    _before,
-    _Candidate,
-    _has_digit,
-    _in_netrc,
-    _is_generic_secret,
-    _is_placeholder,
-    _is_prose_colon,
-    _is_prose_equals,
-    _is_stand_in,
-    _key_name,
-    _Lazy,
-    _looks_generated,
-    _looks_random,
-    _mixed_case,
-    _named_shapes,
-    _spaced_value_counts,
-    _Span,
-    _Text,
-    _touches,
+    ADO_BEFORE,
+    ALNUM_BEFORE,
+    CREDENTIAL_KEY_NAME,
+    SPACED_SETTINGS,
+    SYMBOL,
+    UUID,
+    WORD,
+    WORD_DASH,
+    Candidate,
+    Lazy,
+    Span,
+    Text,
+    has_digit,
+    in_netrc,
+    is_generic_secret,
+    is_placeholder,
+    is_prose_colon,
+    is_prose_equals,
+    is_stand_in,
+    key_name,
+    looks_generated,
+    looks_random,
+    mixed_case,
+    named_shapes,
+    spaced_value_counts,
+    text_before,
+    touches,
 )
 
 # ---------------------------------------------------------------- judges
 
 
-def _judge_assignment(c: _Candidate) -> str | None:
+def judge_assignment(c: Candidate) -> str | None:
     """Name a `...key`, `...token` or `...secret` assignment by its key name and value."""
-    name, value = _key_name(c), c.value
-    for kind, name_shape, value_shape in _named_shapes():
+    name, value = key_name(c), c.value
+    for kind, name_shape, value_shape in named_shapes():
         if name_shape.search(name) and value_shape.fullmatch(value):
             return kind
-    if c.gap is not None and not _spaced_value_counts(c):
+    if c.gap is not None and not spaced_value_counts(c):
         return None
-    return "generic-secret" if _is_generic_secret(c, name) else None
+    return "generic-secret" if is_generic_secret(c, name) else None
 
 
-_OPENSSL_PASS_BEFORE = _Lazy(r"-pass(?:in|out|word)?[ \t]+\Z")
+_OPENSSL_PASS_BEFORE = Lazy(r"-pass(?:in|out|word)?[ \t]+\Z")
 
 
-def _is_openssl_pass(c: _Candidate) -> bool:
+def _is_openssl_pass(c: Candidate) -> bool:
     """Tell whether `pass:x` is OpenSSL's way of giving a password (`-passout pass:x`)."""
-    return c.sep == ":" and _OPENSSL_PASS_BEFORE.search(_before(c)) is not None
+    return c.sep == ":" and _OPENSSL_PASS_BEFORE.search(text_before(c)) is not None
 
 
-def _is_bare_pass(c: _Candidate) -> bool:
+def _is_bare_pass(c: Candidate) -> bool:
     """Tell whether a short key (`pass`, `pwd`) is no password key: only `pass=x` on its own is.
 
     `pass: x` and `bypass=x` are likelier prose or another word than a password setting.
     """
     short = c.match.group("key") in ("pass", "pwd")
-    return short and (c.sep != "=" or _ALNUM_BEFORE.search(_before(c)) is not None)
+    return short and (c.sep != "=" or ALNUM_BEFORE.search(text_before(c)) is not None)
 
 
-_BASE32_PAT = _Lazy(r"[a-z2-7]{52}")
+_BASE32_PAT = Lazy(r"[a-z2-7]{52}")
 
 
-def _base32_token(c: _Candidate) -> bool:
+def base32_token(c: Candidate) -> bool:
     """Accept a run of base32 that mixes letters and digits, as a generated token does."""
-    return _has_digit(c.value) and not c.value.isdigit()
+    return has_digit(c.value) and not c.value.isdigit()
 
 
-def _judge_pat(c: _Candidate) -> str | None:
+def judge_pat(c: Candidate) -> str | None:
     """Name the value of a personal-access-token key (`AZURE_DEVOPS_EXT_PAT`, `ado_pat`):
     Azure DevOps' shape by itself, any other generated-looking value as a secret."""
-    if not _ends_the_key(c) or (c.gap is not None and not _spaced_value_counts(c)):
+    if not _ends_the_key(c) or (c.gap is not None and not spaced_value_counts(c)):
         return None
-    if _BASE32_PAT.fullmatch(c.value) and _base32_token(c):
+    if _BASE32_PAT.fullmatch(c.value) and base32_token(c):
         return "azure-devops-pat"
-    return "generic-secret" if _is_generic_secret(c, "pat") else None
+    return "generic-secret" if is_generic_secret(c, "pat") else None
 
 
-def _ends_the_key(c: _Candidate) -> bool:
+def _ends_the_key(c: Candidate) -> bool:
     """Whether `pat` is a word of the key (`EXT_PAT`, `adoPat`), not the end of one (`compat`)."""
     start = c.match.start("key")
     before = c.text[start - 1] if start else ""
     return not before.isalnum() or (c.text[start].isupper() and before.islower())
 
 
-def _judge_password(c: _Candidate) -> str | None:
+def judge_password(c: Candidate) -> str | None:
     """Name a password assignment; inside a `key=value;` string it is a connection string."""
     if c.gap is not None or c.pair is not None or c.said is not None:
         return _judge_loose_password(c)
     openssl, value = _is_openssl_pass(c), c.value
     if not openssl and _is_bare_pass(c):
         return None
-    if len(value) < 3 or _is_stand_in(value) or (_is_prose_colon(c) and not openssl):
+    if len(value) < 3 or is_stand_in(value) or (is_prose_colon(c) and not openssl):
         return None
-    prose = (c.group == "u" and c.sep == ":") or _is_prose_equals(c)
-    if prose and not (_has_digit(value) or _SYMBOL.search(value)):
+    prose = (c.group == "u" and c.sep == ":") or is_prose_equals(c)
+    if prose and not (has_digit(value) or SYMBOL.search(value)):
         return None  # in a sentence, only a value made like a password is one
-    return "connection-string" if _ADO_BEFORE.search(_before(c)) else "password"
+    return "connection-string" if ADO_BEFORE.search(text_before(c)) else "password"
 
 
-def _judge_loose_password(c: _Candidate) -> str | None:
+def _judge_loose_password(c: Candidate) -> str | None:
     """Name a password given without an operator: after a comma, in prose, or a bare space."""
     key = c.match.group("key")
     if c.gap is None:  # `('password', 'x')` or "the password is x": only a password's make-up
         plain = key in ("password", "passwd", "passphrase")
-        return "password" if plain and len(c.value) >= 6 and _strict_password(c) else None
+        return "password" if plain and len(c.value) >= 6 and strict_password(c) else None
     return _judge_spaced_password(c)
 
 
-def _judge_spaced_password(c: _Candidate) -> str | None:
+def _judge_spaced_password(c: Candidate) -> str | None:
     """Name `password x`: a flag, a .netrc line, a setting or a quoted value.
 
     Bare `pass` is mostly the verb ("callers pass `x`"), so it counts only as a flag or in a
     setting such as `requirepass`.
     """
     key = c.match.group("key")
-    if key == "pwd" or not _spaced_value_counts(c, quoted=key != "pass"):
+    if key == "pwd" or not spaced_value_counts(c, quoted=key != "pass"):
         return None
-    if c.group != "u" or _in_netrc(c):
-        return "password" if len(c.value) >= 3 and not _is_stand_in(c.value) else None
-    return "password" if _strict_password(c) else None
+    if c.group != "u" or in_netrc(c):
+        return "password" if len(c.value) >= 3 and not is_stand_in(c.value) else None
+    return "password" if strict_password(c) else None
 
 
-def _strict_password(c: _Candidate) -> bool:
+def strict_password(c: Candidate) -> bool:
     """Accept a password given without `=`, only when it has a digit or a symbol."""
     value = c.value
-    if len(value) < 4 or _is_stand_in(value):
+    if len(value) < 4 or is_stand_in(value):
         return False
-    return _has_digit(value) or _SYMBOL.search(value) is not None
+    return has_digit(value) or SYMBOL.search(value) is not None
 
 
-def _judge_auth(c: _Candidate) -> str | None:
+def judge_auth(c: Candidate) -> str | None:
     """Name an `auth` value: base64 of `user:password` (Docker, npm) or a generated token."""
     value = c.value
-    if c.gap is not None and not _spaced_value_counts(c):
+    if c.gap is not None and not spaced_value_counts(c):
         return None
-    if len(value) < 8 or _is_stand_in(value) or _is_prose_colon(c):
+    if len(value) < 8 or is_stand_in(value) or is_prose_colon(c):
         return None
     if _is_basic_credentials(value):
         return "basic-auth"
-    if c.gap is not None and _key_name(c) in _SPACED_SETTINGS:
+    if c.gap is not None and key_name(c) in SPACED_SETTINGS:
         return "password"  # redis's `masterauth x` is the primary's password
-    return "generic-secret" if _looks_random(value) else None
+    return "generic-secret" if looks_random(value) else None
 
 
 def _is_basic_credentials(value: str) -> bool:
@@ -167,42 +170,42 @@ def _is_basic_credentials(value: str) -> bool:
     return bool(colon and user and password) and decoded.isprintable()
 
 
-def _judge_credential(c: _Candidate) -> str | None:
+def judge_credential(c: Candidate) -> str | None:
     """Name a `credentials = ...` value that is generated-looking, not a path or a mode."""
-    if c.gap is not None and not _spaced_value_counts(c):
+    if c.gap is not None and not spaced_value_counts(c):
         return None
     value = c.value
-    if len(value) < 8 or _is_stand_in(value) or _is_prose_colon(c):
+    if len(value) < 8 or is_stand_in(value) or is_prose_colon(c):
         return None
-    return "generic-secret" if _looks_random(value) else None
+    return "generic-secret" if looks_random(value) else None
 
 
-def _bearer(c: _Candidate) -> bool:
+def bearer(c: Candidate) -> bool:
     """Accept a bearer token that is long, generated-looking and not a code reference."""
     value = c.value
-    return len(value) >= 16 and _looks_random(value) and not _is_stand_in(value)
+    return len(value) >= 16 and looks_random(value) and not is_stand_in(value)
 
 
 _SCHEME_KINDS = {"basic": "basic-auth", "ssws": "okta-token"}
 
 
-def _judge_authorization(c: _Candidate) -> str | None:
+def judge_authorization(c: Candidate) -> str | None:
     """Name the credential of an `Authorization:` header by its scheme."""
     scheme = c.match.group("scheme")
     if scheme == "basic":
-        return None if _is_placeholder(c.value) else "basic-auth"
-    return _SCHEME_KINDS.get(scheme, "generic-secret") if _bearer(c) else None
+        return None if is_placeholder(c.value) else "basic-auth"
+    return _SCHEME_KINDS.get(scheme, "generic-secret") if bearer(c) else None
 
 
-def _not_placeholder(c: _Candidate) -> bool:
+def not_placeholder(c: Candidate) -> bool:
     """Accept any value that is not a placeholder."""
-    return not _is_placeholder(c.value)
+    return not is_placeholder(c.value)
 
 
-def _judge_sql_password(c: _Candidate) -> str | None:
+def judge_sql_password(c: Candidate) -> str | None:
     """Name the password of `IDENTIFIED BY 'x'`."""
     value = c.value
-    return "password" if len(value) >= 3 and not _is_stand_in(value) else None
+    return "password" if len(value) >= 3 and not is_stand_in(value) else None
 
 
 # fmt: off
@@ -212,19 +215,19 @@ _DB_SCHEMES = frozenset({
     "cassandra", "memcached", "db2", "snowflake", "jdbc",
 })
 # fmt: on
-_SCHEME_BEFORE = _Lazy(r"([a-z][a-z0-9+.-]{0,30})\Z")
+_SCHEME_BEFORE = Lazy(r"([a-z][a-z0-9+.-]{0,30})\Z")
 
 
-def _judge_url(c: _Candidate) -> str | None:
+def judge_url(c: Candidate) -> str | None:
     """Name the password in `scheme://user:password@host` by its scheme."""
-    found = _SCHEME_BEFORE.search(_before(c, 32))
-    if found is None or _is_placeholder(c.value):
+    found = _SCHEME_BEFORE.search(text_before(c, 32))
+    if found is None or is_placeholder(c.value):
         return None
     scheme = found.group(1).partition("+")[0]  # postgresql+psycopg, mongodb+srv
     return "connection-string" if scheme in _DB_SCHEMES else "basic-auth-url"
 
 
-def _judge_webhook(c: _Candidate) -> str | None:
+def judge_webhook(c: Candidate) -> str | None:
     """Name a webhook URL by its host."""
     host = c.value.split("/")[2]
     if "slack" in host:
@@ -236,7 +239,7 @@ def _judge_webhook(c: _Candidate) -> str | None:
 
 _PEM_NAME = r"[A-Z0-9 ]{0,40}(?:PRIVATE|SECRET) KEY(?: BLOCK)?"
 _NEWLINE = r"(?:\r?\n|\\r?\\n)"
-_PEM = (
+PEM = (
     # PEM has five dashes on each side; SSH2 (RFC 4716) four and a space. The body may not
     # cross another block's dashes, so a BEGIN without an END costs no more than its body.
     rf"----(?:-BEGIN{_PEM_NAME}-----| BEGIN{_PEM_NAME} ----)"
@@ -246,16 +249,16 @@ _PEM = (
     r"|(?:(?:\s|\\[nr])*[A-Za-z-]+:[ \t]*[^\n\\]+)*(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})+)"
 )
 # A PuTTY key file: its header line, then every `Name: value` or base64 line up to the MAC.
-_PUTTY = (
+PUTTY = (
     rf"PuTTY-User-Key-File-[0-9]+:[^\n\\]*(?:{_NEWLINE}[ \t]*(?!Private-MAC:)"
     rf"(?:[A-Za-z0-9-]+:[^\n\\]*|[A-Za-z0-9+/=]+))*(?:{_NEWLINE}[ \t]*Private-MAC:[^\n\\]*)?"
 )
 # "-----BEGIN" in base64, as kubeconfig and Kubernetes secrets carry keys.
-_WRAPPED_PEM = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}"
-_WRAPPED_LABEL = _Lazy(r"-----BEGIN ([A-Z0-9 ]+)-----")
+WRAPPED_PEM = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}"
+_WRAPPED_LABEL = Lazy(r"-----BEGIN ([A-Z0-9 ]+)-----")
 
 
-def _judge_wrapped_block(c: _Candidate) -> str | None:
+def judge_wrapped_block(c: Candidate) -> str | None:
     """Name a base64-wrapped PEM block by its label: a private key, or a client certificate."""
     head = c.value[:88]
     try:
@@ -266,7 +269,7 @@ def _judge_wrapped_block(c: _Candidate) -> str | None:
         return None
     if "PRIVATE KEY" in label.group(1):
         return "private-key"
-    client = "client-certificate-data" in _before(c, 32) and "CERTIFICATE" in label.group(1)
+    client = "client-certificate-data" in text_before(c, 32) and "CERTIFICATE" in label.group(1)
     return "client-certificate" if client else None
 
 
@@ -320,14 +323,14 @@ def _v(
     needs: tuple[str, ...] = (),
 ) -> _Vendor:
     """A vendor token; `dash` for bodies that may hold `-`, so that a dash may not touch them."""
-    return _Vendor(kind, shape, accept, _WORD_DASH if dash else _WORD, needs)
+    return _Vendor(kind, shape, accept, WORD_DASH if dash else WORD, needs)
 
 
 PREFIX_ALONE = 4  # a prefix this long, and the vendor's length, make a credential alone
 # A shape that is a prefix of literal characters (a class counting as one), then one body
 # of a fixed or bounded length: `npm_[A-Za-z0-9]{36}`, `api_org_[A-Za-z0-9]{34,40}`.
-_FIXED_SHAPE = _Lazy(r"((?:\\.|\[[^\]]+\]|[A-Za-z0-9_-])+?)\[[^\]]+\]\{\d+(?:,\d+)?\}")
-_ONE_CHARACTER = _Lazy(r"\\.|\[[^\]]+\]|.")
+_FIXED_SHAPE = Lazy(r"((?:\\.|\[[^\]]+\]|[A-Za-z0-9_-])+?)\[[^\]]+\]\{\d+(?:,\d+)?\}")
+_ONE_CHARACTER = Lazy(r"\\.|\[[^\]]+\]|.")
 
 
 @cache
@@ -345,34 +348,34 @@ _DELIMITED: tuple[_Vendor, ...] = (
     _v("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}"),
     _v("github-token", r"github_pat_[A-Za-z0-9_]{50,255}"),
     _v("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas|agent|ffct|wt)-[A-Za-z0-9_-]{20,}"
-       r"(?:\.[A-Za-z0-9_-]+)*", _has_digit, dash=True),
+       r"(?:\.[A-Za-z0-9_-]+)*", has_digit, dash=True),
     _v("grafana-token", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}"),
-    _v("slack-token", r"x(?:ox[abposre]|app|oxe\.xox[bp])-[A-Za-z0-9-]{10,}", _has_digit,
+    _v("slack-token", r"x(?:ox[abposre]|app|oxe\.xox[bp])-[A-Za-z0-9-]{10,}", has_digit,
        dash=True),
-    _v("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}", _has_digit, dash=True),
+    _v("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}", has_digit, dash=True),
     _v("openrouter-key", r"sk-or-v1-[a-f0-9]{64}", dash=True),
     _v("openai-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{32,}",
-       _has_digit, dash=True),
+       has_digit, dash=True),
     _v("mapbox-token", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", dash=True),
     _v("stripe-key", r"sk_(?:live|test|prod)_[A-Za-z0-9]{16,}"),
     _v("stripe-key", r"rk_(?:live|test|prod)_[A-Za-z0-9]{16,}"),
     _v("stripe-key", r"whsec_[A-Za-z0-9+/=]{24,}"),
     _v("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", dash=True),
-    _v("npm-token", r"npm_[A-Za-z0-9]{36}", _has_digit),
+    _v("npm-token", r"npm_[A-Za-z0-9]{36}", has_digit),
     _v("pypi-token", r"pypi-Ag[A-Za-z0-9_-]{50,}", dash=True),
-    _v("huggingface-token", r"hf_[A-Za-z0-9]{34,40}", _mixed_case),
-    _v("huggingface-token", r"api_org_[A-Za-z0-9]{34,40}", _mixed_case),
+    _v("huggingface-token", r"hf_[A-Za-z0-9]{34,40}", mixed_case),
+    _v("huggingface-token", r"api_org_[A-Za-z0-9]{34,40}", mixed_case),
     _v("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     _v("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}"),
-    _v("mailgun-key", r"key-[0-9a-zA-Z]{32}", _has_digit, dash=True),
-    _v("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", _has_digit, dash=True),
+    _v("mailgun-key", r"key-[0-9a-zA-Z]{32}", has_digit, dash=True),
+    _v("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", has_digit, dash=True),
     _v("linear-api-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),
     _v("postman-api-key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", dash=True),
     _v("newrelic-key", r"NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}", dash=True),
     _v("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", dash=True),
     _v("heroku-api-key", r"HRKU-[A-Za-z0-9_-]{60}", dash=True),
     _v("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_-]{28}", dash=True),
-    _v("google-oauth-token", r"ya29\.[0-9A-Za-z_-]{30,}", _has_digit, dash=True),
+    _v("google-oauth-token", r"ya29\.[0-9A-Za-z_-]{30,}", has_digit, dash=True),
     _v("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.ey[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}", dash=True),
     # the first part is a decimal user id in base64: checked by decoding it
     _v("discord-token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
@@ -387,8 +390,8 @@ _DELIMITED: tuple[_Vendor, ...] = (
     _v("replicate-token", r"r8_[A-Za-z0-9]{37}"),
     _v("pinecone-key", r"pcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}"),
     _v("docker-token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,}", dash=True),
-    _v("notion-token", r"ntn_[A-Za-z0-9]{40,50}", _has_digit),
-    _v("notion-token", r"secret_[A-Za-z0-9]{43}", _has_digit),
+    _v("notion-token", r"ntn_[A-Za-z0-9]{40,50}", has_digit),
+    _v("notion-token", r"secret_[A-Za-z0-9]{43}", has_digit),
     _v("netlify-token", r"nfp_[A-Za-z0-9]{36,40}"),
     _v("render-key", r"rnd_[A-Za-z0-9]{32}"),
     _v("figma-token", r"figd_[A-Za-z0-9_-]{40,}", dash=True),
@@ -396,7 +399,7 @@ _DELIMITED: tuple[_Vendor, ...] = (
     _v("prefect-key", r"pnu_[A-Za-z0-9]{36}"),
     _v("buildkite-token", r"bkua_[a-f0-9]{40}"),
     _v("tailscale-key", r"tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{10,}", dash=True),
-    _v("hubspot-token", rf"pat-(?:na|eu|ap)[0-9]-{_UUID}", dash=True),
+    _v("hubspot-token", rf"pat-(?:na|eu|ap)[0-9]-{UUID}", dash=True),
     _v("doppler-token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}", dash=True),
     _v("dropbox-token", r"sl\.(?:u\.)?[A-Za-z0-9_=-]{130,}", dash=True),
     _v("pulumi-token", r"pul-[a-f0-9]{40}", dash=True),
@@ -416,11 +419,11 @@ _DELIMITED: tuple[_Vendor, ...] = (
     _v("supabase-key", r"sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{30,}", dash=True),
     _v("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", dash=True),
     _v("cloudflare-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", dash=True),
-    _v("octopus-key", r"API-[A-Z0-9]{26,32}", _has_digit, dash=True),
+    _v("octopus-key", r"API-[A-Z0-9]{26,32}", has_digit, dash=True),
     _v("fly-token", r"fm[12][ar]?_[A-Za-z0-9+/=]{64,}|fo1_[A-Za-z0-9_-]{43}", dash=True),
     _v("readme-key", r"rdme_[a-z0-9]{70}"),
     _v("scalingo-token", r"tk-us-[A-Za-z0-9_-]{48}", dash=True),
-    _v("plaid-token", rf"access-(?:sandbox|development|production)-{_UUID}", dash=True),
+    _v("plaid-token", rf"access-(?:sandbox|development|production)-{UUID}", dash=True),
     _v("harness-token", r"pat\.[A-Za-z0-9_-]{22}\.[a-f0-9]{24}\.[A-Za-z0-9]{20}", dash=True),
     _v("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}", dash=True),
     _v("circleci-token", r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}"),
@@ -440,11 +443,11 @@ _LETTERED: tuple[_Vendor, ...] = (
     # a Firebase Cloud Messaging server key: a key id, then the `APA91b` every one holds
     _v("firebase-key", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{120,}", dash=True,
        needs=(":APA91b",)),
-    _v("square-token", r"EAAA[A-Za-z0-9_-]{22,60}", _looks_random, dash=True, needs=("EAAA",)),
-    _v("facebook-token", r"EAA[B-Z][A-Za-z0-9]{60,}", _has_digit, needs=("EAA",)),
+    _v("square-token", r"EAAA[A-Za-z0-9_-]{22,60}", looks_random, dash=True, needs=("EAAA",)),
+    _v("facebook-token", r"EAA[B-Z][A-Za-z0-9]{60,}", has_digit, needs=("EAA",)),
     _v("easypost-key", r"EZ[AT]K[A-Za-z0-9]{54}", needs=("EZAK", "EZTK")),
     _v("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9]+)?", dash=True, needs=("dapi",)),
-    _v("alibaba-key", r"LTAI[A-Za-z0-9]{12,20}", _has_digit, needs=("LTAI",)),
+    _v("alibaba-key", r"LTAI[A-Za-z0-9]{12,20}", has_digit, needs=("LTAI",)),
     _v("google-oauth-token", r"1//0[0-9A-Za-z_-]{40,}", dash=True, needs=("1//0",)),  # refresh
 )
 # fmt: on
@@ -458,13 +461,13 @@ _VENDORS = _DELIMITED + _LETTERED
 # token whatever its letters). The run is looked at, not consumed, so that a delimiter
 # inside it is reported too.
 _DELIMITER_RUNS = (
-    _Lazy(r"_(?=[a-z_+/=-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_+/=-]{12})"),
-    _Lazy(r"-(?=[a-z_-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_-]{12})"),
-    _Lazy(r"\.(?=[a-z_-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_-]{12})"),
+    Lazy(r"_(?=[a-z_+/=-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_+/=-]{12})"),
+    Lazy(r"-(?=[a-z_-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_-]{12})"),
+    Lazy(r"\.(?=[a-z_-]{0,23}[A-Z0-9]|[a-z]{24})(?=[A-Za-z0-9_-]{12})"),
 )
 _PREFIX_REACH = 256  # how far back from a delimiter a token's start is looked for
 _TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_SEGMENT_START = _Lazy(r"(?<![A-Za-z0-9])[A-Za-z0-9]")
+_SEGMENT_START = Lazy(r"(?<![A-Za-z0-9])[A-Za-z0-9]")
 
 
 def _head(shape: str) -> str | None:
@@ -558,7 +561,7 @@ def _scan_alternation(vendors: list[_Vendor]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(v.shape for v in vendors) + ")")
 
 
-class _PrefixedTokens:
+class PrefixedTokens:
     """The family of vendor tokens, delimited and lettered, behind one `find`."""
 
     __slots__ = ("kinds",)
@@ -566,7 +569,7 @@ class _PrefixedTokens:
     def __init__(self, kinds: tuple[str, ...]) -> None:
         self.kinds = kinds
 
-    def find(self, text: _Text) -> Iterator[_Span]:
+    def find(self, text: Text) -> Iterator[Span]:
         """Yield every vendor token in the text."""
         raw, tried = text.raw, set[int]()
         for scan in _lettered_scans(raw, text.gated):
@@ -593,7 +596,7 @@ def _token_start(raw: str, hit: int, done: int) -> int:
     return start
 
 
-def _vendor_token_at(raw: str, start: int, tried: set[int]) -> Iterator[_Span]:
+def _vendor_token_at(raw: str, start: int, tried: set[int]) -> Iterator[Span]:
     """Yield the token that starts at `start`, if a vendor issues one there; once per start."""
     if start in tried:
         return
@@ -603,35 +606,35 @@ def _vendor_token_at(raw: str, start: int, tried: set[int]) -> Iterator[_Span]:
         return
     vendor, end = _VENDORS[int(found.lastgroup[1:])], found.end()
     accepted = vendor.accept is None or _prefix_alone(vendor.shape) or vendor.accept(raw[start:end])
-    if accepted and not _touches(raw, start, end, vendor.fence):
+    if accepted and not touches(raw, start, end, vendor.fence):
         yield start, end, vendor.kind
 
 
-def _prefixed_tokens() -> _PrefixedTokens:
+def prefixed_tokens() -> PrefixedTokens:
     """The vendor-token family; its patterns compile on first use."""
-    return _PrefixedTokens(tuple(dict.fromkeys(v.kind for v in _VENDORS)))
+    return PrefixedTokens(tuple(dict.fromkeys(v.kind for v in _VENDORS)))
 
 
 # ---------------------------------------------------------------- secrets named by a word nearby
 
-_NEAR_REACH = 32  # how many characters after a credential word a secret may start
+NEAR_REACH = 32  # how many characters after a credential word a secret may start
 _NEAR_LONGEST = 512  # the window's length beyond that; a longer run is measured in full
 # A run of base64 or token characters; `=` only as padding, since `a=b` is an assignment.
-_NEAR_RUN = _Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}")
+_NEAR_RUN = Lazy(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}")
 # What says a random run is a digest or an image rather than a secret: a label before it
 # (`base64,`, `sha256:`, go.sum's `h1:`) or at its start (`sha512-...` holds its dash).
 _DIGEST_LABEL = r"(?:sha\d*|md5|h1|blake\w*|xxh\d*|crc\d*)[:=-]"
-_LABEL_BEFORE = _Lazy(rf"(?:base64,|{_DIGEST_LABEL})\Z", re.IGNORECASE)
-_LABEL_AT_START = _Lazy(_DIGEST_LABEL, re.IGNORECASE)
-_URL_IN_CHUNK = _Lazy(r"://\S*\Z")
-_CREDENTIAL_WORDS = _Lazy(
-    rf"(?:password|passwd|passphrase|pwd|secret|token|credential|creds?|{_CREDENTIAL_KEY_NAME})"
+_LABEL_BEFORE = Lazy(rf"(?:base64,|{_DIGEST_LABEL})\Z", re.IGNORECASE)
+_LABEL_AT_START = Lazy(_DIGEST_LABEL, re.IGNORECASE)
+_URL_IN_CHUNK = Lazy(r"://\S*\Z")
+_CREDENTIAL_WORDS = Lazy(
+    rf"(?:password|passwd|passphrase|pwd|secret|token|credential|creds?|{CREDENTIAL_KEY_NAME})"
     r"s?\Z"
 )
-_WORD_BEFORE = _Lazy(r"([a-z]+)[ \t]+\Z")
+_WORD_BEFORE = Lazy(r"([a-z]+)[ \t]+\Z")
 
 
-def _names_credential(c: _Candidate) -> bool:
+def _names_credential(c: Candidate) -> bool:
     """Tell whether the word holding the key names a credential (`apiToken`, `API key`).
 
     A key inside a longer word (`bypass`, `tokenizer`, `keyboard`) names nothing; a bare
@@ -655,19 +658,19 @@ def _whole_word(text: str, start: int, end: int, reach: int = 64) -> str:
     return text[start:end]
 
 
-def _secret_nearby(c: _Candidate, kind: str) -> _Span | None:
+def secret_nearby(c: Candidate, kind: str) -> Span | None:
     """Find a generated-looking run a few words after a credential word, on the same line."""
     if not _names_credential(c):
         return None
     raw, key_end = c.text, c.match.end("key")
     # Runs are looked for in a bounded window, then measured in full where one starts.
-    window = key_end + _NEAR_REACH + _NEAR_LONGEST
+    window = key_end + NEAR_REACH + _NEAR_LONGEST
     line_end = raw.find("\n", key_end, window)
     for run in _NEAR_RUN.finditer(raw, key_end, window if line_end < 0 else line_end):
-        if run.start() - key_end > _NEAR_REACH:
+        if run.start() - key_end > NEAR_REACH:
             break
         whole = _NEAR_RUN.match(raw, run.start())
-        if whole is not None and _looks_generated(whole.group()) and not _disowned(raw, whole):
+        if whole is not None and looks_generated(whole.group()) and not _disowned(raw, whole):
             return whole.start(), whole.end(), kind
     return None
 

@@ -2,7 +2,10 @@
 patterns compiled on first use, and how a secret is told from prose, a placeholder or
 an identifier.
 
-A part of `redact`, split from it for size: its names stay private to the three modules.
+Its public names are what `secret_judges` and `redact` build on: the `Text` a rule scans,
+the `Candidate` it judges and the `Span` it returns, `Lazy` patterns, the character sets a
+match is fenced by (`WORD`, `WORD_DASH`) and the tests of a value's shape (`is_placeholder`,
+`looks_random`, `text_before`, ...). Its private names are its own.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 
-class _Lazy:
+class Lazy:
     """A regular expression compiled on first use, so that importing this module stays cheap.
 
     Most judges never run on ordinary text, so most of these are never compiled at all.
@@ -59,21 +62,21 @@ class _Lazy:
         return self.compiled.finditer(text, pos, endpos)
 
 
-_MARKER = _Lazy(r"\[REDACTED:[a-z0-9-]+\]")
+MARKER = Lazy(r"\[REDACTED:[a-z0-9-]+\]")
 # Groups that may hold the secret value, in the order they are looked up.
-_VALUE_GROUPS = ("v", "dq", "sq", "bq", "u")
-_MAX_PASSES = 16
-_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_WORD_DASH = _WORD | {"-"}
+VALUE_GROUPS = ("v", "dq", "sq", "bq", "u")
+MAX_PASSES = 16
+WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+WORD_DASH = WORD | {"-"}
 
-_Span = tuple[int, int, str]  # start, end and kind of a secret
+Span = tuple[int, int, str]  # start, end and kind of a secret
 
 
 # The classes below are plain ones with slots, not dataclasses: making a dataclass runs the
 # code it generates, which cost more than the rest of importing this module together.
 
 
-class _Text:
+class Text:
     """The text being redacted, its lower-cased copy for keys written in any case, and
     whether its families run only where it holds a literal they need (`GATED_CHARS`)."""
 
@@ -83,16 +86,7 @@ class _Text:
         self.raw, self.folded, self.gated = raw, folded, gated
 
 
-# Until a process has redacted this much text, a family runs on a text only when the text
-# holds one of the literals its matches need, so the patterns of the families a process never
-# comes near are never compiled: a command redacts a few short texts, and compiling every
-# family costs more than all of them. Past it (a long-running server, an import), every
-# family compiles and runs: its pattern finds its own literal as fast as a look for it would.
-GATED_CHARS = 64 * 1024
-_redacted = [0]  # characters redacted in this process so far
-
-
-class _Candidate:
+class Candidate:
     """A match of a rule, with the span of its value in the original text."""
 
     __slots__ = ("end", "group", "match", "start", "text")
@@ -129,8 +123,8 @@ class _Candidate:
         return self.match.group(name) if name in self.match.re.groupindex else None
 
 
-Accept = Callable[[_Candidate], bool]
-Judge = Callable[[_Candidate], str | None]
+Accept = Callable[[Candidate], bool]
+Judge = Callable[[Candidate], str | None]
 
 
 # ---------------------------------------------------------------- telling secrets from prose
@@ -146,7 +140,7 @@ _PLACEHOLDER_WORDS = frozenset({
     "bytes", "optional", "required", "secretstr",
 })
 # fmt: on
-_PLACEHOLDER_SHAPE = _Lazy(
+_PLACEHOLDER_SHAPE = Lazy(
     r"[$%<{@#\[]"  # template, environment or markup syntax
     r"|![A-Za-z]+\Z"  # a YAML tag: `password: !vault |`
     r"|.*\.\.\."  # a truncated example such as sk-...
@@ -155,7 +149,7 @@ _PLACEHOLDER_SHAPE = _Lazy(
     r"|.*[_-]here\Z",
     re.IGNORECASE,
 )
-_CODE_REF = _Lazy(
+_CODE_REF = Lazy(
     # process.env.TOKEN, cfg.get(..), s3.bucket: words, unlike `Summer2024.abc` or base64
     r"(?:[A-Za-z_$]+[0-9]?\.)+[A-Za-z_$]+[0-9]*(?:\(.*)?\Z"
     r"|[A-Za-z_$][\w$.]*[(\[]"  # a call or a subscript
@@ -164,26 +158,26 @@ _CODE_REF = _Lazy(
     r"|[A-Z]+(?:_[A-Z]+)+\Z"  # a CONSTANT_NAME
     r"|[a-z][a-z0-9+.-]*://"  # a URL (credentials inside URLs have their own rule)
 )
-_RELATIVE_PATH = _Lazy(r"\.{1,2}/|~/|[A-Za-z]:\\")
-_ABSOLUTE_PATH = _Lazy(r"/{1,2}[\w.@%+~:-]+(?:/[\w.@%+~:-]*)*")
+_RELATIVE_PATH = Lazy(r"\.{1,2}/|~/|[A-Za-z]:\\")
+_ABSOLUTE_PATH = Lazy(r"/{1,2}[\w.@%+~:-]+(?:/[\w.@%+~:-]*)*")
 # A regular expression written as a literal: `/ghp_[A-Za-z0-9]{36}/i`, or its start when a
 # comma in its repetition cut the value short.
-_REGEX_LITERAL = _Lazy(r"/.*(?:\[[^\]]+\]|\\[sdwbSDWB.]|\(\?)")
-_WORD_IN_MARKS = _Lazy(r"\W*(\w+)\W*\Z")
-_PATH_WORD = _Lazy(r"[a-z0-9._-]+")
-_SYMBOL = _Lazy(r"[!@#$%^&*+=?~/|\\]")
-_DIGIT = _Lazy(r"[0-9]")
-_LINE_END = _Lazy(r"[ \t]*[.)\]}*]*[ \t]*(?:$|\r|\\n|[,;#|])", re.MULTILINE)
-_NAME_BEFORE = _Lazy(r"[a-z0-9_.-]*\Z")
-_ALNUM_BEFORE = _Lazy(r"[a-z0-9]\Z")
-_ADO_BEFORE = _Lazy(r";[ \t]*\Z")
+_REGEX_LITERAL = Lazy(r"/.*(?:\[[^\]]+\]|\\[sdwbSDWB.]|\(\?)")
+_WORD_IN_MARKS = Lazy(r"\W*(\w+)\W*\Z")
+_PATH_WORD = Lazy(r"[a-z0-9._-]+")
+SYMBOL = Lazy(r"[!@#$%^&*+=?~/|\\]")
+_DIGIT = Lazy(r"[0-9]")
+_LINE_END = Lazy(r"[ \t]*[.)\]}*]*[ \t]*(?:$|\r|\\n|[,;#|])", re.MULTILINE)
+_NAME_BEFORE = Lazy(r"[a-z0-9_.-]*\Z")
+ALNUM_BEFORE = Lazy(r"[a-z0-9]\Z")
+ADO_BEFORE = Lazy(r";[ \t]*\Z")
 # Key names ending in `key` that mean a credential; `monkey` or `primary_key` do not.
-_CREDENTIAL_KEY_NAME = (
+CREDENTIAL_KEY_NAME = (
     r"(?:api|access|secret|private|app|client|signing|encryption|master|session|consumer"
     r"|auth|account|service|subscription|webhook|deploy|license)key"
 )
-_CREDENTIAL_KEY = _Lazy(_CREDENTIAL_KEY_NAME + r"\Z")
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_CREDENTIAL_KEY = Lazy(CREDENTIAL_KEY_NAME + r"\Z")
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # Values whose kind shows only in the key name: (kind, name, shape). The name is lower-cased
 # without `_`, `-` and `.`, so that `AWS_SECRET_ACCESS_KEY` and `secretAccessKey` agree.
 _NAMED_SHAPES = (
@@ -191,7 +185,7 @@ _NAMED_SHAPES = (
     ("aws-session-token", r"sessiontoken\Z", r"[A-Za-z0-9/+=]{100,}"),
     ("azure-connection-string", r"\A(?:account|sharedaccess)key\Z", r"[A-Za-z0-9+/]{20,}=*"),
     ("azure-key", r"azure", r"[A-Za-z0-9+/]{32,}=*"),
-    ("heroku-api-key", r"heroku", _UUID),
+    ("heroku-api-key", r"heroku", UUID),
     ("datadog-key", r"\A(?:dd|datadog)(?:api|app|application)key\Z", r"[a-f0-9]{32}|[a-f0-9]{40}"),
     ("twilio", r"twilio", r"[a-f0-9]{32}"),
     ("okta-token", r"okta", r"00[A-Za-z0-9_-]{40}"),
@@ -199,12 +193,12 @@ _NAMED_SHAPES = (
 
 
 @cache
-def _named_shapes() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
+def named_shapes() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]:
     """Compile the key-named shapes on first use."""
     return tuple((k, re.compile(n), re.compile(s)) for k, n, s in _NAMED_SHAPES)
 
 
-def _is_placeholder(value: str) -> bool:
+def is_placeholder(value: str) -> bool:
     """Tell whether a value is a stand-in rather than a credential (`/secret=` included)."""
     if _PLACEHOLDER_SHAPE.match(value) is not None:
         return True
@@ -226,30 +220,30 @@ def _is_path(value: str) -> bool:
     return len(segments) > 1 or _PATH_WORD.fullmatch(segments[0]) is not None
 
 
-def _is_stand_in(value: str) -> bool:
+def is_stand_in(value: str) -> bool:
     """Tell whether a value is a placeholder or a reference to where the secret lives."""
-    if _is_placeholder(value) or _CODE_REF.match(value) is not None:
+    if is_placeholder(value) or _CODE_REF.match(value) is not None:
         return True
     # a pattern in a config is short; the test backtracks on long values, so they skip it
     regex = len(value) <= 256 and _REGEX_LITERAL.match(value) is not None
     return regex or _is_path(value)
 
 
-def _has_digit(value: str) -> bool:
+def has_digit(value: str) -> bool:
     """Tell whether a value has a digit, as generated keys practically always do."""
     return _DIGIT.search(value) is not None
 
 
-def _mixed_case(value: str) -> bool:
+def mixed_case(value: str) -> bool:
     """Tell whether a value mixes upper and lower case letters."""
     return value.lower() != value and value.upper() != value
 
 
-def _looks_random(value: str) -> bool:
+def looks_random(value: str) -> bool:
     """Tell whether a value has the make-up of a generated key rather than of a word."""
-    if _has_digit(value) and any(c.isalpha() for c in value):
+    if has_digit(value) and any(c.isalpha() for c in value):
         return True
-    return len(value) >= 24 and _mixed_case(value)
+    return len(value) >= 24 and mixed_case(value)
 
 
 def _entropy(value: str) -> float:
@@ -259,8 +253,8 @@ def _entropy(value: str) -> float:
 
 
 # The chunks an identifier is made of: words, acronyms, numbers.
-_CHUNK = _Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-_VOWEL = _Lazy(r"[aeiouyAEIOUY]")
+_CHUNK = Lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_VOWEL = Lazy(r"[aeiouyAEIOUY]")
 
 
 def _reads_as_words(value: str) -> bool:
@@ -276,18 +270,18 @@ def _reads_as_words(value: str) -> bool:
     return all(len(w) >= 2 and (w.isupper() or _VOWEL.search(w) is not None) for w in words)
 
 
-def _looks_generated(value: str) -> bool:
+def looks_generated(value: str) -> bool:
     """Tell whether a run found near a credential word has the make-up of a generated secret.
 
     Without a key to vouch for it, a run must have all three character classes (hex digests
     and UUIDs have one case only), spread out (high entropy), and not read as words.
     """
-    if len(value) < 20 or not (_mixed_case(value) and _has_digit(value)):
+    if len(value) < 20 or not (mixed_case(value) and has_digit(value)):
         return False
     return _entropy(value) >= 3.5 and not _reads_as_words(value)
 
 
-def _is_prose_colon(c: _Candidate) -> bool:
+def is_prose_colon(c: Candidate) -> bool:
     """Tell whether an unquoted `key: value` is no setting: glued on, or going on as a sentence.
 
     A setting has a space after the colon (as YAML requires) and ends its line; `token:x` is
@@ -299,7 +293,7 @@ def _is_prose_colon(c: _Candidate) -> bool:
     return glued or _LINE_END.match(c.text, c.end) is None
 
 
-def _is_prose_equals(c: _Candidate) -> bool:
+def is_prose_equals(c: Candidate) -> bool:
     """Tell whether an unquoted `key = value` reads as a sentence: spaced around the `=` and
     going on after the value ("a 1MB password = bcrypt DoS"), where a setting ends its line."""
     if c.group != "u" or c.sep != "=":
@@ -309,54 +303,54 @@ def _is_prose_equals(c: _Candidate) -> bool:
     return spaced and start > 0 and _LINE_END.match(c.text, c.end) is None
 
 
-def _before(c: _Candidate, reach: int = 48) -> str:
+def text_before(c: Candidate, reach: int = 48) -> str:
     """Return the lower-cased text just before the match."""
     start = c.match.start()
     return c.text[max(0, start - reach) : start].lower()
 
 
-def _key_name(c: _Candidate) -> str:
+def key_name(c: Candidate) -> str:
     """Return the whole key name the match ends, lower-cased and without separators."""
-    found = _NAME_BEFORE.search(_before(c))
+    found = _NAME_BEFORE.search(text_before(c))
     name = (found.group() if found else "") + c.match.group("key")
     return name.replace("_", "").replace("-", "").replace(".", "")
 
 
-def _is_generic_secret(c: _Candidate, name: str) -> bool:
+def is_generic_secret(c: Candidate, name: str) -> bool:
     """Tell whether an api-key, token or secret assignment holds a generated-looking value."""
     value = c.value
     if name.endswith("key") and not _CREDENTIAL_KEY.search(name):
         return False
-    if len(value) < 8 or value.isdigit() or _is_stand_in(value) or _is_prose_colon(c):
+    if len(value) < 8 or value.isdigit() or is_stand_in(value) or is_prose_colon(c):
         return False
-    return _looks_random(value)
+    return looks_random(value)
 
 
 # ---------------------------------------------------------------- bare-space forms
 
-_FLAG_BEFORE = _Lazy(r"(?:^|[\s\"'])--?(?:[a-z0-9]+[_.-])*\Z")
-_NETRC = _Lazy(r"(?:^|\s)(?:machine|default)\s+\S+(?:\s+login\s+\S+)?\s+\Z")
-_SPACED_SETTINGS = frozenset({"requirepass", "masterauth", "awssecretaccesskey"})
+_FLAG_BEFORE = Lazy(r"(?:^|[\s\"'])--?(?:[a-z0-9]+[_.-])*\Z")
+_NETRC = Lazy(r"(?:^|\s)(?:machine|default)\s+\S+(?:\s+login\s+\S+)?\s+\Z")
+SPACED_SETTINGS = frozenset({"requirepass", "masterauth", "awssecretaccesskey"})
 
 
-def _is_flag(c: _Candidate) -> bool:
+def _is_flag(c: Candidate) -> bool:
     """Tell whether the key is a command-line flag such as `--db-password`."""
-    return _FLAG_BEFORE.search(_before(c)) is not None
+    return _FLAG_BEFORE.search(text_before(c)) is not None
 
 
-def _in_netrc(c: _Candidate) -> bool:
+def in_netrc(c: Candidate) -> bool:
     """Tell whether `password x` sits in a .netrc entry (`machine h login u password p`)."""
-    return _NETRC.search(_before(c, 160)) is not None
+    return _NETRC.search(text_before(c, 160)) is not None
 
 
-def _spaced_value_counts(c: _Candidate, quoted: bool = True) -> bool:
+def spaced_value_counts(c: Candidate, quoted: bool = True) -> bool:
     """Tell whether a value after a bare space belongs to the key: a flag, a setting, quoted."""
-    if (quoted and c.group != "u") or _is_flag(c) or _in_netrc(c):
+    if (quoted and c.group != "u") or _is_flag(c) or in_netrc(c):
         return True
-    return _key_name(c) in _SPACED_SETTINGS
+    return key_name(c) in SPACED_SETTINGS
 
 
-def _touches(text: str, start: int, end: int, fence: frozenset[str]) -> bool:
+def touches(text: str, start: int, end: int, fence: frozenset[str]) -> bool:
     """Tell whether a fence character sits right before or right after the span."""
     before = start > 0 and text[start - 1] in fence
     return before or (end < len(text) and text[end] in fence)
