@@ -136,29 +136,32 @@ async def test_every_tool_is_described_and_annotated(root: Path) -> None:
     async with connect(root) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
+    hints = {}
     for name, tool in tools.items():
         assert tool.description and "\n" not in tool.description.strip()
-        for prop, schema in tool.input_schema.get("properties", {}).items():
-            assert schema.get("description"), f"{name}.{prop} has no description"
-        hints = tool.annotations
-        assert hints is not None and hints.open_world_hint is False
-        assert hints.read_only_hint is (name in READ_ONLY), name
-        if name not in READ_ONLY:
-            assert hints.destructive_hint is not None and hints.idempotent_hint is not None
+        assert tool.output_schema is None, name  # the answer's JSON names its fields
+        assert tool.annotations is not None
+        # A hint left out is the protocol's default: not read-only, destructive, not
+        # idempotent, open to the world.
+        given = tool.annotations.model_dump()
+        hints[name] = {
+            "read_only": given["read_only_hint"] or False,
+            "destructive": given["destructive_hint"] is not False,
+            "idempotent": given["idempotent_hint"] or False,
+            "open_world": given["open_world_hint"] is not False,
+        }
+        assert not hints[name]["open_world"], name
+        assert hints[name]["read_only"] is (name in READ_ONLY), name
     assert tools["hot_add"].input_schema["properties"]["kind"]["enum"] == [
         "action",
         "decision",
         "blocker",
         "note",
     ]
-    assert tools["search"].output_schema is not None
-    assert (
-        tools["hot_set"].annotations is not None and tools["hot_set"].annotations.destructive_hint
-    )
-    assert (
-        tools["hot_add"].annotations is not None
-        and not tools["hot_add"].annotations.destructive_hint
-    )
+    assert hints["hot_set"]["destructive"] and not hints["hot_set"]["idempotent"]
+    assert not hints["hot_add"]["destructive"]
+    assert hints["hot_unblock"]["destructive"] and hints["hot_unblock"]["idempotent"]
+    assert hints["forget"]["destructive"] and not hints["forget"]["idempotent"]
 
 
 async def test_resource_templates_are_markdown(root: Path) -> None:
@@ -480,9 +483,8 @@ async def test_null_for_why_of_a_spawn_means_none_and_says_so(root: Path) -> Non
         await call(client, "hot_set", agent="flight", task="Fix the login bug")
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await call(client, "spawn", agent="flight", task="ship", why=None)
-    described = tools["spawn"].input_schema["properties"]["why"]["description"]
-    assert "null), the prompt has no WHY" in described
-    assert "## WHY" not in result["prompt"]
+    assert tools["spawn"].input_schema["properties"]["why"] == {"type": "string"}
+    assert "## WHY" not in result["prompt"]  # null is taken all the same, as no why
 
 
 async def test_a_refused_write_of_a_secret_writes_not_even_its_audit_line(root: Path) -> None:
@@ -624,6 +626,30 @@ def raw_server(root: Path) -> Iterator[_RawServer]:
     if server.process.poll() is None:
         server.process.kill()
         server.process.wait()
+
+
+# What an agent that loads the server pays in every session for its tools (o200k tokens).
+MOST_TOOL_TOKENS = 2000
+
+
+def test_the_tool_definitions_a_model_sees_cost_at_most_2000_tokens(
+    raw_server: _RawServer,
+) -> None:
+    """Every tool's name, title, description, input schema and annotations, as the real
+    server lists them over stdio: lean, each argument as its type with its default, no
+    union with null, no titles, no output schemas (9,352 tokens once, with them)."""
+    from tiermem.index.tokens import O200kCounter
+
+    raw_server.initialize()
+    raw_server.send("tools/list", {})
+    tools = raw_server.answer()["result"]["tools"]
+    assert {t["name"] for t in tools} == TOOLS
+    assert not [t["name"] for t in tools if "outputSchema" in t]
+    schemas = json.dumps([t["inputSchema"] for t in tools])
+    assert '"anyOf"' not in schemas and '"title"' not in schemas
+    status, _ = raw_server.finish()
+    [cost] = O200kCounter().count_many([json.dumps(tools)])
+    assert status == 0 and cost <= MOST_TOOL_TOKENS, f"{cost} tokens of tool definitions"
 
 
 def test_stdin_eof_ends_the_server_with_status_0(raw_server: _RawServer) -> None:

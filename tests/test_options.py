@@ -26,6 +26,7 @@ from tiermem.options import (
     described,
     operation,
     options_of,
+    told,
 )
 from tiermem.server.mcp_server import build_server
 from tiermem.vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS
@@ -82,11 +83,27 @@ def test_the_mcp_tool_parameters_are_the_fields(tmp_path: Path) -> None:
     assert list(schema["properties"]) == [*FIELDS, "offset", "max_chars"]
     assert schema["required"] == ["agent", "task"]
     for name, item, default in options_of(SpawnRequest):
-        prop = schema["properties"][name]
-        assert prop["description"].lower() == described(item).lower() + ".", name
-        if default is not REQUIRED:
-            expected = list(default) if isinstance(default, tuple) else default
-            assert prop["default"] == expected, name
+        _holds_declared(schema["properties"][name], item, default, name)
+
+
+# Defaults a tool leaves unsaid: what a model assumes of an argument it omits.
+ASSUMED: tuple[object, ...] = (None, False, 0, "", [])
+
+
+def _holds_declared(prop: dict[str, object], item: Option, default: object, name: str) -> None:
+    """A tool's parameter says what the declaration gives a model, lean: its brief (or
+    nothing), its default unless a model assumes it, no title, no union with null."""
+    said = told(item)
+    if said:
+        assert str(prop["description"]).lower() == said.lower() + ".", name
+    else:
+        assert "description" not in prop, name
+    assert "title" not in prop and "anyOf" not in prop, name
+    expected = list(default) if isinstance(default, tuple) else default
+    if default is REQUIRED or item.keeps or expected in ASSUMED:
+        assert "default" not in prop, name
+    else:
+        assert prop["default"] == expected, name
 
 
 def test_the_memory_method_takes_the_fields() -> None:
@@ -168,20 +185,10 @@ def test_each_tool_is_its_operations_fields(tmp_path: Path, op: Operation) -> No
     assert [n for n in schema if n in fields or n not in MCP_OWN] == fields
     assert tool.description == described(Option(op.help))[:1].upper() + op.help[1:] + "."
     for name, item, default in options_of(op.request):
-        assert schema[name]["description"].lower() == described(item).lower() + ".", name
+        _holds_declared(schema[name], item, default, name)
         required = name in tool.input_schema.get("required", [])
         assert required == (default is REQUIRED), name
-        if item.choices:
-            assert item.choices == tuple(_choices(schema[name])), name
-        if default is not REQUIRED and not item.keeps:
-            expected = list(default) if isinstance(default, tuple) else default
-            assert schema[name]["default"] == expected, name
-
-
-def _choices(schema: dict[str, object]) -> list[str]:
-    branches = schema.get("anyOf", [schema])
-    assert isinstance(branches, list)
-    return [v for b in branches for v in b.get("enum", [])]
+        assert tuple(schema[name].get("enum", ())) == (item.choices or ()), name
 
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.door)
@@ -226,3 +233,37 @@ def test_a_new_command_is_its_declaration(
     assert main([*root, "team", "--format", "json"]) == 0
     assert [a["name"] for a in json.loads(capsys.readouterr().out)] == ["ada"]
     assert "team" in "\n".join(reference())
+
+
+def test_a_new_tool_with_a_list_result_is_its_declaration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operation whose `Memory` method returns a list becomes an MCP tool with nothing
+    written for it but its declaration (here `decide`, a command alone, whose result is the
+    list of ids it wrote): paged by `limit` and `offset`, its items under the name declared."""
+    from mcp import Client
+
+    from tiermem import options
+
+    decide = replace(
+        operation("decide"), tool="decide", title="Record a decision", effect="add", pages="ids"
+    )
+    given = tuple(decide if op.door == "decide" else op for op in OPERATIONS)
+    monkeypatch.setattr(options, "OPERATIONS", given)
+    mem, _ = Memory.init(tmp_path)
+
+    async def asked() -> tuple[dict[str, object], dict[str, object], dict[str, object]]:
+        async with Client(build_server(mem)) as client:
+            [tool] = [t for t in (await client.list_tools()).tools if t.name == "decide"]
+            text = "# Use semver\nEvery release gets a semver tag."
+            arguments = {"text": text, "by": "lead", "new_agent": True, "limit": 1}
+            result = await client.call_tool("decide", arguments)
+            assert not result.is_error and isinstance(result.structured_content, dict)
+            return tool.input_schema, tool.annotations.model_dump(), result.structured_content
+
+    schema, hints, answer = asyncio.run(asked())
+    assert list(schema["properties"]) == ["text", "by", "new_agent", "limit", "offset"]
+    assert hints["destructive_hint"] is False and hints["read_only_hint"] is None
+    ids = answer["ids"]
+    assert isinstance(ids, list) and len(ids) == 1 and str(ids[0]).startswith("d-")
+    assert answer["next_offset"] in (None, 1)

@@ -11,7 +11,7 @@ three the same), so a new option, a default or a help text is written here and n
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 
 from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS
@@ -36,7 +36,9 @@ class Option:
     value each gives and its help) or "none" (the command line sets it itself). `stdin`
     says the command line reads the value from stdin when it is `-`; `choices` are the
     values it may take; `keeps` says an MCP client that omits it keeps what is there (and
-    may not send null, which would say neither).
+    may not send null, which would say neither). `brief` is what an MCP tool tells a model of
+    the field when it needs less than the command line's help ("": its name says it): every
+    tool's definition is read in every session of an agent that loads the server.
     """
 
     help: str  # may name a setting's default, as "{spawn.budget_tokens}" (see `described`)
@@ -47,6 +49,7 @@ class Option:
     keeps: bool = False
     verbs: tuple[tuple[str, str, str], ...] = ()  # (verb, value, help) of a "verb" field
     what: str = ""  # what a refusal calls the value, when not the field's name
+    brief: str | None = None  # what a model is told of it, when less than `help`
 
 
 def option(help: str, **how: Any) -> dict[str, Option]:
@@ -60,22 +63,14 @@ AGENT = option(
     "agent name, e.g. 'flight': 1-64 letters, digits, '.', '_' or '-'",
     cli="positional",
     metavar="AGENT",
+    brief="",
 )
 TOPIC = option(
     "wiki topic, e.g. 'release': 1-64 letters, digits, '.', '_' or '-'",
     cli="positional",
     metavar="TOPIC",
+    brief="",
 )
-
-
-def _new_agent() -> Any:
-    return field(
-        default=False,
-        metadata=option(
-            "the agent is new to the team (without it, a name that Squad does not list and "
-            "that has no memory is refused as a likely typo, naming the nearest agents)"
-        ),
-    )
 
 
 def _text(help: str, **how: Any) -> dict[str, Option]:
@@ -83,12 +78,29 @@ def _text(help: str, **how: Any) -> dict[str, Option]:
     return option(help, cli="positional", metavar="TEXT", stdin=True, **how)
 
 
-def _switch(help: str) -> Any:
-    return field(default=False, metadata=option(help))
+def _given(help: str, default: Any, **how: Any) -> Any:
+    """A field that has a default."""
+    return field(default=default, metadata=option(help, **how))
+
+
+def _switch(help: str, **how: Any) -> Any:
+    return _given(help, False, **how)
 
 
 def _maybe(help: str, metavar: str, **how: Any) -> Any:
-    return field(default=None, metadata=option(help, metavar=metavar, **how))
+    return _given(help, None, metavar=metavar, **how)
+
+
+# A field whose omission keeps what is there.
+_KEPT: dict[str, Any] = {"keeps": True, "brief": "omitted: kept"}
+
+
+def _new_agent() -> Any:
+    return _switch(
+        "the agent is new to the team (without it, a name that Squad does not list and that "
+        "has no memory is refused as a likely typo, naming the nearest agents)",
+        brief="",  # the server's instructions say it once
+    )
 
 
 # --- requests -------------------------------------------------------------------------
@@ -100,13 +112,15 @@ class HotSetRequest:
 
     agent: str = field(metadata=AGENT)
     task: str = field(
-        metadata=option("what the agent is doing now; replaces the previous task", stdin=True)
+        metadata=option(
+            "what the agent is doing now; replaces the previous task", stdin=True, brief=""
+        )
     )
     why: str | None = _maybe(
-        "why the task matters; omitted, the current why stays", "TEXT", stdin=True, keeps=True
+        "why the task matters; omitted, the current why stays", "TEXT", stdin=True, **_KEPT
     )
     talking_to: str | None = _maybe(
-        "who the agent works with; omitted, the current one stays", "NAME", keeps=True
+        "who the agent works with; omitted, the current one stays", "NAME", **_KEPT
     )
     new_agent: bool = _new_agent()
 
@@ -129,16 +143,21 @@ class HotAddRequest:
                 ("block", "blocker", "record a blocker (carried into the next session)"),
                 ("note", "note", "record a session note"),
             ),
+            brief="",  # the instructions say what each is for
         )
     )
-    text: str = field(metadata=_text("the text to record (markdown; its first line is its title)"))
-    source: str = field(
-        default="agent",
-        metadata=option(
-            "where the text came from; tool output and web text are kept as untrusted data: "
-            "marked in prompts and never promoted to the wiki",
-            choices=SOURCES,
-        ),
+    text: str = field(
+        metadata=_text(
+            "the text to record (markdown; its first line is its title)",
+            brief="markdown; its first line is its title",
+        )
+    )
+    source: str = _given(
+        "where the text came from; tool output and web text are kept as untrusted data: "
+        "marked in prompts and never promoted to the wiki",
+        "agent",
+        choices=SOURCES,
+        brief="tool and web text is kept as untrusted",
     )
     new_agent: bool = _new_agent()
 
@@ -148,7 +167,12 @@ class HotUnblockRequest:
     """Resolve one blocker of the agent; the resolution is kept as an action."""
 
     agent: str = field(metadata=AGENT)
-    text: str = field(metadata=_text("the blocker's id, or text that matches exactly one blocker"))
+    text: str = field(
+        metadata=_text(
+            "the blocker's id, or text that matches exactly one blocker",
+            brief="the blocker's id, or text matching one blocker",
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -169,13 +193,18 @@ class SearchRequest:
             cli="joined",
             metavar="QUERY",
             stdin=True,
+            brief='words, any may match ("quoted" for a phrase), or entry ids',
         )
     )
-    agent: str | None = _maybe("search this agent's memory, the team's and the wiki", "AGENT")
-    tier: str | None = _maybe(
-        "only this tier (omitted: every tier and the archive)", "TIER", choices=TIERS
+    agent: str | None = _maybe(
+        "search this agent's memory, the team's and the wiki",
+        "AGENT",
+        brief="this agent's memory, the team's and the wiki",
     )
-    limit: int = field(default=10, metadata=option("at most this many results", metavar="K"))
+    tier: str | None = _maybe(
+        "only this tier (omitted: every tier and the archive)", "TIER", choices=TIERS, brief=""
+    )
+    limit: int = _given("at most this many results", 10, metavar="K", brief="")
 
 
 @dataclass(frozen=True)
@@ -189,9 +218,12 @@ class ReadEntryRequest:
             "its raw text byte for byte) or a section of one ('a-0123abcd45-6789abcdef#4')",
             cli="positional",
             metavar="ID",
+            brief="",  # the tool's description says it
         )
     )
-    agent: str | None = _maybe("the agent whose archive holds a record (found if omitted)", "AGENT")
+    agent: str | None = _maybe(
+        "the agent whose archive holds a record (found if omitted)", "AGENT", brief=""
+    )
 
 
 @dataclass(frozen=True)
@@ -203,6 +235,7 @@ class ReadTierRequest:
             "'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)",
             cli="positional",
             choices=FILE_TIERS,
+            brief="",
         )
     )
     name: str = field(
@@ -230,12 +263,11 @@ class WikiWriteRequest:
     text: str = field(
         metadata=_text(
             "the entry: a first line as its title, then the policy, decision, convention or "
-            "contract"
+            "contract",
+            brief="a title line, then the policy, decision, convention or contract",
         )
     )
-    by: str = field(
-        default="", metadata=option("the agent asking (default: the team)", metavar="AGENT")
-    )
+    by: str = _given("the agent asking (default: the team)", "", metavar="AGENT", brief="")
     new_agent: bool = _new_agent()
 
 
@@ -260,17 +292,20 @@ class ForgetRequest:
             "archived text ('a-...', 'a-...#3') to retire from search and spawns",
             cli="positional",
             metavar="ID",
+            brief="an entry's id, or an archived passage's ('a-...#3')",
         )
     )
-    reason: str = field(
-        default="",
-        metadata=option(
-            "why it is wrong or stale (kept in the audit trail)", metavar="TEXT", stdin=True
-        ),
+    reason: str = _given(
+        "why it is wrong or stale (kept in the audit trail)",
+        "",
+        metavar="TEXT",
+        stdin=True,
+        brief="",
     )
     purge: bool = _switch(
         "delete the text from the archive and the index too (a leaked credential); leaves an "
-        "audited tombstone"
+        "audited tombstone",
+        brief="delete the text from the archive too (a leaked secret)",
     )
 
 
@@ -316,7 +351,7 @@ class LogRequest:
 
     agent: str | None = _maybe("only spawns of this agent", "AGENT")
     entry: str | None = _maybe("only spawns that loaded this entry (or one of its parts)", "ID")
-    limit: int = field(default=50, metadata=option("at most this many spawns", metavar="N"))
+    limit: int = _given("at most this many spawns", 50, metavar="N")
 
 
 @dataclass(frozen=True)
@@ -326,7 +361,7 @@ class ImportRequest:
     dry_run: bool = _switch(
         "run the import on a scratch copy and print where entries would land; write nothing"
     )
-    progress: bool = field(default=False, metadata=option("show progress on stderr", cli="none"))
+    progress: bool = _switch("show progress on stderr", cli="none")
 
 
 # No slots: the class's attributes are its defaults, which `Memory.spawn`'s keywords take.
@@ -334,55 +369,46 @@ class ImportRequest:
 class SpawnRequest:
     """What the coordinator asks for."""
 
-    agent: str = field(
-        metadata=option(
-            "agent name, e.g. 'flight': 1-64 letters, digits, '.', '_' or '-'",
-            cli="positional",
-            metavar="AGENT",
-        )
+    agent: str = field(metadata=AGENT)
+    task: str = field(metadata=option("the task to start the agent on", stdin=True, brief=""))
+    why: str = _given(
+        "why the task matters; omitted (or null), the prompt has no WHY", "", brief=""
     )
-    task: str = field(metadata=option("the task to start the agent on", stdin=True))
-    why: str = field(
-        default="",
-        metadata=option("why the task matters; omitted (or null), the prompt has no WHY"),
+    criteria: tuple[str, ...] = _given(
+        "a success criterion (one each)", (), cli="repeat", metavar="TEXT", brief="success criteria"
     )
-    criteria: tuple[str, ...] = field(
-        default=(), metadata=option("a success criterion (one each)", cli="repeat", metavar="TEXT")
-    )
-    include_cold: bool = field(
-        default=False, metadata=option("add the relevant past-session summaries")
-    )
+    include_cold: bool = _switch("add the relevant past-session summaries", brief="")
     # None: no wiki; (): the relevant pages; names: those topics' relevant entries.
-    include_wiki: tuple[str, ...] | None = field(
-        default=None,
-        metadata=option(
-            "add wiki entries: of these topics, or the relevant pages when none is named",
-            cli="words",
-            metavar="TOPIC",
-        ),
+    include_wiki: tuple[str, ...] | None = _maybe(
+        "add wiki entries: of these topics, or the relevant pages when none is named",
+        "TOPIC",
+        cli="words",
+        brief="these topics' ([]: the relevant ones)",
     )
-    include_archive: bool = field(
-        default=False,
-        metadata=option("add relevant archived text (raw text kept when it was summarised)"),
+    include_archive: bool = _switch(
+        "add relevant archived text (raw text kept when it was summarised)", brief=""
     )
-    auto: bool = field(
-        default=False, metadata=option("choose the tiers from the task and memory, and say why")
+    auto: bool = _switch(
+        "choose the tiers from the task and memory, and say why",
+        brief="choose the tiers from the task",
     )
-    budget: int | None = field(
-        default=None,
-        metadata=option(
-            "tokens of the whole prompt, frame and hot included "
-            "(default from config: {spawn.budget_tokens})",
-            metavar="TOKENS",
-        ),
+    budget: int | None = _maybe(
+        "tokens of the whole prompt, frame and hot included "
+        "(default from config: {spawn.budget_tokens})",
+        "TOKENS",
+        brief="prompt tokens (default {spawn.budget_tokens})",
     )
-    charter: bool = field(default=False, metadata=option("include the agent's Squad charter"))
-    refs: bool = field(
-        default=False, metadata=option("name the tier files instead of inlining their text")
+    charter: bool = _switch("include the agent's Squad charter", brief="")
+    refs: bool = _switch(
+        "name the tier files instead of inlining their text", brief="name tier files, not inline"
     )
 
 
 # --- operations -----------------------------------------------------------------------
+
+
+# About 2,000 tokens of text: the page of a long text an MCP tool answers with by default.
+PAGE_CHARS = 8000
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,7 +418,12 @@ class Operation:
     "verb" field adds the last word), the MCP tool (`tool`, its `title` and `effect`: "read",
     "add", "replace", "remove" or "forget"; none when None), and how the command prints its
     result (`formats`: the `--format` choices, the first the default; `prints`: the name of
-    its printer in `cli.handlers`, "" for the result's own lines or JSON)."""
+    its printer in `cli.handlers`, "" for the result's own lines or JSON).
+
+    A tool answers a long result a page at a time: a text result, `page_chars` characters of
+    it from an `offset`; a list result, `limit` items from an `offset`, under the name `pages`
+    gives them ("items" when none); any other result whole, or, when `pages` names one of its
+    text fields, with a page of that text."""
 
     door: str
     request: type
@@ -403,6 +434,8 @@ class Operation:
     effect: str = "read"
     formats: tuple[str, ...] = ()
     prints: str = ""
+    pages: str = ""
+    page_chars: int = PAGE_CHARS
 
 
 _TEXT_JSON = ("text", "json")
@@ -431,8 +464,7 @@ OPERATIONS = (
     Operation(
         "hot_unblock",
         HotUnblockRequest,
-        "resolve one blocker of the agent (matched by id or text); the resolution is kept as "
-        "an action",
+        "resolve one of the agent's blockers; the resolution is kept as an action",
         ("hot", "unblock"),
         tool="hot_unblock",
         title="Resolve a blocker",
@@ -448,6 +480,7 @@ OPERATIONS = (
         title="Show hot memory",
         formats=_TEXT_JSON,
         prints="markdown",
+        pages="markdown",
     ),
     Operation(
         "hot_clear",
@@ -472,6 +505,7 @@ OPERATIONS = (
         "read one entry, archived record or section whole, by the id search gives",
         tool="read_entry",
         title="Read an entry by id",
+        pages="text",
     ),
     Operation(
         "tier_text",
@@ -499,6 +533,7 @@ OPERATIONS = (
         title="List wiki pages",
         formats=_TEXT_JSON,
         prints="pages",
+        pages="pages",
     ),
     Operation(
         "wiki_read",
@@ -514,6 +549,7 @@ OPERATIONS = (
         "list the team's agents: Squad's agent folders and every agent with memory",
         tool="agents",
         title="List the team's agents",
+        pages="agents",
     ),
     Operation(
         "spawn",
@@ -524,6 +560,10 @@ OPERATIONS = (
         title="Render a spawn prompt",
         formats=("markdown", "json"),
         prints="spawn",
+        # A prompt is bounded by its token budget already: this cut stops only a budget set
+        # far too high.
+        pages="prompt",
+        page_chars=40_000,
     ),
     Operation(
         "end_session",
@@ -554,8 +594,8 @@ OPERATIONS = (
     Operation(
         "forget",
         ForgetRequest,
-        "retire a wrong or stale entry from every tier (its text stays in the archive; --purge "
-        "deletes), or an archived passage from search and spawns",
+        "retire a wrong or stale entry from every tier (its text stays in the archive unless "
+        "purged), or an archived passage from search and spawns",
         ("forget",),
         tool="forget",
         title="Forget an entry",
@@ -628,6 +668,11 @@ def described(item: Option) -> str:
     from .storage import config
 
     return item.help.format(spawn=config.SpawnConfig())
+
+
+def told(item: Option) -> str:
+    """What an MCP tool tells a model of a field: its brief, else its help ("": nothing)."""
+    return described(item if item.brief is None else replace(item, help=item.brief))
 
 
 def values(request: type, given: dict[str, Any]) -> dict[str, Any]:
