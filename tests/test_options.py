@@ -267,3 +267,16 @@ def test_a_new_tool_with_a_list_result_is_its_declaration(
     ids = answer["ids"]
     assert isinstance(ids, list) and len(ids) == 1 and str(ids[0]).startswith("d-")
     assert answer["next_offset"] in (None, 1)
+
+
+def test_a_printer_is_named_by_the_function() -> None:
+    """An operation's command prints with the function it names (`render.printers`), not
+    a name looked up elsewhere; none names its result's own text, lines or JSON."""
+    from tiermem.render import printers
+
+    named = [op.prints for op in OPERATIONS if op.prints is not None]
+    assert len(named) >= 10
+    for printer in named:
+        assert callable(printer) and getattr(printers, printer.__name__) is printer
+    assert operation("search").prints is printers.searched
+    assert operation("read_entry").prints is None

@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 
+from .render import printers
 from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 OPTION = "option"
@@ -36,9 +38,8 @@ class Option:
     value each gives and its help) or "none" (the command line sets it itself). `stdin`
     says the command line reads the value from stdin when it is `-`; `choices` are the
     values it may take; `keeps` says an MCP client that omits it keeps what is there (and
-    may not send null, which would say neither). `brief` is what an MCP tool tells a model of
-    the field when it needs less than the command line's help ("": its name says it): every
-    tool's definition is read in every session of an agent that loads the server.
+    may not send null, which would say neither). `brief` is what an MCP tool tells a model,
+    every session, when it needs less than the command line's help ("": the name says it).
     """
 
     help: str  # may name a setting's default, as "{spawn.budget_tokens}" (see `described`)
@@ -91,8 +92,7 @@ def _maybe(help: str, metavar: str, **how: Any) -> Any:
     return _given(help, None, metavar=metavar, **how)
 
 
-# A field whose omission keeps what is there.
-_KEPT: dict[str, Any] = {"keeps": True, "brief": "omitted: kept"}
+_KEPT: dict[str, Any] = {"keeps": True, "brief": "omitted: kept"}  # omitted, what is there stays
 
 
 def _new_agent() -> Any:
@@ -407,8 +407,7 @@ class SpawnRequest:
 # --- operations -----------------------------------------------------------------------
 
 
-# About 2,000 tokens of text: the page of a long text an MCP tool answers with by default.
-PAGE_CHARS = 8000
+PAGE_CHARS = 8000  # about 2,000 tokens: the page of a text an MCP tool answers with
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,13 +416,12 @@ class Operation:
     `request`), the CLI command that offers it (`command`, its words; none when empty; a
     "verb" field adds the last word), the MCP tool (`tool`, its `title` and `effect`: "read",
     "add", "replace", "remove" or "forget"; none when None), and how the command prints its
-    result (`formats`: the `--format` choices, the first the default; `prints`: the name of
-    its printer in `cli.handlers`, "" for the result's own lines or JSON).
+    result (`formats`: the `--format` choices, the first the default; `prints`: its printer,
+    a function of `render.printers`, None for the result's own text, lines or JSON).
 
-    A tool answers a long result a page at a time: a text result, `page_chars` characters of
-    it from an `offset`; a list result, `limit` items from an `offset`, under the name `pages`
-    gives them ("items" when none); any other result whole, or, when `pages` names one of its
-    text fields, with a page of that text."""
+    A tool pages a long answer: a text, `page_chars` characters from an `offset` (as the text
+    field `pages` names of another result); a list, `limit` items under the name `pages`
+    gives them ("items" when none)."""
 
     door: str
     request: type
@@ -433,7 +431,7 @@ class Operation:
     title: str = ""
     effect: str = "read"
     formats: tuple[str, ...] = ()
-    prints: str = ""
+    prints: Callable[[printers.Command], int] | None = None
     pages: str = ""
     page_chars: int = PAGE_CHARS
 
@@ -449,7 +447,7 @@ OPERATIONS = (
         tool="hot_set",
         title="Set current task",
         effect="replace",
-        prints="written",
+        prints=printers.written,
     ),
     Operation(
         "hot_add",
@@ -459,7 +457,7 @@ OPERATIONS = (
         tool="hot_add",
         title="Record in hot memory",
         effect="add",
-        prints="written",
+        prints=printers.written,
     ),
     Operation(
         "hot_unblock",
@@ -469,7 +467,7 @@ OPERATIONS = (
         tool="hot_unblock",
         title="Resolve a blocker",
         effect="remove",
-        prints="written",
+        prints=printers.written,
     ),
     Operation(
         "hot_view",
@@ -479,7 +477,7 @@ OPERATIONS = (
         tool="hot_show",
         title="Show hot memory",
         formats=_TEXT_JSON,
-        prints="markdown",
+        prints=printers.markdown,
         pages="markdown",
     ),
     Operation(
@@ -487,7 +485,7 @@ OPERATIONS = (
         AgentRequest,
         "empty the hot tier (its text is archived first)",
         ("hot", "clear"),
-        prints="written",
+        prints=printers.written,
     ),
     Operation(
         "search",
@@ -497,7 +495,7 @@ OPERATIONS = (
         tool="search",
         title="Search memory",
         formats=_TEXT_JSON,
-        prints="search",
+        prints=printers.searched,
     ),
     Operation(
         "read_entry",
@@ -522,7 +520,7 @@ OPERATIONS = (
         tool="wiki_write",
         title="Request a wiki entry",
         effect="add",
-        prints="wiki_entry",
+        prints=printers.wiki_entry,
     ),
     Operation(
         "wiki_pages",
@@ -532,7 +530,7 @@ OPERATIONS = (
         tool="wiki_list",
         title="List wiki pages",
         formats=_TEXT_JSON,
-        prints="pages",
+        prints=printers.pages,
         pages="pages",
     ),
     Operation(
@@ -559,7 +557,7 @@ OPERATIONS = (
         tool="spawn",
         title="Render a spawn prompt",
         formats=("markdown", "json"),
-        prints="spawn",
+        prints=printers.spawned,
         # A prompt is bounded by its token budget already: this cut stops only a budget set
         # far too high.
         pages="prompt",
@@ -574,7 +572,7 @@ OPERATIONS = (
         title="End the session",
         effect="replace",
         formats=_TEXT_JSON,
-        prints="sessions",
+        prints=printers.sessions,
     ),
     Operation(
         "scribe_run",
@@ -582,14 +580,14 @@ OPERATIONS = (
         "maintenance: inbox merge, checkpoints, supersede, promote to wiki, expire, use",
         ("scribe", "run"),
         formats=_TEXT_JSON,
-        prints="scribe_run",
+        prints=printers.scribe_ran,
     ),
     Operation(
         "decide",
         DecideRequest,
         "record a team decision (also in .squad/decisions.md)",
         ("decision", "add"),
-        prints="decided",
+        prints=printers.decided,
     ),
     Operation(
         "forget",
@@ -608,14 +606,14 @@ OPERATIONS = (
         "write one HTML page of the store: agents, budgets, Scribe, wiki, stale, entries",
         ("report",),
         formats=_TEXT_JSON,
-        prints="report",
+        prints=printers.reported,
     ),
     Operation(
         "reindex",
         ReindexRequest,
         "rebuild the search index from the files",
         ("reindex",),
-        prints="reindex",
+        prints=printers.reindexed,
     ),
     Operation(
         "doctor",
@@ -623,7 +621,7 @@ OPERATIONS = (
         "check a store after a merge or a crash, and repair what is safe",
         ("doctor",),
         formats=_TEXT_JSON,
-        prints="doctor",
+        prints=printers.doctored,
     ),
     Operation(
         "stats",
@@ -631,7 +629,7 @@ OPERATIONS = (
         "entries, bytes and tokens per agent and tier",
         ("stats",),
         formats=_TEXT_JSON,
-        prints="stats",
+        prints=printers.stats,
     ),
     Operation(
         "log",
@@ -639,7 +637,7 @@ OPERATIONS = (
         "which spawns got an entry, and what each spawn got (this clone's log)",
         ("log",),
         formats=_TEXT_JSON,
-        prints="log",
+        prints=printers.spawn_log,
     ),
     Operation(
         "import_squad",
@@ -647,7 +645,7 @@ OPERATIONS = (
         "import .squad/ histories and decisions into tiers",
         ("import", "squad"),
         formats=_TEXT_JSON,
-        prints="imported",
+        prints=printers.imported,
     ),
 )
 

@@ -1,4 +1,6 @@
-"""The commands' handlers: each calls `Memory` and prints what it returns.
+"""The commands' handlers: each calls `Memory` and prints what it returns. An operation's
+command is one handler (`cmd_operation`) that hands its printer (`render.printers`) the
+command line (`_Command`): the result, the flags, where a line said aside goes.
 
 A handler imports what it runs when it runs, so that `tiermem hot show` starts in tens of
 milliseconds; `main` reads the command line and hands it to one.
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
 
     from ..memory import Memory
     from ..options import Operation
-    from ..results import ImportReport, SearchHit, SessionReport
 
 
 def os_error(exc: OSError) -> str:
@@ -102,12 +103,6 @@ def _say(lines: Sequence[str]) -> None:
         print(line)
 
 
-def _skipped(inputs: Sequence[str]) -> None:
-    """Inputs a command left out, one line each on stderr, the same way for every command."""
-    for what in inputs:
-        _tell(f"tiermem: skipped {one_line(what)}")
-
-
 def _tell(line: str) -> None:
     """A line for stderr, said with the command's outcome (see `_HELD`)."""
     _HELD.append(line)
@@ -161,266 +156,70 @@ def cmd_merge_file(args: Namespace) -> int:
 
 
 def cmd_operation(args: Namespace) -> int:
-    """An operation's command (`options.OPERATIONS`): its `Memory` method called with the
-    request's fields, its result printed by its printer (`_PRINTERS`), else as it says."""
+    """An operation's command (`options.OPERATIONS`): its result, the `Memory` method's for
+    the request's fields, printed by the operation's printer (`render.printers`)."""
     from ..options import operation
+    from ..render import printers
 
     op = operation(args.door)
-    return _PRINTERS.get(op.prints, _printed)(args, op)
+    return (op.prints or printers.own)(_Command(args, op))
 
 
-def _called(
-    args: Namespace, op: Operation, mem: Memory | None = None, given: dict[str, Any] | None = None
-) -> Any:
-    """What the operation's `Memory` method returns for the fields the command line gave
-    (or `given`, read from it already)."""
-    from ..options import door_values
+class _Command:
+    """One command line of an operation, as its printer asks of it (`printers.Command`)."""
 
-    found = door_values(op.request, given or _request_values(args, op.request))
-    return getattr(mem or _memory(args), op.door)(**found)
+    def __init__(self, args: Namespace, op: Operation) -> None:
+        self.args, self.op = args, op
+        self.format: str = getattr(args, "format", "text")
+        self._given: dict[str, Any] | None = None
+        self._mem: Memory | None = None
 
+    def flag(self, name: str) -> Any:
+        return getattr(self.args, name, None)
 
-def _printed(args: Namespace, op: Operation) -> int:
-    """A result (or a list of them) as JSON when asked, else its text, its own lines, or
-    each one's JSON on a line."""
-    result = _called(args, op)
-    if getattr(args, "format", "text") == "json":
-        _print_json([r.to_json() for r in result] if isinstance(result, list) else result.to_json())
-    elif isinstance(result, str):
-        sys.stdout.write(result)
-    else:
-        _say(
-            [
-                line
-                for each in (result if isinstance(result, list) else [result])
-                for line in _lines(each)
-            ]
-        )
-    return 0
+    def given(self, name: str) -> Any:
+        from ..options import REQUIRED
 
+        if self._given is None:  # read once: a field may come from stdin
+            self._given = _request_values(self.args, self.op.request)
+        found = self._given[name]
+        return None if found is REQUIRED else found  # left out (`--all` stands for it)
 
-def _lines(result: Any) -> list[str]:
-    """What a result says: its messages, its lines, or its JSON on one line."""
-    if hasattr(result, "messages"):
-        return list(result.messages)
-    if hasattr(result, "lines"):
-        return list(result.lines())
-    import json
+    def memory(self) -> Memory:
+        if self._mem is None:
+            self._mem = _memory(self.args)
+        return self._mem
 
-    return [json.dumps(result.to_json(), ensure_ascii=False)]
+    def result(self, setting_up: bool = False, **fields: Any) -> Any:
+        from ..options import door_values, options_of
 
+        mem = _memory_for_import(self.args) if setting_up else self.memory()
+        asked = {name: self.given(name) for name, _, _ in options_of(self.op.request)}
+        return getattr(mem, self.op.door)(**door_values(self.op.request, asked | fields))
 
-def _written(args: Namespace, op: Operation) -> int:
-    """A hot write: what it did, and what it masked, on stderr."""
-    report = _called(args, op)
-    _say(report.messages)
-    if report.redactions:
-        _tell(f"redacted: {', '.join(report.redactions)}")
-    return 0
+    def for_every_agent(self) -> tuple[list[Any], list[str]]:
+        """The result for every agent, one at a time; one that fails (a damaged file it
+        needs) is skipped and said, and the others go on all the same."""
+        from ..errors import TiermemError
 
+        results, skipped = [], []
+        for agent in self.memory().agents():
+            try:
+                results.append(self.result(agent=agent))
+            except TiermemError as exc:
+                skipped.append(f"{agent}: {exc}")
+        return results, skipped
 
-def _markdown(args: Namespace, op: Operation) -> int:
-    view = _called(args, op)
-    if args.format == "json":
-        _print_json(view.to_json())
-    else:
-        print(view.markdown)
-    return 0
+    def forgotten(self, hits: list[Any]) -> list[str]:
+        return self.memory().forgotten(self.given("query"), hits)
 
+    def reads_whole(self) -> bool:
+        from ..search.hits import entry_ids
 
-def _searched(args: Namespace, op: Operation) -> int:
-    mem = _memory(args)
-    given = _request_values(args, op.request)
-    hits = _called(args, op, mem, given)
-    query = given["query"]
-    gone = mem.forgotten(query, hits)
-    if args.format == "json":
-        _print_json([h.to_json() for h in hits])
-        for line in gone:  # the results' shape stays a list: what was forgotten is said aside
-            print(f"tiermem: note: {line}", file=sys.stderr)
-        return 0
-    for line in gone:
-        print(line)
-    if not hits and not gone:
-        print("no matches")
-    from ..search.hits import entry_ids
+        return bool(entry_ids(self.given("query")))
 
-    whole = bool(entry_ids(query))  # a query of ids reads those entries, as JSON does
-    for h in hits:
-        _print_hit(h, whole)
-    return 0
-
-
-def _print_hit(h: SearchHit, whole: bool) -> None:
-    mark = "  (untrusted source)" if h.trust else ""
-    print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}{mark}")
-    if whole:
-        print(f"         {h.path}")
-        print(f"         from: {h.origin}")
-        print(f"\n{h.text.rstrip()}\n")
-        return
-    print(f"         {h.path}: {' '.join(h.text.split())[:160]}")
-    print(f"         from: {h.origin}")
-
-
-def _reported(args: Namespace, op: Operation) -> int:
-    result = _called(args, op)
-    if args.format == "json":
-        _print_json(result.to_json())
-    else:
-        where = "; local to this clone, git-ignored" if result.local else ""
-        print(f"report: {result.path} ({result.bytes:,} bytes; {result.entries:,} entries{where})")
-    if args.open:
-        import webbrowser
-        from pathlib import Path
-
-        webbrowser.open(Path(result.path).as_uri())
-    return 0
-
-
-def _reindexed(args: Namespace, op: Operation) -> int:
-    lines = _called(args, op)
-    if args.check:
-        _say(lines or ["index matches the files"])
-        return 1 if lines else 0
-    _say(lines)
-    return 0
-
-
-def _doctored(args: Namespace, op: Operation) -> int:
-    report = _called(args, op)
-    if args.format == "json":
-        _print_json(report.to_json())
-    else:
-        _say([one_line(line) for line in report.lines()])
-    return 1 if report.problems else 0
-
-
-def _tabled(args: Namespace, op: Operation) -> int:
-    """Stats and the spawn log: JSON, or their tables."""
-    from ..render import tables
-
-    found = _called(args, op)
-    if args.format == "json":
-        _print_json(found.to_json())
-    elif op.door == "stats":
-        tables.stats(found)
-    else:
-        _say(tables.spawn_log(found))
-    _skipped(getattr(found, "skipped", []))
-    return 0
-
-
-def _sessions(args: Namespace, op: Operation) -> int:
-    if bool(args.agent) == bool(args.all):
-        raise _usage("give one AGENT or --all")
-    skipped: list[str] = []
-    if not args.all:
-        results = [_called(args, op)]
-    else:
-        results, skipped = _end_each(_memory(args))
-    if args.format == "json":
-        _print_json([r.to_json() for r in results])
-    else:
-        _say([_session_line(r) for r in results])
-    _skipped(skipped)
-    return 1 if skipped else 0
-
-
-def _session_line(r: SessionReport) -> str:
-    if not r.cold:
-        return f"{r.agent}: nothing in hot to end"
-    return (
-        f"{r.agent}: session -> cold {', '.join(r.cold)} ({r.raw_bytes} -> "
-        f"{r.summary_bytes} bytes); {len(r.knowledge)} structured, "
-        f"{len(r.decisions)} decision(s); {len(r.carried)} blocker(s) carried"
-    )
-
-
-def _scribe_ran(args: Namespace, op: Operation) -> int:
-    report = _called(args, op)
-    if args.format == "json":
-        _print_json(report.to_json())
-    else:
-        _say(report.lines())
-    _skipped([*report.inbox_skipped, *report.skipped])
-    return 0
-
-
-def _end_each(mem: Memory) -> tuple[list[SessionReport], list[str]]:
-    """Every agent's session ended; one that cannot be (a damaged file it needs) is skipped
-    and said, and the others end all the same."""
-    from ..errors import TiermemError
-
-    results, skipped = [], []
-    for agent in mem.agents():
-        try:
-            results.append(mem.end_session(agent))
-        except TiermemError as exc:
-            skipped.append(f"{agent}: {exc}")
-    return results, skipped
-
-
-def _decided(args: Namespace, op: Operation) -> int:
-    ids = _called(args, op)
-    print(f"decision recorded: {', '.join(ids)} (cold/team.md and .squad/decisions.md)")
-    return 0
-
-
-def _wiki_entry(args: Namespace, op: Operation) -> int:
-    entry = _called(args, op)
-    print(f"wiki: {entry.id} written to {entry.path} ({entry.cls})")
-    return 0
-
-
-def _pages(args: Namespace, op: Operation) -> int:
-    pages = _called(args, op)
-    if args.format == "json":
-        _print_json([p.to_json() for p in pages])
-        return 0
-    rows = [
-        f"{p.topic:<24} {p.active:>4} active / {p.entries:>4} entries  {p.bytes:>8} bytes"
-        for p in pages
-    ]
-    _say(rows or ["no wiki pages yet"])
-    return 0
-
-
-def _spawned(args: Namespace, op: Operation) -> int:
-    result = _called(args, op)
-    if args.format == "json":
-        _print_json(result.to_json())
-    else:
-        sys.stdout.write(result.prompt)
-    return 0
-
-
-def _imported(args: Namespace, op: Operation) -> int:
-    args.progress = args.format == "text" and sys.stderr.isatty()
-    report = _called(args, op, _memory_for_import(args))
-    if args.format == "json":
-        _print_import_json(report)
-    else:
-        from ..render import tables
-
-        tables.imported(report)
-    _skipped(report.skipped)
-    return 1 if report.skipped else 0
-
-
-def _print_import_json(report: ImportReport) -> None:
-    """An import's JSON, its sections written one by one: a dry run of a history of 100,000
-    sections says where each goes without holding them all as JSON at once."""
-    import dataclasses
-    import json
-
-    text = json.dumps(dataclasses.replace(report, sections=[]).to_json(), indent=2)
-    head, empty, tail = text.rpartition('"sections": []')
-    assert empty, "sections is the report's last field"
-    sys.stdout.write(head + '"sections": [')
-    for n, row in enumerate(report.sections):
-        sys.stdout.write(("," if n else "") + "\n    " + json.dumps(row.to_json()))
-    sys.stdout.write(("\n  ]" if report.sections else "]") + tail + "\n")
+    def tell(self, line: str) -> None:
+        _tell(line)
 
 
 def _memory_for_import(args: Namespace) -> Memory:
@@ -492,23 +291,3 @@ def _request_values(args: Namespace, request: type) -> dict[str, Any]:
             value = _read_text(value, item.what or name)
         found[name] = value
     return found
-
-
-# How each operation's command prints its result (`options.Operation.prints`).
-_PRINTERS: dict[str, Callable[[Namespace, Operation], int]] = {
-    "written": _written,
-    "markdown": _markdown,
-    "search": _searched,
-    "report": _reported,
-    "reindex": _reindexed,
-    "doctor": _doctored,
-    "stats": _tabled,
-    "log": _tabled,
-    "sessions": _sessions,
-    "scribe_run": _scribe_ran,
-    "decided": _decided,
-    "wiki_entry": _wiki_entry,
-    "pages": _pages,
-    "spawn": _spawned,
-    "imported": _imported,
-}
