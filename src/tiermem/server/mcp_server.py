@@ -243,8 +243,11 @@ class MemoryTools:
 
         async def tool(**given: Any) -> CallToolResult:
             at = {p.name: given.pop(p.name, p.default) for p in paging}
+
+            def text() -> str:
+                return page(self._door(op, given), at["offset"], at["max_chars"])[0]
+
             if returns is str:
-                text = lambda: page(self._door(op, given), at["offset"], at["max_chars"])[0]  # noqa: E731
                 return await self._answer_text(text)
             return await self._answer(lambda: shaped(op, self._door(op, given), **at))
 
