@@ -118,15 +118,9 @@ class RecordingIndex:
         self.queries.append(query)
         return self.inner.search_each(query, scopes, limit)
 
-    def docs(
-        self,
-        tier: str | None = None,
-        agent: str | None = None,
-        path: str | None = None,
-        cls: str | None = None,
-    ) -> list[Doc]:
+    def docs(self, *args: Any, **kwargs: Any) -> list[Doc]:
         """The inner index's documents."""
-        return self.inner.docs(tier, agent, path, cls)
+        return self.inner.docs(*args, **kwargs)
 
     def by_ids(self, ids: Sequence[str], *args: Any, **kwargs: Any) -> list[Doc]:
         """The inner index's documents with these ids."""
