@@ -617,7 +617,8 @@ def read_tail(path: Path, limit: int) -> tuple[bytes, int] | None:
 
 @contextlib.contextmanager
 def locked(layout: Layout, path: Path, shared: bool = False) -> Iterator[None]:
-    """Hold the cross-process lock of one memory file (re-entrant within a thread).
+    """Hold the cross-process lock of one memory file (re-entrant within a thread), and with
+    it the store's lock, shared (`store_locked`).
 
     Locks are advisory OS locks on files in `.squad/memory/.locks/`: the OS releases them
     when a process dies, so a crash never leaves a store locked. `shared` locks are held
@@ -632,17 +633,80 @@ def locked(layout: Layout, path: Path, shared: bool = False) -> Iterator[None]:
         finally:
             held[name] -= 1
         return
-    fd = open_lock(layout, name)
-    try:
-        # Each thread opens its own descriptor: the OS lock then keeps threads apart too.
-        acquire(fd, layout.relative(path), shared)
-        held[name] = 1
+    with store_locked(layout):
+        fd = open_lock(layout, name)
+        try:
+            # Each thread opens its own descriptor: the OS lock then keeps threads apart too.
+            acquire(fd, layout.relative(path), shared)
+            held[name] = 1
+            try:
+                yield
+            finally:
+                del held[name]
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+
+# The lock of the whole store: every holder of a file's lock holds it too, shared; what
+# removes the store (`tiermem squad install --uninstall`) holds it alone, from the moment it
+# looks at the store until the store is gone.
+STORE_LOCK = "store.lock"
+
+
+@contextlib.contextmanager
+def store_locked(layout: Layout, alone: bool = False) -> Iterator[None]:
+    """Hold the store's lock: shared with every other writer and reader, or `alone`.
+
+    One that waited while the store was removed finds its lock file gone and refuses, in one
+    line, before it writes: a write then lands in no store that is being taken away, and a
+    command never says it saved what an uninstall deleted a moment later.
+    """
+    key = str(layout.locks / STORE_LOCK)
+    held = _held()
+    if key in held:
+        held[key] += 1
         try:
             yield
         finally:
-            del held[name]
+            held[key] -= 1
+        return
+    fd = open_lock(layout, STORE_LOCK) if alone else _shared_store_fd(layout, key)
+    try:
+        acquire(fd, layout.relative(layout.memory), shared=not alone)
+        try:
+            if os.fstat(fd).st_nlink == 0:
+                raise StoreError(
+                    f"the tiermem store in {layout.relative(layout.memory)} was removed "
+                    "(`tiermem squad install --uninstall`) while this command waited for it; "
+                    "nothing was written"
+                )
+            held[key] = 1
+            try:
+                yield
+            finally:
+                del held[key]
+        finally:
+            release(fd)
     finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        if alone:
+            os.close(fd)
+
+
+def _shared_store_fd(layout: Layout, key: str) -> int:
+    """This thread's descriptor on the store's lock file, opened once (a lock is taken with
+    every write): opened again when the file it names was removed since, or in a child
+    process, which must not share its parent's lock."""
+    if not hasattr(_THREAD, "store_fds"):
+        _THREAD.store_fds = {}
+    fds: dict[str, tuple[int, int]] = _THREAD.store_fds
+    fd, pid = fds.get(key, (-1, 0))
+    if pid == os.getpid():
+        if os.fstat(fd).st_nlink > 0:
+            return fd
+        os.close(fd)
+    fd = open_lock(layout, STORE_LOCK)
+    fds[key] = (fd, os.getpid())
+    return fd
 
 
 def open_lock(layout: Layout, name: str) -> int:
