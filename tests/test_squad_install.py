@@ -206,7 +206,7 @@ def test_the_files_say_what_agents_do(team: Path, run_cli: RunCli) -> None:
     for rel in installer.SKILLS[:2]:
         assert (team / rel).read_text(encoding="utf-8") == install_texts.SKILL
     mcp = json.loads((team / ".mcp.json").read_text(encoding="utf-8"))
-    assert list(mcp["mcpServers"]) == ["squad_state", "tiermem"]
+    assert list(mcp["mcpServers"]) == ["tiermem", "squad_state"]
     assert mcp["mcpServers"]["tiermem"] == {
         "command": "tiermem",
         "args": ["serve"],
@@ -245,22 +245,35 @@ def test_uninstall_keeps_what_others_added_and_the_teams_memory(
     assert not (team / installer.MANIFEST).exists()
 
 
-def test_uninstall_without_the_record_still_restores_squads_files(
+def test_uninstall_without_the_record_changes_nothing(team: Path, run_cli: RunCli) -> None:
+    """Seals anyone can compute: without the record that lists them, tiermem's sections,
+    lines, skill and entry are not known to be the install's, and all stay."""
+    run_cli("squad", "install", "--coordinator", "--root", str(team))
+    (team / installer.MANIFEST).unlink()
+    before = snapshot(team)
+    code, out, err = run_cli("squad", "install", "--uninstall", "--root", str(team))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == "uninstalled: nothing to change"
+    assert "no install record of this repository lists it: left as it is" in out
+    assert snapshot(team) == before
+
+
+def test_an_install_after_the_record_was_lost_lets_uninstall_take_it_out(
     team: Path, run_cli: RunCli
 ) -> None:
+    """The way back when the record is gone: an install records what it finds of its own,
+    and the uninstall after it gives back Squad's bytes."""
     (team / ".vscode").rmdir()
     before = snapshot(team)
     run_cli("squad", "install", "--coordinator", "--root", str(team))
     (team / installer.MANIFEST).unlink()
-    code, out, _ = run_cli("squad", "install", "--uninstall", "--root", str(team))
-    assert code == 0
-    # Without the record, the store and the .squad/skills/ folder are not known to be the
-    # install's: they stay, and every file Squad wrote is back as it was.
-    assert states(out)[".squad/memory/"] == "kept"
+    code, out, _ = run_cli("squad", "install", "--coordinator", "--root", str(team))
+    assert code == 0 and "added     .squad/memory/tiermem-install.json" in out
+    run_cli("squad", "install", "--uninstall", "--root", str(team))
     after = snapshot(team)
+    # The store and .squad/skills/ are not known to be the install's: they stay.
     left = {k for k in after if k not in before}
-    assert all(k.startswith(".squad/memory/") for k in left - {".squad/skills"})
-    assert ".squad/skills" in left
+    assert all(k.startswith((".squad/memory/", ".squad/skills")) for k in left)
     assert {k: v for k, v in after.items() if k not in left} == before
 
 

@@ -223,15 +223,15 @@ def test_a_jsonc_editor_file_keeps_its_comments(team: Path, run_cli: RunCli) -> 
     assert snapshot(team) == before
 
 
-def test_without_the_record_the_entry_still_leaves_a_jsonc_file(
-    team: Path, run_cli: RunCli
-) -> None:
+def test_without_the_record_the_entry_stays(team: Path, run_cli: RunCli) -> None:
     path = team / ".vscode/mcp.json"
     path.write_text(VSCODE_JSONC, "utf-8")
     run_cli("squad", "install", "--root", str(team))
+    installed = path.read_text("utf-8")
     (team / installer.MANIFEST).unlink()
-    run_cli("squad", "install", "--uninstall", "--root", str(team))
-    assert path.read_text("utf-8") == VSCODE_JSONC
+    found = install_steps(run_cli, team, "uninstall")
+    assert found[".vscode/mcp.json"] == "kept"
+    assert path.read_text("utf-8") == installed
 
 
 @pytest.mark.parametrize(
@@ -254,3 +254,63 @@ def test_an_mcp_file_it_cannot_read_is_left_alone_and_the_rest_installs(
     assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
     run_cli("squad", "install", "--uninstall", "--root", str(team))
     assert (team / rel).read_text("utf-8") == text
+
+
+# --- seals anyone can compute: only what the install record lists is tiermem's ------------------
+
+
+def _sealed_everywhere(team: Path) -> None:
+    """Text in every place the install writes that carries tiermem's seal as tiermem computes
+    it, written by hand: a memory section, a replaced line, a spawn step, the skill and an
+    MCP entry as the install writes them."""
+    charter = team / CHARTER
+    line = install_texts.LINE_KEYS["charter-short"].marked()
+    charter.write_text(
+        charter.read_text("utf-8")
+        + line
+        + "\n\n"
+        + install_texts.agent_memory_block("ralph", False),
+        "utf-8",
+    )
+    template = team / installer.SPAWN_TEMPLATE
+    template.write_text(
+        template.read_text("utf-8").replace(SPAWN_LINES, install_texts.spawn_block("  ")), "utf-8"
+    )
+    (team / installer.SKILLS[1]).write_text(install_texts.SKILL, "utf-8")
+    mcp = json.loads((team / ".mcp.json").read_text("utf-8"))
+    mcp["mcpServers"]["tiermem"] = {
+        "command": "tiermem",
+        "args": ["serve"],
+        "env": {},
+        "tools": ["*"],
+    }
+    (team / ".mcp.json").write_text(json.dumps(mcp, indent=2) + "\n", "utf-8")
+
+
+def test_an_uninstall_with_no_install_ever_made_deletes_nothing(
+    team: Path, run_cli: RunCli
+) -> None:
+    _sealed_everywhere(team)
+    before = snapshot(team)
+    found = install_steps(run_cli, team, "uninstall")
+    assert {found[rel] for rel in (CHARTER, installer.SPAWN_TEMPLATE, installer.SKILLS[1])} == {
+        "kept"
+    }
+    assert found[".mcp.json"] == "kept"
+    assert snapshot(team) == before
+
+
+def test_a_sealed_section_in_a_charter_the_record_does_not_list_stays(
+    team: Path, run_cli: RunCli
+) -> None:
+    """An agent hired after the install, whose charter someone copied with tiermem's section
+    in it: the record lists the charters the install wrote, not this one."""
+    install_steps(run_cli, team, "install")
+    hired = team / ".squad/agents/nova/charter.md"
+    hired.parent.mkdir()
+    text = "# Nova\n\n" + install_texts.agent_memory_block("nova", False)
+    hired.write_text(text, "utf-8")
+    found = install_steps(run_cli, team, "uninstall")
+    assert found[".squad/agents/nova/charter.md"] == "kept"
+    assert found[CHARTER] == "removed"
+    assert hired.read_text("utf-8") == text

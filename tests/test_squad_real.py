@@ -391,7 +391,7 @@ async def test_the_registered_server_serves_this_team(tmp_path: Path, env: dict[
     (repo / ".vscode").mkdir()
     tiermem(repo, env, "squad", "install")
     mcp = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))
-    assert list(mcp["mcpServers"]) == ["squad_state", "tiermem"]
+    assert list(mcp["mcpServers"]) == ["tiermem", "squad_state"]
     vscode = json.loads((repo / ".vscode/mcp.json").read_text(encoding="utf-8"))
     # Copilot CLI starts servers in the folder it runs in: the team's, or one below it.
     below = repo / "src" / "deep"

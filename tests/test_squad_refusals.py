@@ -102,11 +102,13 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
         lambda r: r["originals"].update({".squad/agents/ralph/charter.md": "# Ralph\nObey.\n"}),
         "a file no install replaces",
     ),
-    "an MCP text with a key twice": (
-        lambda r: r["originals"].update(
-            {installer.MCP_JSON: '{"mcpServers": {"evil": {}}, "mcpServers": {}}\n'}
-        ),
-        "not a plain JSON object",
+    "a place of more than blanks": (
+        lambda r: r["placed"][installer.MCP_JSON].update(trail=', "evil": {}'),
+        "among more than blanks and a comma",
+    ),
+    "a place in a file that is no MCP file": (
+        lambda r: r["placed"].update({".git/config": {"lead": "", "trail": "", "servers": False}}),
+        "which is no MCP file",
     ),
     "a text that is a number": (
         lambda r: r["originals"].update({installer.MCP_JSON: 7}),
@@ -147,6 +149,22 @@ def test_an_install_record_that_is_not_a_record_is_refused(
     installed(team, run_cli)
     (team / installer.MANIFEST).write_text(text, encoding="utf-8")
     refused_alike(run_cli, team, action, said)
+
+
+def test_an_mcp_text_an_earlier_record_kept_is_never_written(team: Path, run_cli: RunCli) -> None:
+    """An earlier tiermem kept a copy of each MCP file in the record: such a copy is read,
+    never written back, and left out of the record the next install writes."""
+    record = installed(team, run_cli)
+    kept = '{"mcpServers": {"evil": {"command": "curl"}}, "mcpServers": {}}\n'
+    record["originals"][installer.MCP_JSON] = kept
+    (team / installer.MANIFEST).write_text(json.dumps(record, indent=2), encoding="utf-8")
+    code, out, _ = run_cli("squad", "install", "--root", str(team))
+    assert code == 0 and "updated   .squad/memory/tiermem-install.json" in out
+    assert "evil" not in (team / installer.MANIFEST).read_text(encoding="utf-8")
+    record["originals"][installer.MCP_JSON] = kept
+    (team / installer.MANIFEST).write_text(json.dumps(record, indent=2), encoding="utf-8")
+    assert run_cli("squad", "install", "--uninstall", "--root", str(team))[0] == 0
+    assert "evil" not in (team / installer.MCP_JSON).read_text(encoding="utf-8")
 
 
 def test_uninstall_puts_back_only_what_tiermem_vouches_for(team: Path, run_cli: RunCli) -> None:

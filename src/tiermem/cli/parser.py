@@ -382,8 +382,9 @@ examples:
 
 
 _SQUAD_INSTALL_EPILOG = """\
-writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists; a JSONC file keeps its
-  comments): a `tiermem` server beside Squad's own; .squad/memory/: the tiermem store;
+writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists): a `tiermem` server beside
+  Squad's own, spliced into the file's text (every other byte kept: comments, order, line
+  ends, a name twice, numbers as spelled); .squad/memory/: the tiermem store;
   every .squad/agents/*/charter.md: a marked memory section (Scribe's tells it to end
   sessions and run maintenance); .squad/skills/ and .github/skills/tiered-memory/SKILL.md:
   the runtime skill in place of Squad's design-only one; with --coordinator, the spawn
@@ -396,15 +397,20 @@ writes: .mcp.json (and .vscode/mcp.json where .vscode/ exists; a JSONC file keep
   the same are listed as `left`, with why.
 Every section and line it writes carries the seal of its text: install and --uninstall
 change only those, and leave a look-alike, or one a person edited, as it is (`edited` in
---check, `kept` by --uninstall). What it replaced is marked in place or kept in
-.squad/memory/tiermem-install.json for --uninstall, which puts back Squad's bytes. A second
-install changes nothing. No path is read or written through a symbolic link, and an install
-record that names anything an install does not write is refused.
+--check, `kept` by --uninstall). What it put in is marked in place and listed in the install
+record, .squad/memory/tiermem-install.json (committed; it holds no text of the team's files,
+so a token in an ignored .mcp.json never reaches git): --uninstall takes out only what the
+record lists, and puts back Squad's bytes; with no record it changes nothing. A second
+install changes nothing. An install or uninstall cut short leaves no temp file beside the
+team's files, and running it again finishes it; --uninstall holds the store's lock alone,
+so a write racing it (`hot note`, an editor's MCP server) is kept or refused, never lost.
+No path is read or written through a symbolic link, and an install record that names
+anything an install does not write is refused.
 exit status: 0 done; 1 (--check) something is missing, outdated or undone (`squad upgrade`
 rewrites .squad/templates/ and .github/agents/squad.agent.md: each line it undid is named);
 2 bad input or a refused repository (a link, a state backend other than local, a team kept
-elsewhere, an install record tiermem did not write as it writes them), and nothing was
-written.
+elsewhere, an install record tiermem did not write as it writes them, an MCP file whose
+entry cannot go in or out without changing anything else), and nothing was written.
 """
 
 
@@ -435,7 +441,8 @@ def _squad_parsers(sub: Any) -> None:
     mode.add_argument(
         "--uninstall",
         action="store_true",
-        help="take out everything the install put in; Squad's files come back as Squad wrote them",
+        help="take out what the install put in (what its record lists); Squad's files come "
+        "back as Squad wrote them",
     )
     _format(install)
 

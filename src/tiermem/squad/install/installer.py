@@ -5,25 +5,33 @@ exists), creates the tiermem store, appends a marked memory section to every cha
 the runtime `tiered-memory` skill in place of Squad's design-only one and, with
 `coordinator`, replaces every instruction of Squad's that loads an agent's whole history or
 decision log at or before a spawn: the spawn template's two lines, and each such line of the
-coordinator's prompt, Squad's templates and the charters (`sealed_lines`). What it replaced is
-marked in place or kept in `.squad/memory/tiermem-install.json`, so `uninstall` puts back the
-bytes Squad wrote.
+coordinator's prompt, Squad's templates and the charters (`sealed_lines`). What it put in is
+marked in place and listed in `.squad/memory/tiermem-install.json`, so `uninstall` takes out
+exactly that and puts back the bytes Squad wrote. A seal anyone can compute: uninstall acts
+only on what the record lists, and with no record it changes nothing.
 
 Everything is planned before anything is written: a refusal (a symbolic link, a file that
 is not JSON, a state backend other than local, an install record tiermem did not write as
-it writes them) leaves the repository untouched. A cloned repository is untrusted input, so
-no path is read or written through a link, nor outside the root, and what uninstall puts
-back comes from tiermem or from Squad's own files, never from the record alone (`install_record`).
+it writes them) leaves the repository untouched. The plan is then made again, and applied,
+holding the store's lock alone, so that no writer (an editor's MCP server) writes into a
+store an uninstall is taking away. The record is written first and removed last, each file
+is replaced from a temp file kept in the store's git-ignored folder, and so a run killed at
+any point leaves nothing `git add -A` would take beside the team's files, and the next run
+finishes it. A cloned repository is untrusted input, so no path is read or written through a
+link, nor outside the root, and what uninstall puts back comes from tiermem or from Squad's
+own files, never from the record alone (`install_record`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import posixpath
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from ...errors import StoreError, UsageError
@@ -48,9 +56,9 @@ from .install_paths import (
     TEMPLATES,
     VSCODE_MCP,
 )
-from .install_record import Record, is_squads_skill
+from .install_record import Record, is_released_skill, is_squads_skill
 from .install_steps import Report, Step, install_state, install_step
-from .mcp_config import plan_mcp, unplan_mcp
+from .mcp_config import NOT_RECORDED, plan_mcp, unplan_mcp
 from .repo_paths import Repo
 
 # Derived, transient or local files of a store (the index, temp files, this clone's spawn
@@ -59,6 +67,8 @@ _TRANSIENT = re.compile(r"index\.sqlite(-\w+)?|\.tmp-.*|spawns\.jsonl|citations\
 # What tiermem keeps in `local/` (Squad's folder too): this clone's use of entries, its report.
 _LOCAL = ("local/used", "local/report/report.html", "local/report/.gitignore")
 _LOCAL_BACKENDS = {"local", "worktree", "external", "external-stub"}
+# Where a killed install, uninstall or write leaves temp files that the next run removes.
+_TEMP_FOLDERS = (".squad/memory", *(f".squad/memory/{name}" for name in STORE_DIRS))
 
 # --- the repository as Squad left it ----------------------------------------------------
 
@@ -129,10 +139,16 @@ def memory_sections(text: str, agent: str, scribe: bool) -> list[sealed_sections
 
 
 def _lead(text: str, section: sealed_sections.Section) -> str:
-    """What the install set before a memory section: a blank line, and the charter's own
-    last newline when it had none (a section at the end of a charter that lacked it)."""
+    """What the install set before a memory section, where it is still as the install set
+    it: a blank line, and the charter's own last newline when it had none (a section at the
+    end of a charter that lacked it). A line someone typed in place of the blank line keeps
+    the newline that ends it."""
+    before = text[: section.start]
     at_end = section.end == len(text)
-    return "\n\n" if section.variant == install_texts.NO_EOL and at_end else "\n"
+    no_eol = section.variant == install_texts.NO_EOL and at_end
+    if no_eol and len(before) > 2 and before.endswith("\n\n") and before[-3] != "\n":
+        return "\n\n"
+    return "\n" if before.endswith("\n\n") else ""
 
 
 def without_memory_block(text: str, agent: str, scribe: bool) -> str:
@@ -220,7 +236,7 @@ class Edits:
 
     def write(self) -> None:
         for rel, data in self.changed():
-            files.atomic_write(self.repo.path(rel), data)
+            self.repo.write(rel, data)
 
 
 def _all_crlf(text: str) -> bool:
@@ -248,16 +264,19 @@ def plan_charter(repo: Repo, edits: Edits, folder: str, rel: str, record: Record
     return _as_text(step)
 
 
-def unplan_charter(edits: Edits, folder: str, rel: str) -> Step:
-    """tiermem's own memory sections out of a charter; a look-alike stays, said so."""
+def unplan_charter(edits: Edits, folder: str, rel: str, record: Record) -> Step:
+    """tiermem's own memory sections out of a charter the install record lists; a look-alike
+    stays, said so, and so does a sealed section in a charter the record does not list."""
     text = edits.get(rel) or ""
     agent = _agent_name(folder)
     scribe = _is_scribe(folder, text)
     found = memory_sections(text, agent, scribe)
-    after = without_memory_block(text, agent, scribe)
-    edits.put(rel, after)
     what = "memory section"
     if any(s.ours for s in found):
+        if rel not in record.installed:
+            return Step(rel, what, "kept", note=NOT_RECORDED, kind="text")
+        after = without_memory_block(text, agent, scribe)
+        edits.put(rel, after)
         return Step(rel, what, "removed", text.encode(), after.encode(), kind="text")
     if found:
         return Step(rel, what, "kept", note=sealed_sections.edited_note("memory"), kind="text")
@@ -338,14 +357,31 @@ def _upgraded(rel: str) -> str:
     return "put back since the install"
 
 
-def unplan_lines(repo: Repo, edits: Edits) -> list[Step]:
-    """Squad's own text back in place of each of tiermem's steps."""
-    return [
-        Step(rel, item.line.what, "restored", note="Squad's line", kind="text", number=item.number)
-        if item.state != "edited"
-        else Step(rel, item.line.what, "kept", note=_EDITED_LINE, kind="text", number=item.number)
-        for rel, item in _each_line(repo, edits, sealed_lines.restored)
-    ]
+def unplan_lines(repo: Repo, edits: Edits, record: Record) -> list[Step]:
+    """Squad's own text back in place of each of tiermem's steps the install record lists."""
+    steps = []
+    for rel in line_files(repo):
+        text = edits.get(rel)
+        if text is None:
+            continue
+        after, found = sealed_lines.restored(text, functools.partial(_listed, record, rel))
+        edits.put(rel, after)
+        steps += [_unline_step(rel, item, record) for item in found]
+    return steps
+
+
+def _listed(record: Record, rel: str, key: str) -> bool:
+    """Whether the install record lists tiermem's line `key` in a file."""
+    return f"{rel}#{key}" in record.installed
+
+
+def _unline_step(rel: str, item: sealed_lines.Found, record: Record) -> Step:
+    what, number = item.line.what, item.number
+    if item.state == "edited":
+        return Step(rel, what, "kept", note=_EDITED_LINE, kind="text", number=number)
+    if not _listed(record, rel, item.line.key):
+        return Step(rel, what, "kept", note=NOT_RECORDED, kind="text", number=number)
+    return Step(rel, what, "restored", note="Squad's line", kind="text", number=number)
 
 
 # --- skills that speak of reading the whole log: reported, left as they are ---------------
@@ -421,9 +457,23 @@ def plan_skill(repo: Repo, rel: str, record: Record) -> Step:
         if not whose and text is not None and not is_squads_skill(repo, text):
             note = "not Squad's design-only skill; tiermem leaves it as it is"
             return Step(rel, "tiered-memory skill", "skipped", raw, raw, note)
-        record.keep_original(rel, raw, ours=bool(whose))
+        if not whose:
+            _keep_squads_skill(record, rel, text)
         record.created_dirs += repo.missing_dirs(rel)
     return install_step(rel, "tiered-memory skill (runtime)", raw, after, bool(whose), record)
+
+
+def _keep_squads_skill(record: Record, rel: str, text: str | None) -> None:
+    """What uninstall needs to put Squad's skill back: nothing when there was none (None),
+    Squad's released text as it is (known by its digest), and nothing at all when it is the
+    copy Squad keeps under its templates (a text of the repository's, which may be one the
+    team keeps out of git): uninstall takes it again from there."""
+    if text is None:
+        record.originals[rel] = None
+    elif is_released_skill(text):
+        record.originals[rel] = text
+    else:
+        record.originals.pop(rel, None)
 
 
 def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
@@ -435,10 +485,11 @@ def unplan_skill(repo: Repo, rel: str, record: Record) -> Step:
     if whose != "ours":
         note = "changed since the install" if whose else "not tiermem's"
         return Step(rel, what, "kept", raw, raw, f"{note}; left as it is")
-    if rel in record.originals:  # a text the record's check vouched for as Squad's
-        original = record.originals[rel]
-    else:  # no record: Squad's copy under its templates is what init put there
-        original = repo.text(SQUAD_SKILL_COPY) if rel.startswith(".github/") else None
+    if rel not in record.installed:
+        return Step(rel, what, "kept", raw, raw, NOT_RECORDED)
+    # None (no skill before), or a text the record's check vouched for as Squad's; else the
+    # skill was the copy under Squad's templates, taken from there again.
+    original = record.originals.get(rel, repo.text(SQUAD_SKILL_COPY))
     if original is None:
         return Step(rel, what, "removed", raw, None)
     return Step(rel, what, "restored", raw, original.encode("utf-8"), "Squad's design-only skill")
@@ -502,8 +553,6 @@ def plan_spawn(repo: Repo, edits: Edits, record: Record) -> Step:
                 f"{rel} has no `Read agents/{{name}}/history.md` line followed by `Read "
                 "decisions.md` as Squad writes them, to replace (nothing was written)"
             )
-        if rel == SPAWN_TEMPLATE:
-            record.originals[rel] = lines_found.group(0)
         new = install_texts.spawn_block(lines_found["indent"], variant)
         after = text[: lines_found.start()] + new + text[lines_found.end() :]
     edits.put(rel, after)
@@ -511,15 +560,18 @@ def plan_spawn(repo: Repo, edits: Edits, record: Record) -> Step:
     return _as_text(step)
 
 
-def unplan_spawn(edits: Edits) -> list[Step]:
+def unplan_spawn(edits: Edits, record: Record) -> list[Step]:
     """Squad's two lines back in place of each spawn step tiermem wrote, as tiermem knows
-    them (the record's copy, checked to be the same, is never what is written)."""
+    them, in a template the install record lists."""
     steps = []
     for rel in (SPAWN_TEMPLATE, COORDINATOR):
         text = edits.get(rel)
         found = sealed_sections.sections(text or "", install_texts.SPAWN, _spawn_text)
         if text is None or not found:
             continue
+        if rel not in record.installed and any(s.ours for s in found):
+            steps.append(Step(rel, "spawn step", "kept", note=NOT_RECORDED, kind="text"))
+            found = [s for s in found if not s.ours]
         after = text
         for section in reversed([s for s in found if s.ours]):
             squads = install_texts.squad_spawn_lines(
@@ -567,6 +619,7 @@ def plan_store(repo: Repo, record: Record) -> Step:
     return Step(STORE, "tiermem store (hot, cold, wiki, archive)", state, kind="store")
 
 
+@functools.cache
 def _fresh_store_files() -> dict[str, bytes]:
     """The files `tiermem init` makes, as it makes them today."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -576,9 +629,10 @@ def _fresh_store_files() -> dict[str, bytes]:
 
 
 def unplan_store(repo: Repo, record: Record) -> Step:
-    """The store goes only when the install made it and it still holds no memory."""
+    """The store goes only when the install made it and it still holds no memory (what is
+    left of it, when an uninstall was cut short while removing it)."""
     what = "tiermem store"
-    if not repo.is_dir(".squad/memory/hot"):
+    if not any(repo.exists(rel) for rel in _store_paths()):
         return Step(STORE, what, "absent", kind="store")
     if record.store != "created":
         return Step(STORE, what, "kept", kind="store", note="it was there before")
@@ -599,16 +653,21 @@ def _unused_store(repo: Repo) -> bool:
     return all(repo.read(f".squad/memory/{name}") in (fresh[name], None) for name in fresh)
 
 
-def remove_store(repo: Repo) -> None:
+def remove_store(repo: Repo) -> bool:
     """Delete an unused store: its folders, files, index, lock files and this clone's own
-    files in `local/` (the folder itself is Squad's too)."""
+    files in `local/` (the folder itself is Squad's too). Only temp files are taken out of
+    its folders: when one holds anything else (written by something that took no lock), the
+    store stays (False). The store's lock goes last, so a writer that waited for it finds
+    the store gone."""
     memory = repo.path(".squad/memory")
-    for name in STORE_DIRS:
-        folder = repo.path(f".squad/memory/{name}")
-        if folder.is_dir():
-            for temp in folder.iterdir():
-                temp.unlink()
-            folder.rmdir()
+    folders = [repo.path(f".squad/memory/{name}") for name in STORE_DIRS]
+    for folder in (f for f in folders if f.is_dir()):
+        for temp in (p for p in folder.iterdir() if files.is_temp(p)):
+            temp.unlink(missing_ok=True)
+    if any(f.is_dir() and any(f.iterdir()) for f in folders):
+        return False
+    for folder in (f for f in folders if f.is_dir()):
+        folder.rmdir()
     for name in (*STORE_FILES, *_LOCAL, LEDGER_NAME):
         path = repo.path(f".squad/memory/{name}")
         if not path.is_symlink() and path.is_file():
@@ -618,13 +677,15 @@ def remove_store(repo: Repo) -> None:
         report.rmdir()
     for item in memory.iterdir():
         if _TRANSIENT.fullmatch(item.name) and not item.is_symlink():
-            item.unlink()
+            item.unlink(missing_ok=True)
     _remove_clone_files(repo)
     locks = repo.path(".squad/memory/.locks")
     if locks.is_dir():
-        for lock in locks.iterdir():
-            lock.unlink()
-        locks.rmdir()
+        for lock in sorted(locks.iterdir(), key=lambda p: p.name == files.STORE_LOCK):
+            lock.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a writer that came since made its lock again
+            locks.rmdir()
+    return True
 
 
 def _remove_clone_files(repo: Repo) -> None:
@@ -668,8 +729,20 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
     ]
     manifest = repo.read(MANIFEST)
     after = record.render()
+    _readable(after, repo)
     steps.append(install_step(MANIFEST, "install record", manifest, after, bool(manifest), old))
     return steps, record, edits
+
+
+def _readable(record: bytes, repo: Repo) -> None:
+    """Refuse to write a record that the next uninstall would refuse to read."""
+    try:
+        Record.parse(record.decode("utf-8"), repo)
+    except UsageError as exc:
+        raise UsageError(
+            f"the install record this install would write could not be read back ({exc}); "
+            "nothing was written"
+        ) from None
 
 
 def _is_link(repo: Repo, rel: str) -> bool:
@@ -688,15 +761,42 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
     """Put everything in place; a second run changes nothing."""
     repo = open_repo(root)
     refuse_remote_state(repo)
-    steps, _, edits = plan(repo, coordinator)
-    report = Report("install", [_installed(s) for s in steps])
-    if any(s.kind == "store" and s.state != "installed" for s in steps):
-        bootstrap.init_store(repo.root, squad_files=False)
-    # The record goes first: were the run cut short, it already holds Squad's install_texts.
-    for step in sorted(steps, key=lambda s: s.path != MANIFEST):
-        _write(repo, step)
-    edits.write()
-    return report
+    steps, _, edits = plan(repo, coordinator)  # a refusal comes before any write
+    if not _writes(steps, edits):
+        return Report("install", [_installed(s) for s in steps])
+    with _alone(repo, repo.is_dir(".squad/memory/hot")):
+        steps, _, edits = plan(repo, coordinator)
+        repo.path(".squad/memory").mkdir(parents=True, exist_ok=True)
+        repo.remove_dead_temps(_TEMP_FOLDERS)
+        # The record goes first: were the run cut short, it already says what the install
+        # puts in (a store it makes included), and the next run finishes the job.
+        for step in steps:
+            if step.path == MANIFEST:
+                _write(repo, step)
+        if any(s.kind == "store" and s.state != "installed" for s in steps):
+            bootstrap.init_store(repo.root, squad_files=False)
+        for step in steps:
+            if step.path != MANIFEST:
+                _write(repo, step)
+        edits.write()
+    return Report("install", [_installed(s) for s in steps])
+
+
+def _writes(steps: list[Step], edits: Edits) -> bool:
+    """Whether applying the planned steps changes anything."""
+    store = any(s.kind == "store" and s.state in ("removed", "missing", "undone") for s in steps)
+    return store or bool(edits.changed()) or any(s.kind == "file" and s.writes for s in steps)
+
+
+@contextlib.contextmanager
+def _alone(repo: Repo, store: bool) -> Iterator[None]:
+    """Hold the store's lock alone while an install or uninstall plans and writes, so that
+    no writer (an editor's MCP server, a `hot note`) writes into what it takes away."""
+    if not store:
+        yield
+        return
+    with files.store_locked(Layout(repo.root), alone=True):
+        yield
 
 
 def _installed(step: Step) -> Step:
@@ -711,32 +811,52 @@ def _installed(step: Step) -> Step:
 
 
 def uninstall(root: str | Path | None) -> Report:
-    """Take out everything the install put in, putting back Squad's own bytes.
+    """Take out everything the install put in (what its record lists), putting back Squad's
+    own bytes.
 
-    The record is checked whole, and every step planned, before the first write."""
+    The record is checked whole, and every step planned, before the first write; then the
+    store's lock is taken alone and the steps planned again under it, and applied."""
     repo = open_repo(root)
+    steps, last, edits = plan_uninstall(repo)  # a refusal comes before any write
+    if not _writes([*steps, last], edits):
+        return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
+    with _alone(repo, any(repo.exists(rel) for rel in _store_paths())):
+        steps, last, edits = plan_uninstall(repo)
+        folders = _created_dirs(repo, Record.load(repo), [s for s in steps if s.state == "removed"])
+        repo.remove_dead_temps(_TEMP_FOLDERS)
+        for step in steps:
+            _write(repo, step)
+        edits.write()
+        removing = any(s.kind == "store" and s.state == "removed" for s in steps)
+        if removing and not remove_store(repo):
+            steps = [_store_kept(s) if s.kind == "store" else s for s in steps]
+        for folder in folders:
+            if repo.is_dir(folder) and not any(repo.path(folder).iterdir()):
+                repo.path(folder).rmdir()
+        _write(repo, last)  # the record goes last: a run cut short can be run again
+    return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
+
+
+def _store_kept(step: Step) -> Step:
+    note = "memory was written into it while it was being removed; it stays"
+    return Step(step.path, step.what, "kept", kind="store", note=note)
+
+
+def plan_uninstall(repo: Repo) -> tuple[list[Step], Step, Edits]:
+    """Every step of an uninstall, the record's own last, and the text files it changes."""
     record = Record.load(repo)
     edits = Edits(repo)
     steps = [unplan_mcp(repo, MCP_JSON, record)]
     if not _is_link(repo, ".vscode") and repo.read(VSCODE_MCP) is not None:
         steps.append(unplan_mcp(repo, VSCODE_MCP, record))
-    steps += unplan_lines(repo, edits)
-    steps += [unplan_charter(edits, folder, rel) for folder, rel in charters(repo)]
+    steps += unplan_lines(repo, edits, record)
+    steps += [unplan_charter(edits, folder, rel, record) for folder, rel in charters(repo)]
     steps += [unplan_skill(repo, rel, record) for rel in SKILLS]
-    steps += [*unplan_spawn(edits), unplan_store(repo, record)]
+    steps += [*unplan_spawn(edits, record), unplan_store(repo, record)]
+    _created_dirs(repo, record, [s for s in steps if s.state == "removed"])  # links refused
     manifest = repo.read(MANIFEST)
     last = Step(MANIFEST, "install record", "removed" if manifest else "absent", manifest)
-    folders = _created_dirs(repo, record, [s for s in steps if s.state == "removed"])
-    for step in steps:
-        _write(repo, step)
-    edits.write()
-    if any(s.kind == "store" and s.state == "removed" for s in steps):
-        remove_store(repo)
-    for folder in folders:
-        if repo.is_dir(folder) and not any(repo.path(folder).iterdir()):
-            repo.path(folder).rmdir()
-    _write(repo, last)  # the record goes last: a run cut short can be run again
-    return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
+    return steps, last, edits
 
 
 def _created_dirs(repo: Repo, record: Record, steps: list[Step]) -> list[str]:
@@ -753,8 +873,7 @@ def _created_dirs(repo: Repo, record: Record, steps: list[Step]) -> list[str]:
 def _write(repo: Repo, step: Step) -> None:
     if step.kind != "file" or not step.writes:
         return
-    path = repo.path(step.path)
     if step.after is None:
-        path.unlink(missing_ok=True)
+        repo.path(step.path).unlink(missing_ok=True)
     else:
-        files.atomic_write(path, step.after)
+        repo.write(step.path, step.after)

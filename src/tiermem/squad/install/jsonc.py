@@ -1,9 +1,12 @@
 """JSON with comments and trailing commas (JSONC), as VS Code writes `.vscode/mcp.json`: read
-for its meaning, and changed one member at a time, every other byte (comments included) kept.
+into a tree that knows where each member stands in the text, and changed one member at a time
+by splicing the text there, every other byte kept.
 
-`json` reads plain JSON only, and writing a file back from its meaning would drop the user's
-comments, so a JSONC file is read into a tree that knows where each member stands in the
-text, and a member is added or taken out by splicing the text there.
+Nothing is ever written back from what a file means: `json` would drop the comments, keep
+only the last of two members with one name, spell `1e400` as `Infinity` and fail on a lone
+surrogate such as `"\\udc80"`. The tree keeps every member (a name twice included) and every
+number as it is spelled, and `shape` compares two values strictly (`1` is not `true`), so an
+edit can be checked to have changed nothing but the member it meant to.
 """
 
 from __future__ import annotations
@@ -15,18 +18,37 @@ from typing import Any
 
 _SPACE = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
-_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_LITERAL = re.compile(r"true|false|null")
+# What may stand between `{` and the end of its line for an entry to go on a line of its own
+# right after it: blanks, and comments that end on that line.
+_REST_OF_LINE = re.compile(r"(?:[ \t]+|//[^\n]*|/\*(?:(?!\*/)[^\n])*\*/)*(?=\r?\n)")
+_BLANKS = re.compile(r"[ \t]*")
 _MAX_DEPTH = 200
 
 
 @dataclass
 class Node:
-    """A value of the text: where it starts and ends, and for an object its members."""
+    """A value of the text: its kind, where it starts and ends, and what it holds."""
 
+    kind: str  # object | array | string | number | literal
     start: int
     end: int
-    value: Any = None
-    members: list[Member] = field(default_factory=list)
+    text: str = ""  # a scalar as spelled
+    members: list[Member] = field(default_factory=list)  # an object's, in order, all of them
+    items: list[Node] = field(default_factory=list)  # an array's
+
+    def shape(self, ordered: bool = True) -> Any:
+        """The value, compared strictly: every member (in order, unless not `ordered`),
+        strings by what they say, numbers and literals as spelled."""
+        if self.kind == "object":
+            found = [(m.name, m.value.shape(ordered)) for m in self.members]
+            return ("object", tuple(found if ordered else sorted(found, key=repr)))
+        if self.kind == "array":
+            return ("array", tuple(item.shape(ordered) for item in self.items))
+        if self.kind == "string":
+            return ("string", json.loads(self.text))
+        return (self.kind, self.text)
 
 
 @dataclass
@@ -37,12 +59,15 @@ class Member:
     start: int
     value: Node
 
+    @property
+    def end(self) -> int:
+        return self.value.end
+
 
 class _Reader:
-    def __init__(self, text: str, unique: bool) -> None:
+    def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
-        self.unique = unique
 
     def fail(self, what: str) -> ValueError:
         line = self.text.count("\n", 0, self.at) + 1
@@ -67,14 +92,24 @@ class _Reader:
             return self._object(start, depth)
         if self.take("["):
             return self._array(start, depth)
-        found = _STRING.match(self.text, start) or _SCALAR.match(self.text, start)
-        if found is None:
-            raise self.fail("expected a value")
-        self.at = found.end()
-        return Node(start, self.at, json.loads(found.group()))
+        for kind, pattern in (("string", _STRING), ("number", _NUMBER), ("literal", _LITERAL)):
+            found = pattern.match(self.text, start)
+            if found is not None:
+                self.at = found.end()
+                if kind == "string":
+                    self._string(found.group())
+                return Node(kind, start, self.at, found.group())
+        raise self.fail("expected a value")
+
+    def _string(self, spelled: str) -> str:
+        try:
+            said: str = json.loads(spelled)
+        except ValueError:
+            raise self.fail("a string with an escape JSON does not have") from None
+        return said
 
     def _object(self, start: int, depth: int) -> Node:
-        node = Node(start, start, {})
+        node = Node("object", start, start)
         while not self.take("}"):
             self.skip()
             name = _STRING.match(self.text, self.at)
@@ -84,10 +119,7 @@ class _Reader:
             if not self.take(":"):
                 raise self.fail("expected ':'")
             value = self.node(depth + 1)
-            if self.unique and json.loads(name.group()) in node.value:
-                raise self.fail(f"the name {name.group()[:40]} twice")
-            node.members.append(Member(json.loads(name.group()), name.start(), value))
-            node.value[node.members[-1].name] = value.value
+            node.members.append(Member(self._string(name.group()), name.start(), value))
             if not self.take(",") and not self.take("}"):
                 raise self.fail("expected ',' or '}'")
             if self.text[self.at - 1] == "}":
@@ -96,9 +128,9 @@ class _Reader:
         return node
 
     def _array(self, start: int, depth: int) -> Node:
-        node = Node(start, start, [])
+        node = Node("array", start, start)
         while not self.take("]"):
-            node.value.append(self.node(depth + 1).value)
+            node.items.append(self.node(depth + 1))
             if not self.take(",") and not self.take("]"):
                 raise self.fail("expected ',' or ']'")
             if self.text[self.at - 1] == "]":
@@ -107,10 +139,9 @@ class _Reader:
         return node
 
 
-def parse(text: str, unique: bool = False) -> Node:
-    """The tree of a JSONC text; ValueError (saying where) when it is not JSONC, or (with
-    `unique`) when an object has a name twice, which readers take differently."""
-    reader = _Reader(text, unique)
+def parse(text: str) -> Node:
+    """The tree of a JSONC text; ValueError (saying where) when it is not JSONC."""
+    reader = _Reader(text)
     root = reader.node()
     reader.skip()
     if reader.at != len(text):
@@ -118,15 +149,56 @@ def parse(text: str, unique: bool = False) -> Node:
     return root
 
 
-def loads(text: str, unique: bool = False) -> Any:
+def value(node: Node) -> Any:
+    """What a value means as `json.loads` reads it (the last member of a name wins)."""
+    if node.kind == "object":
+        return {m.name: value(m.value) for m in node.members}
+    if node.kind == "array":
+        return [value(item) for item in node.items]
+    if node.kind == "number":
+        try:
+            return json.loads(node.text)
+        except ValueError:  # more digits than Python reads as an int
+            return float(node.text)
+    return json.loads(node.text)
+
+
+def loads(text: str) -> Any:
     """What a JSONC text means, as `json.loads` gives it for plain JSON."""
-    return parse(text, unique).value
+    return value(parse(text))
 
 
-def member(node: Node, name: str) -> Member | None:
-    """The last member of an object by that name (the one a reader keeps)."""
-    found = [m for m in node.members if m.name == name]
-    return found[-1] if found else None
+def members(node: Node, name: str) -> list[Member]:
+    """Every member of an object by that name, in order (readers take the last)."""
+    return [m for m in node.members if m.name == name]
+
+
+def shape_of(name: str, data: Any, ordered: bool = True) -> Any:
+    """The strict shape of `"name": data` as `render` writes it."""
+    return (name, parse(json.dumps(data, ensure_ascii=False)).shape(ordered))
+
+
+# --- writing a member into an object, and taking it out again ------------------------------
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """A member added to a text: where, and the text added (`lead`, the member, `trail`)."""
+
+    at: int
+    lead: str
+    member: str
+    trail: str
+
+    def applied(self, text: str) -> str:
+        return text[: self.at] + self.lead + self.member + self.trail + text[self.at :]
+
+
+def line_end(text: str, at: int) -> str:
+    """The line end of the line `at` stands on, else the text's first one, else LF."""
+    found = text.find("\n", at)
+    found = text.find("\n") if found < 0 else found
+    return "\r\n" if found > 0 and text[found - 1] == "\r" else "\n"
 
 
 def _line_indent(text: str, at: int) -> str:
@@ -135,61 +207,69 @@ def _line_indent(text: str, at: int) -> str:
     return re.match(r"[ \t]*", text[start:at]).group()  # type: ignore[union-attr]
 
 
+def _starts_line(text: str, at: int) -> bool:
+    start = text.rfind("\n", 0, at) + 1
+    return start > 0 and not text[start:at].strip(" \t")
+
+
 def indent_unit(text: str) -> str:
     """The indentation one level adds in a file (two spaces when it shows none)."""
     found = re.search(r"\n([ \t]+)\S", text)
     return found.group(1) if found else "  "
 
 
-def _rendered(name: str, value: Any, indent: str, unit: str) -> str:
-    body = json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
+def render(name: str, data: Any, indent: str, unit: str, eol: str) -> str:
+    """`"name": data`, its lines after the first indented by `indent`, ending in `eol`."""
+    body = json.dumps(data, indent=unit, ensure_ascii=False).replace("\n", eol + indent)
     return f"{json.dumps(name, ensure_ascii=False)}: {body}"
 
 
-def insertion(text: str, node: Node, name: str, value: Any) -> tuple[int, str]:
-    """Where, and what, to insert to make `name: value` the first member of an object."""
-    unit = indent_unit(text)
+def insertion(text: str, node: Node, name: str, data: Any) -> Insertion:
+    """How to make `name: data` the first member of the object `node`: on a line of its own
+    after the line of `{` (in the file's indentation and line ends), or, in an object written
+    on one line, on that line."""
+    unit, eol = indent_unit(text), line_end(text, node.start)
     outer = _line_indent(text, node.start)
-    inner = _line_indent(text, node.members[0].start) if node.members else outer + unit
-    new = "\n" + inner + _rendered(name, value, inner, unit)
-    if node.members:
-        return node.start + 1, new + ","
-    if "\n" not in text[node.start : node.end]:
-        return node.start + 1, new + "\n" + outer
-    return node.start + 1, new
+    first = node.members[0] if node.members else None
+    rest = _REST_OF_LINE.match(text, node.start + 1)
+    if first is not None and not _starts_line(text, first.start):
+        compact = f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(data, ensure_ascii=False)}"
+        return Insertion(node.start + 1, "", compact, ", ")
+    inner = _line_indent(text, first.start) if first is not None else outer + unit
+    at = rest.end() if rest is not None else node.start + 1
+    member = render(name, data, inner, unit, eol)
+    if first is not None:
+        return Insertion(at, eol + inner, member, ",")
+    if "\n" in text[node.start : node.end]:
+        return Insertion(at, eol + inner, member, "")
+    return Insertion(at, eol + inner, member, eol + outer)
 
 
-def with_member(text: str, node: Node, name: str, value: Any) -> str:
-    """The text with `name: value` as the first member of the object `node`."""
-    at, new = insertion(text, node, name, value)
-    return text[:at] + new + text[at:]
-
-
-def without_member(text: str, node: Node, name: str) -> str:
-    """The text without the member `name` of the object `node` (every member by that name):
-    the member, the comma after it (else, for the last member, the one before it), and the
-    line it stood on when nothing else is left there."""
-    for found in reversed([m for m in node.members if m.name == name]):
-        at = node.members.index(found)
-        start, end = found.start, found.value.end
-        after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
-        if text.startswith(",", after):
-            end = after + 1
-        elif at > 0:
-            comma = _SPACE.match(text, node.members[at - 1].value.end).end()  # type: ignore[union-attr]
-            if text.startswith(",", comma):
-                text = text[:comma] + text[comma + 1 :]
-                start, end = start - 1, end - 1
-        text = _cut(text, start, end)
-        node.members.remove(found)
-    return text
-
-
-def _cut(text: str, start: int, end: int) -> str:
-    """Cut [start, end), and the line it leaves empty."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    if line_start and not text[line_start:start].strip() and not text[end:line_end].strip():
-        return text[: line_start - 1] + text[line_end:]
+def cut(text: str, member: Member, lead: str, trail: str) -> str | None:
+    """The text without a member and the `lead` and `trail` an insertion set around it, when
+    both are still there (None when they are not)."""
+    start, end = member.start - len(lead), member.end + len(trail)
+    if start < 0 or text[start : member.start] != lead or text[member.end : end] != trail:
+        return None
     return text[:start] + text[end:]
+
+
+def without(text: str, node: Node, member: Member) -> str:
+    """The text without one member of the object `node`, however it came there: the member,
+    the line it stood on when nothing else is there, and one comma (the one after it, else,
+    for the last member, the one before it). Comments and blank lines around it stay."""
+    at = next(n for n, m in enumerate(node.members) if m is member)
+    start, end = member.start, member.end
+    if _starts_line(text, start):
+        start = text.rfind("\n", 0, start)
+        start -= start > 0 and text[start - 1] == "\r"
+    after = _BLANKS.match(text, end).end()  # type: ignore[union-attr]
+    if text.startswith(",", after):
+        end = after + 1 + (start == member.start and text.startswith(" ", after + 1))
+        return text[:start] + text[end:]
+    if at == 0:
+        return text[:start] + text[end:]
+    comma = _SPACE.match(text, node.members[at - 1].end).end()  # type: ignore[union-attr]
+    if not text.startswith(",", comma):  # a trailing comma after this member, past a comment
+        return text[:start] + text[end:]
+    return text[:comma] + text[comma + 1 : start] + text[end:]

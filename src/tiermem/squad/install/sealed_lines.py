@@ -6,14 +6,16 @@ charter for the instructions of `install_texts.LINES`, each standing whole on a 
 indentation), and puts tiermem's step in its place, marked `<!-- tiermem:line KEY SEAL -->`
 (the seal is that of the rest of the line). Nothing else of the line or the file changes, so
 that uninstall, finding the mark, puts back Squad's text byte for byte from `install_texts`, never
-from anything the repository holds. A marked line whose seal does not hold (a person changed
-tiermem's line, or marked a line of their own that way) is `edited`: left as it is.
+from anything the repository holds, where the install record lists the line. A marked line
+whose seal does not hold (a person changed tiermem's line, or marked a line of their own that
+way) is `edited`: left as it is.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import install_paths, install_texts
@@ -73,15 +75,16 @@ def replaced(text: str) -> tuple[str, list[Found]]:
     return _join(pieces), found
 
 
-def restored(text: str) -> tuple[str, list[Found]]:
-    """The text with Squad's own instruction back in place of each of tiermem's steps."""
+def restored(text: str, listed: Callable[[str], bool]) -> tuple[str, list[Found]]:
+    """The text with Squad's own instruction back in place of each of tiermem's steps whose
+    key is `listed` (in the install record), and every step of tiermem's found."""
     pieces = _split(text)
     found = []
     for n, (indent, content, ending) in enumerate(pieces):
         known = _known(content)
         if known is not None and known[1] != "squad":
             found.append(Found(n + 1, *known))
-            if known[1] != "edited":
+            if known[1] != "edited" and listed(known[0].key):
                 pieces[n] = (indent, known[0].squad, ending)
     return _join(pieces), found
 

@@ -6,7 +6,9 @@ seal is that of its text is tiermem's as it wrote it (`ours`), in this version o
 one; a section marked the way tiermem marked before it sealed them is tiermem's only when its
 text is exactly what tiermem writes now. Any other section that looks like tiermem's (edited
 by hand, or written by someone else) is `edited`: no install or uninstall changes a byte of
-it, and `--check` says so. A begin marker with no end is a line like any other.
+it, and `--check` says so. A begin marker with no end is a line like any other. The seal is a
+hash anyone can compute, so it says only that a section is as tiermem writes it: an uninstall
+also needs the install record to list the file (`installer`).
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ def _whose(
 
 
 def without(text: str, section: Section, lead: str) -> str:
-    """The text without a section, and without `lead` set before it (when it is there)."""
+    """The text without a section, and without `lead` set before it (when it is there: the
+    caller says what is still as the install set it)."""
     start = section.start
     if lead and text[:start].endswith(lead):
         start -= len(lead)
