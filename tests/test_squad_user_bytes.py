@@ -9,11 +9,14 @@ bytes after the round trip differ from the user's (the target is 0).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from test_squad_install import make_team, states, team
 from tiermem.squad.install import install_texts, installer
@@ -420,3 +423,64 @@ def test_a_line_typed_above_the_section_is_not_joined_to_the_next(
     run(run_cli, team, "--uninstall")
     assert (team / rel).read_text("utf-8") == text + TYPED + "\n## Mine, after\n"
     assert install_texts.MEMORY_END not in (team / rel).read_text("utf-8")
+
+
+def test_an_older_entry_is_brought_up_to_date_where_it_stands(
+    team: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry an install wrote with this Python's module becomes the `tiermem` on PATH,
+    in place; the uninstall after it gives back the file."""
+    import sys
+
+    rel = installer.VSCODE_MCP
+    text = "{\n  // mine\n" + _mcp("servers", '"a": {"command": "x"}')[2:]
+    (team / rel).write_text(text, "utf-8")
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    run(run_cli, team)
+    assert sys.executable in (team / rel).read_text("utf-8")
+    monkeypatch.setenv("PATH", path)
+    assert states(run(run_cli, team))[rel] == "updated"
+    assert sys.executable not in (team / rel).read_text("utf-8")
+    run(run_cli, team, "--uninstall")
+    assert (team / rel).read_text("utf-8") == text
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    servers=st.dictionaries(st.text(min_size=1, max_size=6), JSON, max_size=3),
+    indent=st.sampled_from([None, 0, 2, 4, "\t"]),
+    crlf=st.booleans(),
+)
+def test_an_entry_spliced_into_any_json_comes_out_byte_for_byte(
+    servers: dict[str, object], indent: int | str | None, crlf: bool
+) -> None:
+    from tiermem.squad.install import jsonc
+
+    text = json.dumps({"x": [1], "mcpServers": servers}, indent=indent, ensure_ascii=False)
+    text = text.replace("\n", "\r\n") if crlf else text
+    root = jsonc.parse(text)
+    servers_node = jsonc.members(root, "mcpServers")[-1].value
+    entry = {"command": "tiermem", "args": ["serve"]}
+    made = jsonc.insertion(text, servers_node, "tiermem", entry)
+    after = made.applied(text)
+    assert jsonc.loads(after)["mcpServers"] == {"tiermem": entry, **servers}
+    placed = jsonc.members(jsonc.members(jsonc.parse(after), "mcpServers")[-1].value, "tiermem")[0]
+    assert jsonc.cut(after, placed, made.lead, made.trail) == text
+    grown = jsonc.parse(after)
+    node = jsonc.members(grown, "mcpServers")[-1].value
+    alone = jsonc.without(after, node, jsonc.members(node, "tiermem")[0])
+    assert jsonc.parse(alone).shape() == root.shape()

@@ -201,7 +201,7 @@ def line_end(text: str, at: int) -> str:
     return "\r\n" if found > 0 and text[found - 1] == "\r" else "\n"
 
 
-def _line_indent(text: str, at: int) -> str:
+def line_indent(text: str, at: int) -> str:
     """The indentation of the line `at` stands on."""
     start = text.rfind("\n", 0, at) + 1
     return re.match(r"[ \t]*", text[start:at]).group()  # type: ignore[union-attr]
@@ -229,13 +229,13 @@ def insertion(text: str, node: Node, name: str, data: Any) -> Insertion:
     after the line of `{` (in the file's indentation and line ends), or, in an object written
     on one line, on that line."""
     unit, eol = indent_unit(text), line_end(text, node.start)
-    outer = _line_indent(text, node.start)
+    outer = line_indent(text, node.start)
     first = node.members[0] if node.members else None
     rest = _REST_OF_LINE.match(text, node.start + 1)
     if first is not None and not _starts_line(text, first.start):
         compact = f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(data, ensure_ascii=False)}"
         return Insertion(node.start + 1, "", compact, ", ")
-    inner = _line_indent(text, first.start) if first is not None else outer + unit
+    inner = line_indent(text, first.start) if first is not None else outer + unit
     at = rest.end() if rest is not None else node.start + 1
     member = render(name, data, inner, unit, eol)
     if first is not None:

@@ -21,7 +21,6 @@ two entries of one name, and so does the install.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -187,6 +186,7 @@ def plan_mcp(repo: Repo, rel: str, record: Record) -> Step:
     elif config.raw is None:
         after = _dump({servers_key(rel): {SERVER: entry}})
         record.originals[rel] = None  # the install makes the file
+        record.placed.pop(rel, None)
     else:
         after = _added(config, entry, record)
     return install_step(rel, WHAT, config.raw, _encoded(rel, after), bool(entries), record)
@@ -210,6 +210,7 @@ def _added(config: Config, entry: dict[str, Any], record: Record) -> str:
     if check.problem or placed is None or jsonc.cut(after, placed, made.lead, made.trail) != text:
         raise _refused(rel, "added")
     record.placed[rel] = Placed(made.lead, made.trail, servers is None)
+    record.originals.pop(rel, None)  # the file was there before this entry
     return after
 
 
@@ -217,8 +218,7 @@ def _refreshed(config: Config, found: jsonc.Member, entry: dict[str, Any]) -> st
     """The file with an install's older entry brought up to date where it stands."""
     text = config.text
     unit, eol = jsonc.indent_unit(text), jsonc.line_end(text, found.start)
-    indent = re.match(r"[ \t]*", text[text.rfind("\n", 0, found.start) + 1 :]).group()  # type: ignore[union-attr]
-    new = jsonc.render(SERVER, entry, indent, unit, eol)
+    new = jsonc.render(SERVER, entry, jsonc.line_indent(text, found.start), unit, eol)
     after = text[: found.start] + new + text[found.end :]
     check = Config.of_text(config.rel, after)
     entries = check.entries()
