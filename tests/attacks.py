@@ -100,7 +100,7 @@ LINKS: dict[str, str] = {
     ".squad/memory/wiki/release.md": "notes.md",
     ".squad/memory/.locks/hot__flight.md.lock": "rc",
     ".squad/memory/local": "dir",
-    ".squad/memory/local/clone-key": "notes.md",
+    ".squad/memory/tiermem-local/clone-key": "notes.md",
     ".squad/memory/spawns.jsonl": "rc",
     ".squad/memory/damaged": "dir",
     ".squad/memory": "dir",

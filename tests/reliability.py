@@ -42,8 +42,8 @@ def child_env() -> dict[str, str]:
 
 def is_index(path: Path) -> bool:
     """Whether a file is the index (a cache), or the key of this clone that seals it (made
-    with the first index, in `local/`, with the `.gitignore` that keeps it out of git)."""
-    local = path.parent.name == "local" and path.name in ("clone-key", ".gitignore")
+    with the first index, in `tiermem-local/`, with the `.gitignore` that keeps it out of git)."""
+    local = path.parent.name == "tiermem-local" and path.name in ("clone-key", ".gitignore")
     return path.name.startswith("index.sqlite") or local
 
 

@@ -78,7 +78,7 @@ def _file_for_folder(name: str) -> Callable[[Path], Path]:
     return damage
 
 
-_local_is_a_file = _file_for_folder("local")
+_local_is_a_file = _file_for_folder("tiermem-local")
 _archive_is_a_file = _file_for_folder("archive")
 
 
@@ -223,7 +223,7 @@ def test_a_record_folder_with_a_name_tiermem_never_reads_is_named(store_copy: Pa
 def test_a_clone_key_that_is_not_a_file_is_cleared_and_made_again(
     store_copy: Path, shape: str
 ) -> None:
-    key = memory(store_copy) / "local" / "clone-key"
+    key = memory(store_copy) / "tiermem-local" / "clone-key"
     key.unlink(missing_ok=True)
     target = store_copy.parent / "elsewhere"
     target.write_text("outside the store", encoding="utf-8")
@@ -233,7 +233,7 @@ def test_a_clone_key_that_is_not_a_file_is_cleared_and_made_again(
         key.symlink_to(target)
     code, findings = doctor(store_copy)
     assert code == 1
-    [finding] = [f for f in findings if f["path"] == ".squad/memory/local/clone-key"]
+    [finding] = [f for f in findings if f["path"] == ".squad/memory/tiermem-local/clone-key"]
     assert finding["kind"] == ("link" if shape == "link" else "store")
     assert doctor_text(store_copy)[1][-1] == "doctor: 1 problem(s) left"  # named once
     code, findings = doctor(store_copy, "--repair")

@@ -126,6 +126,6 @@ def test_a_fresh_store_writes_only_its_report_page(fresh: Path, run_cli: RunCli)
     after = snapshot(fresh)
     assert {k: v for k, v in after.items() if k in before} == before
     assert set(after) - set(before) == {
-        ".squad/memory/local/report/report.html",
-        ".squad/memory/local/report/.gitignore",
+        ".squad/memory/tiermem-local/report/report.html",
+        ".squad/memory/tiermem-local/report/.gitignore",
     }

@@ -204,7 +204,7 @@ def test_a_planted_index_is_named_and_never_served(
     origin: Path, tmp_path: Path, variant: str
 ) -> None:
     victim = tmp_path / "victim"
-    shutil.copytree(origin, victim, ignore=shutil.ignore_patterns("index.sqlite*", "local"))
+    shutil.copytree(origin, victim, ignore=shutil.ignore_patterns("index.sqlite*", "tiermem-local"))
     shutil.copyfile(poisoned_copy(origin, variant), index_of(victim))
     if variant != "a newer schema":
         forge_fingerprint(victim)
@@ -236,7 +236,7 @@ def test_a_forged_seal_with_the_committed_key_is_not_this_clones(
     victim = tmp_path / "victim"
     shutil.copytree(origin, victim, ignore=shutil.ignore_patterns("index.sqlite*"))
     shutil.copyfile(poisoned_copy(origin, "rows added"), index_of(victim))
-    key = Path(".squad", "memory", "local", "clone-key")
+    key = Path(".squad", "memory", "tiermem-local", "clone-key")
     assert (victim / key).read_bytes() == (origin / key).read_bytes()  # the key itself
     forge_fingerprint(victim)
     assert POISON_MARK not in "".join(served(victim))
@@ -337,7 +337,7 @@ def test_a_force_added_index_pulled_into_a_clone_is_never_served(tmp_path: Path)
     db.execute("PRAGMA journal_mode=DELETE")
     db.close()
     memory = attacker / ".squad" / "memory"
-    _git(attacker, "add", "-f", str(memory / "index.sqlite"), str(memory / "local" / "clone-key"))
+    _git(attacker, "add", "-f", str(memory / "index.sqlite"), str(memory / "tiermem-local" / "clone-key"))
     _git(attacker, "commit", "-q", "-m", "speed up the first search")
     _git(attacker, "push", "-q", "origin", "main")
 
@@ -347,12 +347,12 @@ def test_a_force_added_index_pulled_into_a_clone_is_never_served(tmp_path: Path)
     assert code == 1
     assert "not built on this clone" in out
     assert ".squad/memory/index.sqlite: is tracked by git" in out
-    assert ".squad/memory/local/clone-key: is tracked by git" in out
+    assert ".squad/memory/tiermem-local/clone-key: is tracked by git" in out
     code, out, _ = cli(["--root", str(victim), "reindex", "--check"])
     assert code == 1
     assert "untrusted index: was not built on this clone" in out
     assert "git: .squad/memory/index.sqlite is tracked by git" in out
-    assert "`git rm --cached .squad/memory/local/clone-key`" in out
+    assert "`git rm --cached .squad/memory/tiermem-local/clone-key`" in out
     assert POISON_MARK not in "".join(served(victim))
 
 
@@ -360,7 +360,7 @@ def test_a_link_in_place_of_the_key_is_never_followed(tmp_path: Path) -> None:
     root = make_store(tmp_path / "repo")
     outside = tmp_path / "outside-key"
     outside.write_text("0" * 64 + "\n", encoding="utf-8")
-    key = root / ".squad" / "memory" / "local" / "clone-key"
+    key = root / ".squad" / "memory" / "tiermem-local" / "clone-key"
     key.unlink()
     key.symlink_to(outside)
     for path in index_of(root).parent.glob("index.sqlite*"):
@@ -368,6 +368,6 @@ def test_a_link_in_place_of_the_key_is_never_followed(tmp_path: Path) -> None:
     code, _, err = cli(["--root", str(root), "search", "publish"])
     assert code == 2 and err.count("\n") == 1 and "doctor --repair" in err
     code, out, _ = cli(["--root", str(root), "doctor", "--repair"])
-    assert code == 0 and "local/clone-key" in out
+    assert code == 0 and "tiermem-local/clone-key" in out
     assert cli(["--root", str(root), "search", "publish"])[0] == 0
     assert outside.read_text(encoding="utf-8") == "0" * 64 + "\n" and not key.is_symlink()

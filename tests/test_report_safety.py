@@ -70,7 +70,7 @@ def test_the_page_goes_where_git_ignores_it_and_the_command_says_where(
 ) -> None:
     code, out, err = run_cli("report", "--root", str(repo))
     assert (code, err) == (0, "")
-    page = repo / ".squad" / "memory" / "local" / "report" / "report.html"
+    page = repo / ".squad" / "memory" / "tiermem-local" / "report" / "report.html"
     said = re.fullmatch(r"report: (\S+) \(([\d,]+) bytes; [\d,]+ entries; (.*)\)\n", out)
     assert said and said.group(1) == str(page)
     assert said.group(2) == f"{page.stat().st_size:,}"
@@ -84,7 +84,7 @@ def test_the_page_ignores_itself_in_a_store_that_does_not_ignore_local(
     repo: Path, run_cli: RunCli
 ) -> None:
     ignore = repo / ".squad" / "memory" / ".gitignore"
-    ignore.write_text(ignore.read_text("utf-8").replace("local/\n", ""), encoding="utf-8")
+    ignore.write_text(ignore.read_text("utf-8").replace("tiermem-local/\n", ""), encoding="utf-8")
     git(repo, "commit", "-qam", "an older store's ignore file")
     assert run_cli("report", "--root", str(repo))[0] == 0
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
@@ -97,7 +97,7 @@ def test_a_committed_link_never_carries_the_page_out(
     outside = tmp_path / "outside"
     outside.mkdir()
     # The link is committed where the page would go: the default folder, or the one named.
-    where = repo / (out or ".squad/memory/local/report")
+    where = repo / (out or ".squad/memory/tiermem-local/report")
     where.parent.mkdir(parents=True, exist_ok=True)
     where.symlink_to(outside)
     if out == "pages/tiermem-report":  # a link higher up: the folder above it
@@ -117,7 +117,7 @@ def test_a_committed_link_never_carries_the_page_out(
 def test_a_link_in_place_of_the_page_is_refused(
     repo: Path, run_cli: RunCli, tmp_path: Path, name: str
 ) -> None:
-    folder = repo / ".squad" / "memory" / "local" / "report"
+    folder = repo / ".squad" / "memory" / "tiermem-local" / "report"
     folder.mkdir(parents=True)
     target = tmp_path / "elsewhere.html"
     target.write_text("mine", encoding="utf-8")

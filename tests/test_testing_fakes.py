@@ -144,7 +144,7 @@ def test_a_store_on_the_recording_index_answers_as_on_the_real_one(
             answers.append(operation(mem))
         finally:
             mem.close()
-        shutil.rmtree(root / ".squad" / "memory" / "local", ignore_errors=True)
+        shutil.rmtree(root / ".squad" / "memory" / "tiermem-local", ignore_errors=True)
     assert answers[0] == answers[1]
 
 

@@ -70,6 +70,10 @@ class Host(Protocol):
         inbox file it came from, whose name and front matter give dates)."""
         ...
 
+    def check_writable(self) -> None:
+        """Refuse a write where the host keeps the team's state off this working tree."""
+        ...
+
     def check_decision_log(self) -> None:
         """Refuse to go on when the host's decision log cannot take a decision."""
         ...

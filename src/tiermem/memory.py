@@ -120,8 +120,11 @@ class Memory:
         `squad_files=False` touches nothing outside `.squad/memory/` (as an import promises).
         """
         folder = Path(root).expanduser().resolve()
+        from .squad.adapter.team_state import of_root
         from .storage.bootstrap import init_store
 
+        if folder.is_dir():
+            of_root(folder)  # a team whose state is off this working tree: nothing is made
         created = init_store(folder, squad_files=squad_files)
         return cls(folder, now=now), created
 
@@ -134,6 +137,17 @@ class Memory:
         self.context.require_store()
         self.context.take_notes()
         return self.context
+
+    def _writing(self) -> Context:
+        """The context for a write: the store there, the team's state a file of this working
+        tree (`Host.check_writable`, one line when it is not), and this clone's own state
+        out of Squad's folder (a store made before moves it now: `local_state`)."""
+        from .storage import local_state
+
+        ctx = self._ready()
+        ctx.host.check_writable()
+        local_state.move(ctx.layout)
+        return ctx
 
     def _noted(self, report: _Noted) -> _Noted:
         """A write's result with the notes its steps made (a summarizer that fell back)."""
@@ -162,7 +176,7 @@ class Memory:
         given = {slot: validate.text(v, slot) for slot, v in values.items() if v is not None}
         from .hot.writes import set_task
 
-        ctx = self._ready()
+        ctx = self._writing()
         if known_only:
             agents.require_for_write(ctx, agent)
         return _said(self._noted(set_task(ctx, agent, given)))
@@ -184,7 +198,7 @@ class Memory:
         trust = "untrusted" if source in UNTRUSTED else ""
         from .hot.writes import add
 
-        ctx = self._ready()
+        ctx = self._writing()
         if known_only:
             agents.require_for_write(ctx, agent)
         return _said(self._noted(add(ctx, agent, kind, text, trust)))
@@ -195,7 +209,7 @@ class Memory:
         from .hot.writes import unblock
 
         text = validate.text(text, "blocker")
-        agents.require(self._ready(), agent, even_alone=True)
+        agents.require(self._writing(), agent, even_alone=True)
         return _said(unblock(self.context, agent, text))
 
     def hot_clear(self, agent: str) -> WriteReport:
@@ -203,7 +217,7 @@ class Memory:
         from .hot.writes import clear
 
         agent = validate.name(agent)
-        agents.require(self._ready(), agent, even_alone=True)
+        agents.require(self._writing(), agent, even_alone=True)
         return _said(clear(self.context, agent))
 
     def hot_view(self, agent: str) -> HotView:
@@ -293,7 +307,7 @@ class Memory:
 
         if entry_ids(id) != [id]:
             raise UsageError(f"{id!r} is not an entry id (as search and spawn list them)")
-        return _said(forget(self._ready(), id, reason, purge))
+        return _said(forget(self._writing(), id, reason, purge))
 
     def forgotten(self, query: str, hits: list[SearchHit]) -> list[str]:
         """For a query of entry ids: each id no hit holds that was forgotten or purged,
@@ -330,7 +344,7 @@ class Memory:
         from .scribe.session import end_session
 
         agent = validate.name(agent)
-        ctx = self._ready()
+        ctx = self._writing()
         agents.require(ctx, agent, even_alone=True)
         return self._noted(end_session(ctx, agent))
 
@@ -338,7 +352,8 @@ class Memory:
         """Scribe maintenance: checkpoints, inbox merge, supersede, promote, expire."""
         from .scribe.maintenance import run
 
-        return self._noted(run(self._ready(), dry_run=dry_run))
+        ctx = self._ready() if dry_run else self._writing()
+        return self._noted(run(ctx, dry_run=dry_run))
 
     def decide(self, text: str, by: str, known_only: bool = False) -> list[str]:
         """Record a team decision (also appended to Squad's decisions.md); return its ids.
@@ -347,7 +362,7 @@ class Memory:
         from .team.decisions import decide
 
         text, by = validate.text(text, "decision"), validate.name(by)
-        ctx = self._ready()
+        ctx = self._writing()
         if known_only:
             agents.require_for_write(ctx, by)
         return decide(ctx, text, by)
@@ -361,7 +376,7 @@ class Memory:
         topic = validate.name(topic, "topic")
         author = validate.name(by, "agent") if by else "team"
         text = validate.text(text, "wiki text")
-        ctx = self._ready()
+        ctx = self._writing()
         if by and known_only:
             agents.require_for_write(ctx, author)
         return write(ctx, topic, text, author)
@@ -454,7 +469,7 @@ class Memory:
         """
         from .squad.importer import squad_import
 
-        ctx = self.context if dry_run else self._ready()
+        ctx = self.context if dry_run else self._writing()
         ctx.take_notes()
         return self._noted(squad_import.run(ctx, dry_run=dry_run, progress=progress))
 
@@ -462,8 +477,8 @@ class Memory:
         self, out: str | Path | None = None, task: str | None = None, agent: str | None = None
     ) -> ReportResult:
         """Write the report page (one self-contained HTML file) into `out` (default:
-        `.squad/memory/local/report/`, git-ignored); with a task and an agent, it previews that
-        spawn entry by entry."""
+        `.squad/memory/tiermem-local/report/`, git-ignored); with a task and an agent, it
+        previews that spawn entry by entry."""
         from .report.html_page import build, output_folder
 
         if (task is None) != (agent is None):
@@ -486,6 +501,8 @@ class Memory:
         """
         from .upkeep.doctor import run
 
+        if repair:
+            self.context.host.check_writable()
         return run(self.context, repair=repair)
 
     def stats(self) -> Stats:

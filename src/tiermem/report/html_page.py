@@ -285,14 +285,14 @@ def build(
 def output_folder(ctx: Context, out: str | Path | None) -> tuple[Path, bool]:
     """Where the page goes, made if missing; and whether it is the default folder.
 
-    By default that is `.squad/memory/local/report/`: local to this clone and git-ignored
-    (the store ignores `local/`, and the folder ignores itself), reached from `.squad` down
-    through no link, as every path of the store. A folder given with `--out` is the user's
-    choice, but never a symbolic link, nor reached through one from the repository's root
-    down: a committed link must not carry the page out of the repository.
+    By default that is `.squad/memory/tiermem-local/report/`: local to this clone and
+    git-ignored (the store ignores `tiermem-local/`, and the folder ignores itself), reached
+    from `.squad` down through no link, as every path of the store. A folder given with
+    `--out` is the user's choice, but never a symbolic link, nor reached through one from the
+    repository's root down: a committed link must not carry the page out of the repository.
     """
     if out is None:
-        folder = ctx.layout.memory / "local" / REPORT_FOLDER
+        folder = ctx.layout.local / REPORT_FOLDER
         files.ensure_folder(folder)
         ignore = folder / ".gitignore"
         if not files.exists(ignore):

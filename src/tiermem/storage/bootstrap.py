@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..vocabulary import QUEUE, TIERS
-from . import files
+from . import files, local_state
 from .config import render_default
-from .layout import Layout
+from .layout import LOCAL_FOLDER, Layout
 
 _GITIGNORE = """\
 # Derived or transient: rebuilt from the markdown tiers at any time.
@@ -21,15 +21,20 @@ index.sqlite-*
 # Local to this clone: the log of spawns and the list of files git tracks.
 spawns.jsonl
 citations.cache
-# This clone's own state (when entries were last used, the key that seals its index).
-local/
+# This clone's own state (when entries were last used, the key that seals its index, its
+# report). Never `local/`: that is Squad's governed memory, committed for the team.
+tiermem-local/
 # Files `tiermem doctor --repair` set aside: they may hold what a purge removed elsewhere.
 damaged/
 """
 # This clone's own files, as git pathspecs from the root: never meant to be committed.
 _LOCAL_FILES = (
     ".squad/memory/index.sqlite*",
-    ".squad/memory/local",
+    f".squad/memory/{LOCAL_FOLDER}",
+    # What an earlier tiermem kept in Squad's `local/` (by name: the rest is Squad's).
+    ".squad/memory/local/used",
+    ".squad/memory/local/clone-key",
+    ".squad/memory/local/report",
     ".squad/memory/spawns.jsonl",
     ".squad/memory/citations.cache",
     ".squad/memory/.locks",
@@ -81,6 +86,7 @@ def init_store(root: Path, squad_files: bool = True) -> list[str]:
         (layout.memory / ".gitattributes", _GITATTRIBUTES),
     ):
         _learn_new_lines(layout, path, text)
+    local_state.move(layout)  # a store made before: its state out of Squad's `local/`
     if squad_files and _union_for_squad_log(layout):
         created.append(layout.relative(layout.squad / ".gitattributes"))
     return created
@@ -104,6 +110,11 @@ def learn_git_settings(layout: Layout) -> None:
     """Teach a store made by an older tiermem the git settings of this one, when it has them
     at all (a store without its own .gitattributes is left as it is)."""
     _learn_new_lines(layout, layout.memory / ".gitattributes", _GITATTRIBUTES)
+
+
+def learn_ignores(layout: Layout) -> None:
+    """Teach a store made by an older tiermem the ignore lines of this one."""
+    _learn_new_lines(layout, layout.memory / ".gitignore", _GITIGNORE)
 
 
 def lacking_ignores(layout: Layout) -> list[str]:

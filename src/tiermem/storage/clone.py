@@ -5,7 +5,7 @@ rows would then be served as if the markdown held them. So every index tiermem b
 sealed with this clone's mark, and an index without the right seal is never read (it is
 built again from the files).
 
-The mark is a random key in `local/clone-key` (this clone's untracked state) together with
+The mark is a random key in `tiermem-local/clone-key` (this clone's untracked state) together with
 the identity of that file: its inode and change time. A file that git checks out or a
 person copies is a new file on this disk, whose inode and change time nobody who committed
 it could know, so even a committed key does not give its committer this clone's mark.
@@ -29,12 +29,12 @@ IGNORE_ALL = "# Local state of this clone: never committed.\n*\n"
 
 def key_path(layout: Layout) -> Path:
     """Where this clone keeps its key."""
-    return layout.used.parent / KEY_NAME
+    return layout.local / KEY_NAME
 
 
 def ready(layout: Layout) -> None:
     """The local folder, ignored by git whatever the store's own .gitignore says."""
-    folder = layout.used.parent
+    folder = layout.local
     if not files.exists(folder / ".gitignore"):
         files.atomic_write(folder / ".gitignore", IGNORE_ALL)
 

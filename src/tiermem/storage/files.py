@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import LockTimeout, ParseError, StoreError, UnsafePathError
 from ..vocabulary import QUEUE, TIERS
 from . import safepath
-from .layout import Layout
+from .layout import LOCAL_FOLDER, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ STALE_TEMP_SECONDS = 15 * 60
 _LOCK_NAME_BYTES = 200
 
 # The folders and files of a store that every write relies on, checked before any write.
-STORE_FOLDERS = (*TIERS, QUEUE, ".locks", "local")
+STORE_FOLDERS = (*TIERS, QUEUE, ".locks", LOCAL_FOLDER)
 INDEX_SIDES = ("", "-wal", "-shm", "-journal")  # the index, and what SQLite keeps beside it
 
 

@@ -10,6 +10,8 @@ from . import validate
 
 TEAM = validate.TEAM  # the owner of what the whole team shares: decisions, team policies
 ENV_ROOT = "TIERMEM_ROOT"
+LOCAL_FOLDER = "tiermem-local"
+LEGACY_LOCAL_FOLDER = "local"
 
 
 class Layout:
@@ -25,8 +27,14 @@ class Layout:
         self.audit = self.memory / "tiermem-audit.jsonl"
         self.squad_audit = self.memory / "audit.jsonl"
         self.config = self.memory / "config.toml"
-        # This clone's own state (last use of entries): never committed, never a cache.
-        self.used = self.memory / "local" / "used"
+        # This clone's own state (last use of entries, the key that seals its index, its
+        # report): never committed, never a cache. Not "local/": Squad's governed memory
+        # keeps the team's memories there, and they are committed.
+        self.local = self.memory / LOCAL_FOLDER
+        self.used = self.local / "used"
+        # Where a store made before kept that state, inside Squad's `local/` (see
+        # `storage.local_state`, which moves it out).
+        self.legacy_local = self.memory / LEGACY_LOCAL_FOLDER
 
     def tier_dir(self, tier: str) -> Path:
         """Folder of a tier (hot, cold, wiki, archive, queue)."""

@@ -2,8 +2,8 @@
 from its last use).
 
 Use is recorded in this clone's local state, never in a tracked file, so a read leaves
-`git status` clean and two clones never conflict over last-use times. `local/used` under
-`.squad/memory/` (a folder that ignores itself in git) holds one line per use,
+`git status` clean and two clones never conflict over last-use times. `tiermem-local/used`
+under `.squad/memory/` (a folder that ignores itself in git) holds one line per use,
 `YYYY-MM-DD ID`, appended at most once a day per entry. It is not the index: deleting the
 index (a cache) keeps it.
 
@@ -23,8 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..context import Context
+from ..errors import TiermemError
 from ..index.protocol import Doc
-from ..storage import clone, files
+from ..storage import clone, files, local_state
 from ..storage.layout import Layout
 
 _LINE = re.compile(r"(\d{4}-\d\d-\d\d) (\S+)")
@@ -51,7 +52,9 @@ def recorded(layout: Layout) -> dict[str, str]:
     """Entry id -> the last day it was used (YYYY-MM-DD): in any clone, as the team's
     ledger has it, or in this one, as its own record has it."""
     days = ledger(layout)
-    for entry_id, day in _parse(_read(layout.used)).items():
+    # A store made before keeps its record in Squad's `local/` until its next write moves it.
+    mine = _read(layout.used) + _read_quietly(local_state.legacy_used(layout))
+    for entry_id, day in _parse(mine).items():
         days[entry_id] = max(day, days.get(entry_id, ""))
     return days
 
@@ -149,6 +152,14 @@ def _write_ledger(ctx: Context, days: Mapping[str, str]) -> None:
 def _read(path: Path) -> list[str]:
     data = files.read_bytes(path)
     return data.decode("utf-8", "replace").splitlines() if data is not None else []
+
+
+def _read_quietly(path: Path) -> list[str]:
+    """Lines of a file in Squad's folder, none when something not a file is in its place."""
+    try:
+        return _read(path)
+    except TiermemError:
+        return []
 
 
 def _parse(lines: Iterable[str]) -> dict[str, str]:

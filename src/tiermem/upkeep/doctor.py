@@ -24,8 +24,10 @@ What it looks at, and what matters:
   (a trigger, a view, another table), a log left beside it, or rows that differ from the
   files (each file parsed and compared) is rebuilt (a folder is moved aside first).
 - git: the index, this clone's local state or its spawn log tracked by git (every clone
-  would get them) is named with the command that stops it; a `.gitignore` of the store
-  that lacks lines `tiermem init` writes is a note.
+  would get them) is named with the command that stops it; this clone's state where an
+  earlier tiermem kept it, in Squad's `local/` (with a rule that made git ignore Squad's
+  governed memory there), is moved to `tiermem-local/`; a `.gitignore` of the store that
+  lacks lines `tiermem init` writes is a note, and the lines are added.
 - notes, not problems: text queued for Scribe, a write in progress, an index not built yet.
   Records that no entry cites are fine: the archive keeps every raw text, cited or not.
 
@@ -47,6 +49,7 @@ from ..context import Context
 from ..errors import ParseError, TiermemError, UnsafePathError, UsageError
 from ..results import DoctorReport, Finding
 from ..storage import archive, entries, files, safepath, store, validate
+from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS, QUEUE, TIERS
 
 TIER_FOLDERS = (*FILE_TIERS, QUEUE)
@@ -384,16 +387,41 @@ class _Doctor:
         self.repair(finding, lambda: _clear_cache_path(path, kind))
 
     def git(self) -> None:
-        """This clone's own files tracked by git, and a .gitignore that lacks lines."""
+        """This clone's own files tracked by git, its state where an earlier tiermem kept
+        it (in Squad's `local/`), and a .gitignore that lacks lines."""
         from ..storage import bootstrap
 
         for rel in bootstrap.tracked_locals(self.layout):
             self.found("git", rel, bootstrap.tracked_local(rel))
+        self.legacy_state()
         lacking = bootstrap.lacking_ignores(self.layout)
         if lacking:
             path = self.layout.memory / ".gitignore"
             shown = ", ".join(lacking)
-            self.found("git", path, f"lacks {shown}; `tiermem init` adds them", serious=False)
+            finding = self.found(
+                "git", path, f"lacks {shown}; `tiermem init` adds them", serious=False
+            )
+            self.repair(finding, lambda: _learn_ignores(self.layout))
+
+    def legacy_state(self) -> None:
+        """This clone's state kept in Squad's `local/` by an earlier tiermem: a problem where
+        a rule of tiermem's makes git ignore Squad's memories there, else a note; either way
+        `--repair` (or the next write) moves it to `tiermem-local/`."""
+        from ..storage import local_state
+
+        left = local_state.left_behind(self.layout)
+        if not left:
+            return
+        hides = local_state.hides_squad(self.layout)
+        said = (
+            "makes git ignore local/, where Squad keeps the team's governed memory "
+            "(`squad memory write`): a memory there never reaches a teammate"
+            if hides
+            else "holds this clone's own files, kept there by an earlier tiermem"
+        )
+        problem = f"{said} ({', '.join(left)}); they move to {self.rel(self.layout.local)}/"
+        finding = self.found("git", self.layout.legacy_local, problem, serious=hides)
+        self.repair(finding, lambda: _moved(local_state.move(self.layout)))
 
     def rebuild(self) -> str:
         self.ctx.close()
@@ -417,6 +445,17 @@ def run(ctx: Context, repair: bool = False) -> DoctorReport:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _learn_ignores(layout: Layout) -> str:
+    from ..storage import bootstrap
+
+    bootstrap.learn_ignores(layout)
+    return "the lines added"
+
+
+def _moved(done: list[str]) -> str:
+    return f"moved or removed: {', '.join(done)}" if done else "nothing left to move"
 
 
 def _not_folder(kind: str) -> str:

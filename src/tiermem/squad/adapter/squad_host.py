@@ -73,6 +73,13 @@ class SquadHost:
             text, by=by, stamp=stamp, session=session, source=source, inbox_file=inbox_file
         )
 
+    def check_writable(self) -> None:
+        """Refuse a write on a team whose histories and decisions are not files of this
+        working tree (a `squad-state` branch, a team elsewhere: `team_state`)."""
+        from .team_state import of_root
+
+        of_root(self.ctx.layout.root)
+
     def check_decision_log(self) -> None:
         """Refuse a decisions.md that cannot take a decision (a link, a damaged file)."""
         from .decision_log import check

@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
-import posixpath
 import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from ...errors import StoreError, UsageError
-from ...storage import bootstrap, clone, files, validate
-from ...storage.layout import Layout, discover_root
+from ...storage import bootstrap, clone, files, local_state, validate
+from ...storage.layout import LOCAL_FOLDER, Layout, discover_root
 from ...team.use import LEDGER_NAME
+from ..adapter import team_state
 from . import install_texts, sealed_lines, sealed_sections
 from .install_paths import (
     COORDINATOR,
@@ -64,9 +63,17 @@ from .repo_paths import Repo
 # Derived, transient or local files of a store (the index, temp files, this clone's spawn
 # log and list of tracked files): an unused store may hold them.
 _TRANSIENT = re.compile(r"index\.sqlite(-\w+)?|\.tmp-.*|spawns\.jsonl|citations\.cache")
-# What tiermem keeps in `local/` (Squad's folder too): this clone's use of entries, its report.
-_LOCAL = ("local/used", "local/report/report.html", "local/report/.gitignore")
-_LOCAL_BACKENDS = {"local", "worktree", "external", "external-stub"}
+# This clone's own files: its use of entries, its report (and an earlier tiermem's in
+# Squad's `local/`, by name).
+_LOCAL = (
+    f"{LOCAL_FOLDER}/used",
+    f"{LOCAL_FOLDER}/report/report.html",
+    f"{LOCAL_FOLDER}/report/.gitignore",
+    f"{LOCAL_FOLDER}/imported",
+    "local/used",
+    "local/report/report.html",
+    "local/report/.gitignore",
+)
 # Where a killed install, uninstall or write leaves temp files that the next run removes.
 _TEMP_FOLDERS = (".squad/memory", *(f".squad/memory/{name}" for name in STORE_DIRS))
 
@@ -86,43 +93,13 @@ def open_repo(explicit: str | Path | None) -> Repo:
     return repo
 
 
-def refuse_remote_state(repo: Repo) -> None:
-    """Refuse a team whose Squad state is not kept in this working tree's `.squad/`."""
-    raw = repo.text(".squad/config.json")
-    if raw is None:
-        return
-    try:
-        config = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f".squad/config.json is not valid JSON ({exc})") from None
-    if not isinstance(config, dict):
-        raise UsageError(".squad/config.json is not a JSON object")
-    backend = config.get("stateBackend", "local")
-    if not team_is_here(config.get("teamRoot")):
-        raise UsageError(
-            "this .squad/ points to a team kept elsewhere (teamRoot in .squad/config.json): "
-            "run `tiermem squad install` in the team's own repository"
-        )
-    if config.get("stateLocation") == "external":
-        raise UsageError(
-            "this team's Squad state is kept outside the repository (stateLocation "
-            "'external' in .squad/config.json); tiermem works with state kept in .squad/"
-        )
-    if backend not in _LOCAL_BACKENDS:
-        raise UsageError(
-            f"Squad state backend '{backend}' (stateBackend in .squad/config.json) keeps "
-            "histories and decisions off the working tree; tiermem works with the local "
-            "backend only"
-        )
-
-
-def team_is_here(team_root: object) -> bool:
-    """Whether `teamRoot` of `.squad/config.json` leaves the team in this repository, as
-    Squad reads it: absent, empty or `"."` (Squad's word for "no separate team root"), or a
-    path that comes back to the project root (`./`). Anything but a string names no root."""
-    if not isinstance(team_root, str) or not team_root:
-        return True
-    return posixpath.normpath(team_root.replace("\\", "/")) == "."
+def refuse_remote_state(repo: Repo) -> list[Step]:
+    """Refuse a team whose Squad state is not kept in this working tree's `.squad/`
+    (`team_state`); the steps that say how a `teamRoot` was read, when it needed saying."""
+    state = team_state.of_config(repo.text(team_state.CONFIG), repo.root)
+    if not state.note:
+        return []
+    return [Step(team_state.CONFIG, "teamRoot", "left", note=state.note)]
 
 
 # --- charters ---------------------------------------------------------------------------
@@ -655,10 +632,11 @@ def _unused_store(repo: Repo) -> bool:
 
 def remove_store(repo: Repo) -> bool:
     """Delete an unused store: its folders, files, index, lock files and this clone's own
-    files in `local/` (the folder itself is Squad's too). Only temp files are taken out of
-    its folders: when one holds anything else (written by something that took no lock), the
-    store stays (False). The store's lock goes last, so a writer that waited for it finds
-    the store gone."""
+    files (`tiermem-local/`, and what an earlier tiermem kept in Squad's `local/`, which
+    stays with everything of Squad's in it). Only temp files are taken out of its folders:
+    when one holds anything else (written by something that took no lock), the store stays
+    (False). The store's lock goes last, so a writer that waited for it finds the store
+    gone."""
     memory = repo.path(".squad/memory")
     folders = [repo.path(f".squad/memory/{name}") for name in STORE_DIRS]
     for folder in (f for f in folders if f.is_dir()):
@@ -672,9 +650,9 @@ def remove_store(repo: Repo) -> bool:
         path = repo.path(f".squad/memory/{name}")
         if not path.is_symlink() and path.is_file():
             path.unlink()
-    report = repo.path(".squad/memory/local/report")
-    if repo.is_dir(".squad/memory/local/report") and not any(report.iterdir()):
-        report.rmdir()
+    for rel in (f".squad/memory/{LOCAL_FOLDER}/report", ".squad/memory/local/report"):
+        if repo.is_dir(rel) and not any(repo.path(rel).iterdir()):
+            repo.path(rel).rmdir()
     for item in memory.iterdir():
         if _TRANSIENT.fullmatch(item.name) and not item.is_symlink():
             item.unlink(missing_ok=True)
@@ -689,13 +667,20 @@ def remove_store(repo: Repo) -> bool:
 
 
 def _remove_clone_files(repo: Repo) -> None:
-    """This clone's key (which sealed the index) and the ignore file made with it; `local/`
-    itself may be Squad's, and stays."""
-    local = repo.path(".squad/memory/local")
-    for name, made in ((clone.KEY_NAME, None), (".gitignore", clone.IGNORE_ALL.encode())):
-        path = local / name
-        if path.is_file() and not path.is_symlink() and made in (None, path.read_bytes()):
-            path.unlink()
+    """This clone's key (which sealed the index) and the ignore file made with it, in
+    `tiermem-local/` (which goes once empty) and where an earlier tiermem kept them in
+    `local/` (which may be Squad's, and stays)."""
+    for folder in (LOCAL_FOLDER, "local"):
+        if not repo.is_dir(f".squad/memory/{folder}"):
+            continue
+        local = repo.path(f".squad/memory/{folder}")
+        for name, made in ((clone.KEY_NAME, None), (".gitignore", clone.IGNORE_ALL.encode())):
+            path = local / name
+            if path.is_file() and not path.is_symlink() and made in (None, path.read_bytes()):
+                path.unlink()
+    local = repo.path(f".squad/memory/{LOCAL_FOLDER}")
+    if repo.is_dir(f".squad/memory/{LOCAL_FOLDER}") and not any(local.iterdir()):
+        local.rmdir()
 
 
 # --- planning, checking, applying ---------------------------------------------------------
@@ -753,17 +738,17 @@ def _is_link(repo: Repo, rel: str) -> bool:
 def check(root: str | Path | None, coordinator: bool = False) -> Report:
     """What is installed, missing, undone since the install (by `squad upgrade`, say)."""
     repo = open_repo(root)
-    refuse_remote_state(repo)
-    return Report("check", plan(repo, coordinator)[0])
+    said = refuse_remote_state(repo)
+    return Report("check", [*said, *plan(repo, coordinator)[0]])
 
 
 def install(root: str | Path | None, coordinator: bool = False) -> Report:
     """Put everything in place; a second run changes nothing."""
     repo = open_repo(root)
-    refuse_remote_state(repo)
+    said = refuse_remote_state(repo)
     steps, _, edits = plan(repo, coordinator)  # a refusal comes before any write
     if not _writes(steps, edits):
-        return Report("install", [_installed(s) for s in steps])
+        return Report("install", [*said, *(_installed(s) for s in steps)])
     with _alone(repo, repo.is_dir(".squad/memory/hot")):
         steps, _, edits = plan(repo, coordinator)
         repo.path(".squad/memory").mkdir(parents=True, exist_ok=True)
@@ -779,7 +764,7 @@ def install(root: str | Path | None, coordinator: bool = False) -> Report:
             if step.path != MANIFEST:
                 _write(repo, step)
         edits.write()
-    return Report("install", [_installed(s) for s in steps])
+    return Report("install", [*said, *(_installed(s) for s in steps)])
 
 
 def _writes(steps: list[Step], edits: Edits) -> bool:
@@ -818,8 +803,15 @@ def uninstall(root: str | Path | None) -> Report:
     store's lock is taken alone and the steps planned again under it, and applied."""
     repo = open_repo(root)
     steps, last, edits = plan_uninstall(repo)  # a refusal comes before any write
-    if not _writes([*steps, last], edits):
-        return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
+    if _writes([*steps, last], edits):
+        steps, last = _uninstalled(repo)
+    if repo.is_dir(".squad/memory/hot"):
+        local_state.move(Layout(repo.root))  # the store stays: no rule of it hides Squad's
+    return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
+
+
+def _uninstalled(repo: Repo) -> tuple[list[Step], Step]:
+    """The uninstall's steps applied, planned again with the store's lock held alone."""
     with _alone(repo, any(repo.exists(rel) for rel in _store_paths())):
         steps, last, edits = plan_uninstall(repo)
         folders = _created_dirs(repo, Record.load(repo), [s for s in steps if s.state == "removed"])
@@ -834,7 +826,7 @@ def uninstall(root: str | Path | None) -> Report:
             if repo.is_dir(folder) and not any(repo.path(folder).iterdir()):
                 repo.path(folder).rmdir()
         _write(repo, last)  # the record goes last: a run cut short can be run again
-    return Report("uninstall", [s for s in [*steps, last] if s.state != "absent"])
+    return steps, last
 
 
 def _store_kept(step: Step) -> Step:
