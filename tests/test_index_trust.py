@@ -337,7 +337,13 @@ def test_a_force_added_index_pulled_into_a_clone_is_never_served(tmp_path: Path)
     db.execute("PRAGMA journal_mode=DELETE")
     db.close()
     memory = attacker / ".squad" / "memory"
-    _git(attacker, "add", "-f", str(memory / "index.sqlite"), str(memory / "tiermem-local" / "clone-key"))
+    _git(
+        attacker,
+        "add",
+        "-f",
+        str(memory / "index.sqlite"),
+        str(memory / "tiermem-local" / "clone-key"),
+    )
     _git(attacker, "commit", "-q", "-m", "speed up the first search")
     _git(attacker, "push", "-q", "origin", "main")
 

@@ -1,7 +1,7 @@
 """A refused command writes nothing, on a fresh clone too: not the clone's key, not the index,
 not a folder for its output. Each of these refused after bringing the index up to date (on
-a clone that had none: `tiermem-local/clone-key`, `tiermem-local/.gitignore` and `index.sqlite` written), or
-after making the report's folder.
+a clone that had none: `tiermem-local/clone-key`, `tiermem-local/.gitignore` and
+`index.sqlite` written), or after making the report's folder.
 """
 
 from __future__ import annotations

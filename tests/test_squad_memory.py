@@ -285,3 +285,145 @@ def test_a_team_root_from_another_machine_naming_this_repository_is_the_team_her
         (repo / ".squad" / "config.json").write_text(json.dumps(config), encoding="utf-8")
         code, _, err = run_cli("--root", str(repo), "hot", "note", "eecom", "y")
         assert code == 2 and "teamRoot" in err and err.count("\n") == 1, elsewhere
+
+
+def test_a_refused_write_moves_nothing(repo: Path, run_cli: RunCli) -> None:
+    squad_memory(repo)
+    old_store(repo, run_cli)
+    before = snapshot(repo)
+    code, _, err = run_cli("--root", str(repo), "--now", T0, "forget", "c-0123456789")
+    assert code == 2 and err.count("\n") == 1
+    assert snapshot(repo) == before
+
+
+# --- Squad's governed memory, read as the team's ---------------------------------------------
+
+
+def search(run_cli: RunCli, repo: Path, *query: str) -> list[dict[str, object]]:
+    code, out, err = run_cli("--root", str(repo), "--now", T0, "search", *query, "--format", "json")
+    assert code == 0, err
+    return list(json.loads(out))
+
+
+def spawn(run_cli: RunCli, repo: Path, task: str) -> str:
+    code, out, err = run_cli(
+        "--root", str(repo), "--now", T0, "spawn", "eecom", "--task", task, "--auto"
+    )
+    assert code == 0, err
+    return out
+
+
+def test_squads_memories_are_searched_with_their_class_author_and_date(
+    repo: Path, run_cli: RunCli
+) -> None:
+    squad_memory(repo)
+    assert run_cli("--root", str(repo), "--now", T0, "init")[0] == 0
+    [hit] = search(run_cli, repo, "staging database port")[:1]
+    assert hit["title"] == "Staging database" and hit["tier"] == "wiki"
+    assert hit["class"] == "learning" and str(hit["created"]).startswith("2026-03-01T09:15:09")
+    assert "eecom" in str(hit["text"]) and "eecom" in str(hit["origin"])
+    assert str(hit["path"]).startswith(".squad/memory/local/")
+    # Squad writes more: the next read has it, as a tier file written by hand would be.
+    governed(
+        repo / ".squad" / "memory",
+        "local",
+        "release-checklist",
+        "LOCAL",
+        "Release checklist",
+        "flight",
+        "The release checklist lives in docs/release.md; tag once CI is green.",
+    )
+    assert [h["title"] for h in search(run_cli, repo, "release checklist")][:1] == [
+        "Release checklist"
+    ]
+    whole = search(run_cli, repo, str(hit["id"]))
+    assert [h["id"] for h in whole] == [hit["id"]]
+    assert "Staging database" in spawn(run_cli, repo, "Run the staging database migrations")
+
+
+def test_a_policy_squad_says_to_load_always_is_pinned_in_every_spawn(
+    repo: Path, run_cli: RunCli
+) -> None:
+    squad_memory(repo)
+    governed(
+        repo / ".squad" / "memory",
+        "policy-inbox",
+        "lint-before-push",
+        "POLICY",
+        "Lint before push",
+        "flight",
+        "Always run the linter before pushing a branch.",
+    )
+    assert run_cli("--root", str(repo), "--now", T0, "init")[0] == 0
+    prompt = spawn(run_cli, repo, "Write the changelog for the next release")
+    pinned = prompt.split("### Pinned policies", 1)[1].split("\n### ", 1)[0]
+    assert "Always run the linter before pushing a branch." in pinned
+
+
+def test_a_memory_squad_superseded_is_not_served_as_current(repo: Path, run_cli: RunCli) -> None:
+    squad_memory(repo)
+    path = next((repo / ".squad/memory/local").glob("*.md"))
+    text = path.read_text(encoding="utf-8").replace(
+        "metadata: {}", "metadata: {}\nstatus: superseded\nloadGuidance: [ARCHIVE]"
+    )
+    path.write_text(text, encoding="utf-8")
+    assert run_cli("--root", str(repo), "--now", T0, "init")[0] == 0
+    assert "port 5433" not in spawn(run_cli, repo, "Run the staging database migrations")
+
+
+def test_tiermem_never_changes_squads_memory(repo: Path, run_cli: RunCli) -> None:
+    before = squad_memory(repo)
+    root = ("--root", str(repo), "--now", T0)
+    assert run_cli(*root, "init")[0] == 0
+    found = search(run_cli, repo, "staging database")
+    ident = str(found[0]["id"])
+    code, _, err = run_cli(*root, "forget", ident)
+    assert code == 2 and "squad memory delete" in err and err.count("\n") == 1
+    for args in (
+        ("hot", "note", "eecom", "--new-agent", "checked the staging database"),
+        ("scribe", "end-session", "eecom"),
+        ("scribe", "run"),
+        ("doctor", "--repair"),
+        ("reindex",),
+    ):
+        assert run_cli(*root, *args)[0] == 0, args
+    code, out, _ = run_cli(*root, "doctor")
+    assert code == 0 and "1 of Squad's governed memories" in out
+    assert squads_files(repo) == before
+
+
+# --- Squad's decision inbox merged as Squad merges it ----------------------------------------
+
+
+def test_scribe_run_merges_a_governed_decision_with_its_header(repo: Path, run_cli: RunCli) -> None:
+    inbox = repo / ".squad" / "decisions" / "inbox"
+    path = governed(
+        repo / ".squad",
+        "decisions/inbox",
+        "zod-for-config",
+        "DECISION",
+        "Zod for config",
+        "flight",
+        "We adopt Zod for config validation.",
+    )
+    header = path.read_text(encoding="utf-8").split("\n\n", 1)[0]
+    (inbox / "eecom-retries.md").write_text(
+        "### 2026-03-02T14-05-22: Retry the publish job once\n\n**By:** eecom\n"
+        "**What:** Retry the publish job once\n\n**Why:** the registry lags\n",
+        encoding="utf-8",
+    )
+    (repo / ".squad" / "decisions.md").write_text("# Decisions\n", encoding="utf-8")
+    root = ("--root", str(repo), "--now", T0)
+    assert run_cli(*root, "init")[0] == 0
+    assert search(run_cli, repo, "Zod config validation")[0]["title"] == "Zod for config"
+    assert run_cli(*root, "scribe", "run")[0] == 0
+    log = (repo / ".squad" / "decisions.md").read_text(encoding="utf-8")
+    assert header in log  # id, class, load guidance, title, author and time, as `squad nap`
+    assert "### 2026-03-02T14-05-22: Retry the publish job once" in log
+    assert not list(inbox.iterdir())
+    assert run_cli(*root, "scribe", "run")[0] == 0
+    assert (repo / ".squad" / "decisions.md").read_text(encoding="utf-8") == log
+    [hit] = [
+        h for h in search(run_cli, repo, "Zod config validation") if h["title"] == "Zod for config"
+    ][:1]
+    assert hit["agent"] == "team"

@@ -8,6 +8,7 @@ Scribe or the Squad parsers), which keeps every command's start-up short.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from pathlib import Path
 
@@ -43,7 +44,8 @@ from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS, UNTRUSTED
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
-    from typing import Protocol, TypeVar
+    from collections.abc import Callable
+    from typing import Any, Protocol, TypeVar
 
     from .host import Summarizer
     from .index.protocol import IndexFactory
@@ -63,8 +65,32 @@ if TYPE_CHECKING:
         def lines(self) -> list[str]: ...
 
     _Said = TypeVar("_Said", bound=_Says)
+    _Door = TypeVar("_Door", bound=Callable[..., Any])
 
 MAX_SEARCH_LIMIT = validate.MAX_SEARCH_LIMIT
+
+
+def _moves_local_state(door: _Door) -> _Door:
+    """A write door that, once its write is done (not when it refused, nor for a dry run),
+    moves this clone's own state out of Squad's `local/`, where a store made before kept it
+    (`storage.local_state`): "on the next write"."""
+
+    @functools.wraps(door)
+    def wrapped(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        self._wrote = False
+        try:
+            result = door(self, *args, **kwargs)
+        except BaseException:
+            self._wrote = False
+            raise
+        if self._wrote:
+            from .storage import local_state
+
+            self._wrote = False
+            local_state.move(self.layout)
+        return result
+
+    return wrapped  # type: ignore[return-value]
 
 
 class Memory:
@@ -89,6 +115,7 @@ class Memory:
         tokens: TokenCounter | None = None,
     ) -> None:
         self.root = discover_root(root) if must_exist or root is None else Path(root).resolve()
+        self._wrote = False  # a write door got its context (see `_moves_local_state`)
         self.context = Context(
             Layout(self.root),
             Clock(now),
@@ -139,14 +166,12 @@ class Memory:
         return self.context
 
     def _writing(self) -> Context:
-        """The context for a write: the store there, the team's state a file of this working
-        tree (`Host.check_writable`, one line when it is not), and this clone's own state
-        out of Squad's folder (a store made before moves it now: `local_state`)."""
-        from .storage import local_state
-
+        """The context for a write: the store there, and the team's state a file of this
+        working tree (`Host.check_writable`, one line when it is not). Once the write is
+        done, this clone's own state leaves Squad's folder (`_moves_local_state`)."""
         ctx = self._ready()
         ctx.host.check_writable()
-        local_state.move(ctx.layout)
+        self._wrote = True
         return ctx
 
     def _noted(self, report: _Noted) -> _Noted:
@@ -156,6 +181,7 @@ class Memory:
 
     # --- hot tier -----------------------------------------------------------------------
 
+    @_moves_local_state
     def hot_set(
         self,
         agent: str,
@@ -181,6 +207,7 @@ class Memory:
             agents.require_for_write(ctx, agent)
         return _said(self._noted(set_task(ctx, agent, given)))
 
+    @_moves_local_state
     def hot_add(
         self, agent: str, kind: str, text: str, source: str = "agent", *, known_only: bool = False
     ) -> WriteReport:
@@ -203,6 +230,7 @@ class Memory:
             agents.require_for_write(ctx, agent)
         return _said(self._noted(add(ctx, agent, kind, text, trust)))
 
+    @_moves_local_state
     def hot_unblock(self, agent: str, text: str) -> WriteReport:
         """Remove a blocker (matched by id or by text); the resolution is kept as an action."""
         agent = validate.name(agent)
@@ -212,6 +240,7 @@ class Memory:
         agents.require(self._writing(), agent, even_alone=True)
         return _said(unblock(self.context, agent, text))
 
+    @_moves_local_state
     def hot_clear(self, agent: str) -> WriteReport:
         """Empty the hot tier; its content is archived and queued for Scribe first."""
         from .hot.writes import clear
@@ -299,6 +328,7 @@ class Memory:
             raise NotFoundError(f"no {tier} file for {name!r}")
         return text
 
+    @_moves_local_state
     def forget(self, id: str, reason: str = "", purge: bool = False) -> ForgetReport:
         """Retire an entry (a long entry's parts go together) from every tier; its text stays
         in the archive. `purge` deletes the text from the archive and the index too."""
@@ -339,6 +369,7 @@ class Memory:
 
     # --- Scribe, decisions, wiki, spawn, import -----------------------------------------
 
+    @_moves_local_state
     def end_session(self, agent: str) -> SessionReport:
         """Compress the agent's hot tier into a dated cold entry and reset hot."""
         from .scribe.session import end_session
@@ -348,6 +379,7 @@ class Memory:
         agents.require(ctx, agent, even_alone=True)
         return self._noted(end_session(ctx, agent))
 
+    @_moves_local_state
     def scribe_run(self, dry_run: bool = False) -> RunReport:
         """Scribe maintenance: checkpoints, inbox merge, supersede, promote, expire."""
         from .scribe.maintenance import run
@@ -355,6 +387,7 @@ class Memory:
         ctx = self._ready() if dry_run else self._writing()
         return self._noted(run(ctx, dry_run=dry_run))
 
+    @_moves_local_state
     def decide(self, text: str, by: str, known_only: bool = False) -> list[str]:
         """Record a team decision (also appended to Squad's decisions.md); return its ids.
 
@@ -367,6 +400,7 @@ class Memory:
             agents.require_for_write(ctx, by)
         return decide(ctx, text, by)
 
+    @_moves_local_state
     def wiki_write(
         self, topic: str, text: str, by: str = "", known_only: bool = False
     ) -> WikiEntry:
@@ -461,6 +495,7 @@ class Memory:
         found, skipped = spawn_log.spawns(ctx, agent, entry, limit)
         return SpawnLog(found, agent or "", entry or "", skipped)
 
+    @_moves_local_state
     def import_squad(self, dry_run: bool = False, progress: bool = False) -> ImportReport:
         """Import the root's existing `.squad/` memory into tiers (archive first).
 

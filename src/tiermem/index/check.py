@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import ParseError
-from ..storage import clone, files, safepath, store
+from ..storage import clone, files, governed, safepath, store
 from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS
 from . import parsing, schema
@@ -151,6 +151,7 @@ def differences(db: sqlite3.Connection, layout: Layout, skip: Collection[str] = 
 def _memory_files(layout: Layout) -> Iterator[tuple[Path, str]]:
     """Every file a sync indexes, with its tier (a folder that cannot be listed: none)."""
     folders = [(layout.tier_dir(t), t) for t in FILE_TIERS]
+    folders += [(p, parsing.GOVERNED) for p in governed.folders(layout) if files.is_folder(p)]
     with contextlib.suppress(ParseError):
         folders += [(p, "archive") for p in files.subfolders(layout.tier_dir("archive"))]
     for folder, tier in folders:
@@ -304,11 +305,12 @@ def _as_indexed(
     if row is not None and schema.sha(got[0]) == row[2]:
         return ""
     try:
-        schema.parsed_docs(reader.path / name, rel, tier, got[0])
+        docs, _ = schema.parsed_docs(reader.path / name, rel, tier, got[0])
     except ParseError as exc:
         report.errors.append(exc)
         return "unreadable"
-    report.changed.append(rel)
+    if docs or row is not None or tier != parsing.GOVERNED:
+        report.changed.append(rel)  # (an agent's note in Squad's inbox is none of its own)
     return ""
 
 
@@ -316,7 +318,7 @@ def _conflicts(layout: Layout) -> set[str]:
     """Entries that exist in two versions in a tier file (after a merge), until rewritten."""
     found: set[str] = set()
     for folder, tier in parsing.folders(layout, SyncReport()):
-        if tier == "archive":
+        if tier in ("archive", parsing.GOVERNED):
             continue
         try:
             paths = files.memory_files(folder)

@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ParseError, TiermemError, UnsafePathError
-from ..storage import files, safepath
+from ..storage import files, governed, safepath
 from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS, TIERS
 from .protocol import Doc, SyncReport
 from .schema import STORED, parsed_docs
 from .schema import sha as _sha
 
+# The tier a sync reads Squad's governed memory folders as (their entries are the wiki's).
+GOVERNED = governed.TAG
 # A store of at least this many files is parsed, when built whole, by worker processes
 # (`Parsing`): archive records in runs of `JOB_FILES`, other tier files one by one.
 PARALLEL_FILES = 400
@@ -182,9 +184,11 @@ AHEAD_BYTES = 32_000_000
 
 
 def folders(layout: Layout, report: SyncReport) -> list[tuple[Path, str]]:
-    """(folder, tier) of every tier folder and every agent's archive folder; a link in
-    place of an agent's archive folder is skipped, and said."""
+    """(folder, tier) of every tier folder, every agent's archive folder and each folder of
+    Squad's governed memory (tier `GOVERNED`); a link in place of an agent's archive folder
+    or of Squad's folder is skipped, and said."""
     found = [(layout.tier_dir(t), t) for t in FILE_TIERS]
+    found += _governed_folders(layout, report)
     try:
         items = files.listing(layout.tier_dir("archive"))
     except ParseError as exc:
@@ -195,6 +199,18 @@ def folders(layout: Layout, report: SyncReport) -> list[tuple[Path, str]]:
             found.append((item.path, "archive"))
         elif item.kind == "link":
             report.errors.append(UnsafePathError(item.path, safepath.LINK_REASON))
+    return found
+
+
+def _governed_folders(layout: Layout, report: SyncReport) -> list[tuple[Path, str]]:
+    """Squad's governed memory folders that are there (read as the wiki: `governed`)."""
+    found = []
+    for folder in governed.folders(layout):
+        kind = safepath.kind(folder)
+        if kind == "folder" and files.is_folder(folder):
+            found.append((folder, GOVERNED))
+        elif kind == "link":
+            report.errors.append(UnsafePathError(folder, safepath.LINK_REASON))
     return found
 
 
@@ -324,7 +340,8 @@ def _record_folder(name: str, kind: str) -> bool:
 
 
 def fingerprint(layout: Layout) -> str:
-    """Every tier file's size and mtime, and every archive folder's mtime, as one digest.
+    """Every tier file's size and mtime, every archive folder's mtime and every file of
+    Squad's governed memory, as one digest.
 
     Every read runs it, so it stamps what `os.scandir` lists (names and types come with
     the listing) relative to the open folder, instead of building and testing paths.
@@ -341,4 +358,12 @@ def fingerprint(layout: Layout) -> str:
             parts.extend(f"{name}/:{stamp}" for name, stamp in found)
         else:
             parts.extend(f"{tier}/{name}:{stamp}" for name, stamp in found)
+    for folder in governed.folders(layout):
+        rel = layout.relative(folder)
+        try:
+            found = files.stamps(folder, _tier_file) if safepath.kind(folder) != "missing" else []
+        except (ParseError, UnsafePathError):
+            parts.append(f"{rel}/: unreadable")
+            continue
+        parts.extend(f"{rel}/{name}:{stamp}" for name, stamp in found)
     return _sha("\n".join(sorted(parts)))

@@ -13,7 +13,8 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
-from ..storage import archive, digest, store
+from ..errors import ParseError
+from ..storage import archive, digest, governed, store
 from ..storage.layout import Layout
 from . import passages
 from .protocol import Doc, archive_docs, entry_doc
@@ -143,10 +144,23 @@ def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc]
     the merge conflicts it holds (ParseError when it does not parse)."""
     if tier == "archive":
         return archive_docs(archive.parse(data, path), rel), []
+    if tier == governed.TAG:
+        return _governed_docs(path, rel, data), []
     tier_file = store.parse(tier, path, data)
     conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
     agent = path.stem if tier != "wiki" else ""
     return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
+
+
+def _governed_docs(path: Path, rel: str, data: bytes) -> list[Doc]:
+    """The entry of one of Squad's governed memories, in the wiki (none: not one)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(path, line, "is not valid UTF-8") from None
+    entry = governed.entry(text, rel)
+    return [] if entry is None else [entry_doc(entry, "wiki", entry.agent, rel)]
 
 
 def logs_beside(layout: Layout) -> bool:

@@ -26,7 +26,11 @@ from ..text import shown
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
 # (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
-_ENTRY_ID = re.compile(r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?")
+# and the ids Squad gives its governed memories (`4f1c1d8d-e176-45f2-bddf-2dc11802f779`).
+_ENTRY_ID = re.compile(
+    r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 _FINISHED = ("wiki", "cold", "hot", "archive")
 # Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 
 from ..context import Context
+from ..errors import TiermemError
 from ..index.protocol import Doc
-from ..storage import archive
+from ..storage import archive, files, governed
 
 _LOCATION = re.compile(
     r"archive/([A-Za-z0-9._-]{1,64})/(" + archive.RECORD_ID.pattern + r")\.md(?:#L(\d+))?"
@@ -31,6 +32,8 @@ def origin(ctx: Context, doc: Doc) -> str:
         fields = archive.header(ctx.layout.root / doc.path)  # refuses links and `..`
         return "raw text: " + describe(fields) if fields else f"raw text in {doc.path}"
     sources = sources_of(doc)
+    if governed.TAG in doc.tags.split(","):
+        return _governed(ctx, doc)
     if not sources:
         if doc.tier == "hot":
             return f"{doc.agent}'s current session {doc.session}".rstrip()
@@ -40,6 +43,18 @@ def origin(ctx: Context, doc: Doc) -> str:
     if more:
         said += f" (and {more} more source{'s' if more > 1 else ''})"
     return f"{said}; session {doc.session}" if doc.session else said
+
+
+def _governed(ctx: Context, doc: Doc) -> str:
+    """Where one of Squad's governed memories is, who wrote it and when."""
+    kind = next((t.removeprefix("squad-").upper() for t in doc.tags.split(",")[1:2]), "")
+    try:
+        text = files.read_text(ctx.layout, ctx.layout.root / doc.path) or ""
+    except TiermemError:
+        text = ""
+    by = governed.author(text) or "an unknown author"
+    day = doc.created[:10] or "an unknown day"
+    return f"Squad's governed memory ({kind}) in {doc.path}, written by {by} on {day}"
 
 
 def record_origin(ctx: Context, location: str) -> str:

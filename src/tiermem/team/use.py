@@ -25,7 +25,7 @@ from pathlib import Path
 from ..context import Context
 from ..errors import TiermemError
 from ..index.protocol import Doc
-from ..storage import clone, files, local_state
+from ..storage import clone, files, governed, local_state
 from ..storage.layout import Layout
 
 _LINE = re.compile(r"(\d{4}-\d\d-\d\d) (\S+)")
@@ -81,7 +81,7 @@ def mark_used(ctx: Context, docs: Sequence[Doc]) -> None:
     """Record that these cold/wiki entries were used today (at most one line a day each)."""
     today = ctx.stamp()[:10]
     known = _known_today(ctx.layout.used, today)
-    wanted = {d.id for d in docs if d.tier in FOLDED_TIERS and d.used[:10] < today} - known
+    wanted = {d.id for d in docs if _ages(d) and d.used[:10] < today} - known
     if not wanted:
         return  # the common case: already used today, nothing to read or write
     path = ctx.layout.used
@@ -97,6 +97,12 @@ def mark_used(ctx: Context, docs: Sequence[Doc]) -> None:
         else:
             _append(ctx.layout, [f"{today} {i}" for i in new])
         known.update(new)
+
+
+def _ages(doc: Doc) -> bool:
+    """Whether an entry's use counts: a cold or wiki entry of tiermem's (Squad's governed
+    memories never age, and tiermem keeps no record of them)."""
+    return doc.tier in FOLDED_TIERS and governed.TAG not in doc.tags.split(",")
 
 
 # The ids this process knows are recorded as used today, by record file. A day's record only

@@ -28,6 +28,10 @@ What it looks at, and what matters:
   earlier tiermem kept it, in Squad's `local/` (with a rule that made git ignore Squad's
   governed memory there), is moved to `tiermem-local/`; a `.gitignore` of the store that
   lacks lines `tiermem init` writes is a note, and the lines are added.
+- Squad's governed memory (`local/`, `policy-inbox/`, `semantic-inbox/`, the decision inbox)
+  is counted as the index reads it and never changed; a file there tiermem cannot read as
+  one is a note. Squad's `tombstones/`, `config.json`, `index.json` and `audit.jsonl` are
+  Squad's alone: never looked into.
 - notes, not problems: text queued for Scribe, a write in progress, an index not built yet.
   Records that no entry cites are fine: the archive keeps every raw text, cited or not.
 
@@ -48,7 +52,7 @@ from pathlib import Path
 from ..context import Context
 from ..errors import ParseError, TiermemError, UnsafePathError, UsageError
 from ..results import DoctorReport, Finding
-from ..storage import archive, entries, files, safepath, store, validate
+from ..storage import archive, entries, files, governed, safepath, store, validate
 from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS, QUEUE, TIERS
 
@@ -101,6 +105,7 @@ class _Doctor:
         self.records()
         self.citations()
         self.queues()
+        self.squads()
         self.config()
         self.index()
         self.git()
@@ -346,6 +351,33 @@ class _Doctor:
                     "(`tiermem scribe run` or the agent's next session end)",
                     serious=False,
                 )
+
+    def squads(self) -> None:
+        """Squad's governed memory beside the store: counted, read as the search index reads
+        it, never changed (a file tiermem cannot read as one is a note: Squad's to mend)."""
+        for folder in governed.folders(self.layout):
+            try:
+                paths = files.memory_files(folder) if files.is_folder(folder) else []
+            except ParseError:
+                continue
+            inbox = not folder.is_relative_to(self.layout.memory)  # agents' notes there too
+            for path in paths:
+                rel = self.rel(path)
+                try:
+                    found = governed.entry(files.read_text(self.layout, path) or "", rel)
+                except (ParseError, UnsafePathError) as exc:
+                    found, why = None, str(getattr(exc, "reason", exc))
+                else:
+                    why = "no front matter with a class and a title"
+                if found is not None:
+                    self.count("of Squad's governed memories (left as they are)")
+                elif not inbox:
+                    self.found(
+                        "squad",
+                        path,
+                        f"not read as a governed memory ({why}); Squad's file, left as it is",
+                        serious=False,
+                    )
 
     def config(self) -> None:
         from ..storage import config

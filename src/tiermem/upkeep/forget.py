@@ -34,11 +34,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..context import Context
-from ..errors import NotFoundError, ParseError, TiermemError
+from ..errors import NotFoundError, ParseError, TiermemError, UsageError
 from ..index.protocol import Doc
 from ..results import ForgetReport
 from ..spawn import log as spawn_log
-from ..storage import archive, audit, files, safepath, store
+from ..storage import archive, audit, files, governed, safepath, store
 from ..storage.entries import Entry, escape_value, render_entry
 from ..storage.layout import TEAM
 from ..vocabulary import FILE_TIERS, QUEUE
@@ -110,7 +110,14 @@ def _retire(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport
 
 def _require(ctx: Context, target: str, archived: bool) -> None:
     """Refuse, before the index is brought up to date (which writes), an id that no tier
-    file and no archive record holds; `_retire` and `_purge_archived` say it otherwise."""
+    file and no archive record holds, and one of Squad's governed memories (Squad's file,
+    which tiermem never changes); `_retire` and `_purge_archived` say it otherwise."""
+    squads = governed.holding(ctx.layout, target)
+    if squads:
+        raise UsageError(
+            f"{target} is Squad's governed memory ({squads}), which tiermem reads and never "
+            f"changes: `squad memory delete {target}` takes it out (nothing was written)"
+        )
     if archived:
         if not _record_of(ctx, target):
             raise NotFoundError(f"no archived text {target} (or it was forgotten before)")
@@ -578,10 +585,14 @@ def _elsewhere(ctx: Context, wanted: list[str]) -> list[str]:
 
 
 def _squad_files(ctx: Context) -> list[Path]:
-    """Every file under `.squad/` but the store (links are neither followed nor read)."""
+    """Every file under `.squad/` but the store, and Squad's governed memory inside it
+    (links are neither followed nor read)."""
     found: list[Path] = []
     for top in sorted(ctx.layout.squad.iterdir()):
         if top == ctx.layout.memory or top.is_symlink():
             continue
         found += [top] if top.is_file() else sorted(top.rglob("*"))
+    for folder in governed.folders(ctx.layout):
+        if folder.is_relative_to(ctx.layout.memory) and files.is_folder(folder):
+            found += files.memory_files(folder)
     return [p for p in found if p.is_file() and not p.is_symlink()]

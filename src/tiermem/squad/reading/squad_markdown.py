@@ -684,6 +684,19 @@ def _orphan_text(section: Section) -> str:
     return text if text.strip() else ""
 
 
+def _heading_time(section: Section) -> str | None:
+    """The date and time a decision's heading starts with, as written, where it gives a time
+    of day (`squad_decide` writes `### 2026-03-10T14-05-22: Title`): kept whole."""
+    if section.level == 0 or section.date is None:
+        return None
+    heading = strip_heading_marks(section.text.split("\n", 1)[0])
+    hit = find_date(heading)
+    if hit is None or hit.start != 0 or hit.value != section.date:
+        return None
+    written = heading[: hit.end]
+    return written if "T" in written[len(hit.value) :] else None
+
+
 def _inbox_entries(filename: str, text: str, default_date: str | None) -> list[_InboxEntry]:
     """Decisions of one inbox file with bodies, dates and titles settled."""
     entries: list[_InboxEntry] = []
@@ -692,7 +705,7 @@ def _inbox_entries(filename: str, text: str, default_date: str | None) -> list[_
         if section.kind != "decision":
             pending += _orphan_text(section)
             continue
-        date = section.date or default_date
+        date = _heading_time(section) or section.date or default_date
         if date is None:
             raise ValueError(f"{filename}: decision has no date; pass default_date")
         title = _label_free(section.title) or _filename_title(filename)
@@ -723,6 +736,17 @@ def _append_blocks(existing: str, blocks: Sequence[str]) -> str:
 _DATE_VALUE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?")
 
 
+def _governed_decision(text: str) -> bool:
+    """Whether an inbox file is a decision of Squad's governed memory (`squad memory write
+    --class DECISION`): front matter with its class and title."""
+    fields, rest = front_matter(text)
+    return (
+        fields.get("class", "").upper() == "DECISION"
+        and bool(fields.get("title"))
+        and bool(rest.strip())
+    )
+
+
 def merge_inbox(
     decisions_md: str, inbox: Sequence[tuple[str, str]], default_date: str | None = None
 ) -> tuple[str, list[str]]:
@@ -739,6 +763,16 @@ def merge_inbox(
     blocks: list[str] = []
     merged: list[str] = []
     for filename, text in inbox:
+        if _governed_decision(text):
+            # Squad's own merge (`squad nap`) appends such a file whole: its front matter
+            # (id, class, load guidance, title, author, time) stays the decision's header.
+            block = text.strip("\n").rstrip() + "\n"
+            keys = {decision_key(s) for s in parse_decisions(block) if s.kind == "decision"}
+            if not (keys and keys <= seen):
+                blocks.append(block)
+            seen |= keys
+            merged.append(filename)
+            continue
         for entry in _inbox_entries(filename, text, default_date):
             block = render_decision(entry.date, entry.title, entry.body)
             keys = {decision_key(s) for s in parse_decisions(block) if s.kind == "decision"}
