@@ -251,7 +251,7 @@ def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, s
     (repo / ".vscode").mkdir()
     squads = snapshot(repo)
     out = tiermem(repo, env, "squad", "install", "--coordinator")
-    assert out.splitlines()[-1] == "installed: 23 change(s)"
+    assert out.splitlines()[-1] == "installed: 24 change(s)"  # with the APPEND step
     installed = snapshot(repo)
     assert ", 0 failed," in doctor_summary(repo, env)
     assert tiermem(repo, env, "squad", "install").splitlines()[-1].endswith("nothing to change")
@@ -291,7 +291,9 @@ def test_no_instruction_is_left_that_loads_a_whole_history(
     out = tiermem(repo, env, "squad", "install", "--coordinator")
     assert whole_reads(repo) == []
     replaced = [ln for ln in out.splitlines() if re.match(r"added +\S+:\d+: ", ln)]
-    assert len(replaced) == len(before) - 2  # the spawn template's two lines are one step
+    # The spawn template's two lines are one step; its APPEND to history.md is one more.
+    assert len(replaced) == len(before) - 2 + 1
+    assert sum("agents append their learnings" in ln for ln in replaced) == 1
     assert ", 0 failed," in doctor_summary(repo, env)
     assert installed_or_left(check(repo, env, 0))
     tiermem(repo, env, "squad", "install", "--uninstall")

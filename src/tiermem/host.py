@@ -32,6 +32,17 @@ class InboxReport:
     lines_added: int = 0  # lines the merge added to the decision log
 
 
+@dataclass
+class FollowReport:
+    """What following the host's files did: the files imported again since the last import,
+    the entries written, and those of sections that grew, replaced."""
+
+    followed: bool = False  # False: the store never imported the host's files
+    files: list[str] = field(default_factory=list)
+    written: int = 0
+    replaced: list[str] = field(default_factory=list)
+
+
 class Host(Protocol):
     """The team tool around the store: its agents, their charters, its decision log."""
 
@@ -84,6 +95,10 @@ class Host(Protocol):
 
     def merge_inbox(self, dry_run: bool) -> InboxReport:
         """Merge the host's decision inbox into its log and the team's tier."""
+        ...
+
+    def follow(self, dry_run: bool) -> FollowReport:
+        """Bring in what the team wrote in the host's files since they were imported."""
         ...
 
 

@@ -335,6 +335,18 @@ class RunReport(Result):
         default=0, metadata=about("Lines the inbox merge added to Squad's decision log.")
     )
     inbox_skipped: list[str] = field(default_factory=list)
+    followed: list[str] | None = field(
+        default=None,
+        metadata=about(
+            "Squad's files imported again since the last import (None: the store never "
+            "imported the team's files, so follows none)."
+        ),
+    )
+    follow_written: int = field(default=0, metadata=about("Entries the files followed brought in."))
+    follow_replaced: list[str] = field(
+        default_factory=list,
+        metadata=about("Entries of sections that grew since, replaced (their text archived)."),
+    )
     superseded: list[tuple[str, str]] = field(default_factory=list)
     promoted: dict[str, list[str]] = field(default_factory=dict)
     expired: list[str] = field(default_factory=list)
@@ -358,6 +370,7 @@ class RunReport(Result):
         moved = sum(len(v) for v in self.promoted.values())
         out = [
             self._inbox(verb),
+            *self._follow(verb),
             f"checkpoints: {verb}compress {count(len(self.checkpoints), 'queued agent')}",
             f"supersede: {verb}mark {count(len(self.superseded), 'older entry')} superseded",
             f"promote: {verb}move {count(moved, 'entry')} to "
@@ -369,6 +382,21 @@ class RunReport(Result):
             "into .squad/memory/last-use.txt",
         ]
         return out  # skipped inbox files are said on stderr, as every command says them
+
+    def _follow(self, verb: str) -> list[str]:
+        """What came in from Squad's files since the last import (nothing to say for a store
+        that never imported them)."""
+        if self.followed is None:
+            return []
+        changed = count(len(self.followed), "Squad file")
+        files = f"{verb}import {changed} changed since the last import"
+        if self.dry_run or not self.followed:
+            return [f"follow: {files}"]
+        replaced = count(len(self.follow_replaced), "entry")
+        return [
+            f"follow: {files}: {count(self.follow_written, 'entry')} written, "
+            f"{replaced} of sections that grew replaced (their text archived)"
+        ]
 
     def _inbox(self, verb: str) -> str:
         """What the run did to Squad's own files: the inbox merged into its decision log."""

@@ -197,6 +197,7 @@ def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunRep
             report.inbox_lines = merged.lines_added
         except TiermemError as exc:  # the team's file is damaged: the inbox waits for it
             report.skipped.append(f"inbox merge: {exc}")
+        _follow(ctx, report)
     if not dry_run:
         for agent in queued:
             try:
@@ -216,6 +217,18 @@ def run(ctx: Context, dry_run: bool = False, merge_inbox: bool = True) -> RunRep
         _mark_superseded(colds, {old.id: new.id for old, new in pairs})
     _age(ctx, colds, report)
     return report
+
+
+def _follow(ctx: Context, report: RunReport) -> None:
+    """What the team wrote in its own files since they were imported comes in now, section
+    by section (the host's `follow`); the steps after it age what it brought."""
+    try:
+        found = ctx.host.follow(report.dry_run)
+    except TiermemError as exc:  # a damaged file of the team's: the rest of the run goes on
+        report.skipped.append(f"follow: {exc}")
+        return
+    report.followed = found.files if found.followed else None
+    report.follow_written, report.follow_replaced = found.written, found.replaced
 
 
 def _age(ctx: Context, colds: list[tuple[str, TierFile]], report: RunReport) -> None:

@@ -53,7 +53,7 @@ from ..context import Context
 from ..errors import ParseError, TiermemError, UnsafePathError, UsageError
 from ..results import DoctorReport, Finding
 from ..storage import archive, entries, files, governed, safepath, store, validate
-from ..storage.layout import Layout
+from ..storage.layout import TEAM, Layout
 from ..vocabulary import FILE_TIERS, QUEUE, TIERS
 
 TIER_FOLDERS = (*FILE_TIERS, QUEUE)
@@ -104,6 +104,7 @@ class _Doctor:
         self.tier_files()
         self.records()
         self.citations()
+        self.sections()
         self.queues()
         self.squads()
         self.config()
@@ -337,6 +338,50 @@ class _Doctor:
         except (UsageError, UnsafePathError):
             return False
 
+    def sections(self) -> None:
+        """Live entries of one tier file that are versions of one section of a Squad file (an
+        import of a section that grew, beside the import of its earlier text): named;
+        `--repair` keeps the last (the newest import) and archives the others first."""
+        from ..team import sections
+
+        made_from = sections.Sources(self.layout)
+        for tier in ("cold", "wiki"):
+            for path in _readable_files(self.layout.tier_dir(tier)):
+                try:
+                    loaded = store.load(self.layout, tier, path)
+                except ParseError:
+                    continue  # said already
+                for group in sections.versions(loaded.entries if loaded else [], made_from.file_of):
+                    kept, older = group[-1], group[:-1]
+                    ids = ", ".join(e.id for e in older)
+                    problem = (
+                        f"holds {len(group)} live versions of one section ({kept.title!r}): "
+                        f"{ids} beside {kept.id}, the newest"
+                    )
+                    finding = self.found("sections", path, problem)
+                    self.repair(finding, functools.partial(self.fold_versions, tier, path, older))
+
+    def fold_versions(self, tier: str, path: Path, older: list[entries.Entry]) -> str:
+        """Older versions of a section out of a tier file, their text archived first."""
+        owner = path.stem if tier == "cold" else entries_owner(older)
+        for entry in older:
+            record = archive.new_record(
+                owner,
+                self.ctx.stamp(),
+                "replace",
+                f"{tier}/{path.name}",
+                entry.title,
+                entries.render_entry(entry),
+                trust=entry.trust,
+            )
+            archive.write(self.layout, record)
+        with store.update_existing(self.layout, tier, path) as tier_file:
+            if tier_file is not None:
+                tier_file.remove({e.id for e in older})
+        ids = [e.id for e in older]
+        self.ctx.audit("replace", ids, [tier, "archive"], "older versions of a section folded")
+        return f"kept the newest; {len(older)} older version(s) archived"
+
     def queues(self) -> None:
         for path in _readable_files(self.layout.tier_dir("queue")):
             try:
@@ -477,6 +522,15 @@ def run(ctx: Context, repair: bool = False) -> DoctorReport:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def entries_owner(found: list[entries.Entry]) -> str:
+    """Whose archive folder a wiki entry's old text goes to: its author's, else the team's."""
+    agent = found[0].agent if found else ""
+    try:
+        return validate.owner(agent) if agent else TEAM
+    except UsageError:
+        return TEAM
 
 
 def _learn_ignores(layout: Layout) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ...context import Context
-    from ...host import InboxReport
+    from ...host import FollowReport, InboxReport
     from ...results import SquadLoad
     from ...storage.entries import Entry
 
@@ -97,3 +97,9 @@ class SquadHost:
         from .inbox_merge import merge
 
         return merge(self.ctx, dry_run=dry_run)
+
+    def follow(self, dry_run: bool) -> FollowReport:
+        """Import again the Squad files that changed since the last import (`follow`)."""
+        from ..importer.follow import follow
+
+        return follow(self.ctx, dry_run=dry_run)

@@ -30,6 +30,7 @@ from ...storage import archive
 from ...storage.clock import format_time, parse_time
 from ...storage.entries import STANDING, Entry, content_id, render_entry, split_entry
 from ...storage.layout import TEAM
+from ...team import sections
 from ..reading import squad_markdown
 from ..reading.decision_blocks import decision_entries
 from ..reading.heading_dates import find_dates
@@ -267,6 +268,9 @@ class Planner:
         cls = "status" if section.kind == "team-update" else "learning"
         where = f"{record.location}#L{section.line}"
 
+        occurrence = state.occurrences.of(title, section.date or "", body)
+        named = sections.key(state.source.rel, title, section.date or "", occurrence)
+
         def make() -> Entry:
             summary = _short(body, self.target, title)
             made = Entry(
@@ -278,6 +282,7 @@ class Planner:
                 created=stamp(section.date) or "",
                 used=date,
                 sources=(where,),
+                extra=((sections.SECTION, named),),
             )
             return made if made.created else undated(made, state.source)
 
@@ -445,6 +450,7 @@ class _FileState:
     dates: _Dates = field(default_factory=_Dates)
     standing: list[tuple[squad_markdown.Section, archive.Record]] = field(default_factory=list)
     undated: list[int] = field(default_factory=list)
+    occurrences: sections.Occurrences = field(default_factory=sections.Occurrences)
     line: int = 0  # lines of the file before the piece being read (non-history files)
     bound: str = ""  # no text of the file is later: its last commit, else now
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,11 +28,11 @@ from ...scribe import maintenance, supersede
 from ...storage import archive, audit, bootstrap, files, store
 from ...storage.entries import Entry, render_entry
 from ...storage.layout import TEAM, Layout
-from ...team import decisions, wiki
+from ...team import decisions, sections, wiki
 from ...team.classify import is_structured
 from ...text import redact
 from ...upkeep.stats import tier_totals
-from . import file_pieces, last_commits
+from . import file_pieces, last_commits, scrubbed
 from .import_sources import Read, Source, read, sources
 from .placement import Planned, Planner
 
@@ -58,6 +59,10 @@ class Plan:
     # entries, bytes and tokens per tier. None until the import (or its rehearsal) ran.
     landed: dict[str, str] | None = None
     after: dict[str, Totals] = field(default_factory=dict)
+    sources: list[Source] = field(default_factory=list)  # every Squad file there is
+    changed: list[str] = field(default_factory=list)  # the files imported (not unchanged)
+    replaced: list[str] = field(default_factory=list)  # entries of sections that grew since
+    scrubbed: set[str] = field(default_factory=set)  # addresses Squad's scrub took out
 
     def classes(self) -> dict[str, dict[str, int]]:
         """Entries per class and tier: where they landed (else where they were planned)."""
@@ -76,10 +81,13 @@ def run(ctx: Context, dry_run: bool = False, progress: bool = False) -> ImportRe
     entries landed after Scribe's pass."""
     if dry_run:
         return report(ctx, rehearse(ctx, progress=progress), dry_run=True)
+    from .follow import remember
+
     planned = Plan()
     try:
         plan(ctx, progress=progress, into=planned)
         write(ctx, planned, progress=progress)
+        remember(ctx, planned.sources)  # what a `scribe run` then follows from
     except (TiermemError, OSError) as exc:
         if not planned.records:
             raise  # nothing written: the one line says why
@@ -92,21 +100,29 @@ def run(ctx: Context, dry_run: bool = False, progress: bool = False) -> ImportRe
 
 
 def plan(
-    ctx: Context, progress: bool = False, squad: Path | None = None, into: Plan | None = None
+    ctx: Context,
+    progress: bool = False,
+    squad: Path | None = None,
+    into: Plan | None = None,
+    only: Callable[[list[Source]], list[Source]] | None = None,
 ) -> Plan:
     """Read and archive every source; plan the entries (nothing but the archive is written).
 
     The sources are read from `squad` (default: the store's own `.squad/`); `into` is the
-    plan to fill, so that what was archived before a failure is known.
+    plan to fill, so that what was archived before a failure is known; `only` chooses the
+    sources to read (following the team's files reads those that changed: `follow`).
     """
     squad = squad or ctx.layout.squad
     planned = into or Plan()
     planner = Planner(ctx)
     done = completed_records(ctx)
     found = sources(squad, last_commits.last_commits(squad.parent, squad.name, ctx.stamp()))
+    planned.sources = found
+    found = only(found) if only is not None else found
+    earlier = scrubbed.Earlier(ctx)
     with bar(sum(_size(s) for s in found), "importing .squad/", progress) as step:
         for source in found:
-            _plan_file(ctx, planner, planned, source, done)
+            _plan_file(ctx, planner, planned, source, done, earlier)
             step(_size(source))
     planner.settle()
     planned.planned, planned.rows = planner.planned, planner.rows
@@ -121,7 +137,12 @@ def _size(source: Source) -> int:
 
 
 def _plan_file(
-    ctx: Context, planner: Planner, planned: Plan, source: Source, done: set[str]
+    ctx: Context,
+    planner: Planner,
+    planned: Plan,
+    source: Source,
+    done: set[str],
+    earlier: scrubbed.Earlier | None = None,
 ) -> None:
     """Archive one Squad file (in pieces when it is large) and plan its sections."""
     got = read(source)
@@ -146,6 +167,7 @@ def _plan_file(
             f"{source.rel}:{line}: {kind}" for p in made for line, kind in p.redacted
         ]
     planned.imported += 1
+    planned.changed.append(source.rel)
     planner.start(source, "")
     for piece in made:
         if not piece.record.text:  # a piece of a large file: read again, one at a time
@@ -157,6 +179,11 @@ def _plan_file(
         if len(made) > 1:
             piece.record.text, piece.raw = "", None
     planner.finish()
+    if earlier is not None:
+        texts = earlier.texts(source.agent, source.rel, {p.record.id for p in made})
+        if texts:
+            now = got.data.decode("utf-8", "replace")
+            planned.scrubbed |= scrubbed.addresses(texts, now)
 
 
 @dataclass
@@ -247,13 +274,14 @@ def _existing_ids(ctx: Context) -> set[str]:
     return ids
 
 
-def write(ctx: Context, planned: Plan, progress: bool = False) -> None:
-    """Write planned entries (one write per tier file), then apply Scribe's rules."""
+def write(ctx: Context, planned: Plan, progress: bool = False, maintain: bool = True) -> None:
+    """Write planned entries (one write per tier file), then apply Scribe's rules (unless
+    the caller is Scribe's own run, which applies them next: `maintain=False`)."""
     with working("applying Scribe's rules and indexing", progress):
-        _write(ctx, planned)
+        _write(ctx, planned, maintain)
 
 
-def _write(ctx: Context, planned: Plan) -> None:
+def _write(ctx: Context, planned: Plan, maintain: bool = True) -> None:
     existing = _existing_ids(ctx)
     groups: dict[tuple[str, str], list[Entry]] = {}
     for item in planned.planned:
@@ -264,13 +292,15 @@ def _write(ctx: Context, planned: Plan) -> None:
         if tier == "wiki":
             wiki.add(ctx, name, items)
         else:
-            items = _put_cold(ctx, name, items)
+            items = _put_cold(ctx, name, items, planned.replaced)
         planned.written += len(items)
     if planned.records:
         # Even when a crashed import already wrote every entry, Scribe's pass must still run.
         _retire_superseded(ctx, planned)
-        maintenance.run(ctx, merge_inbox=False)
+        if maintain:
+            maintenance.run(ctx, merge_inbox=False)
         _file_decisions(ctx, planned)
+        _retire_scrubbed(ctx, planned)
         ctx.audit(
             "import",
             [],
@@ -281,35 +311,57 @@ def _write(ctx: Context, planned: Plan) -> None:
             records=planned.records,
         )
     ctx.sync()
-    _place(ctx, planned)
-    planned.after = tier_totals(ctx)
+    if maintain:
+        _place(ctx, planned)
+        planned.after = tier_totals(ctx)
 
 
-def _put_cold(ctx: Context, agent: str, items: list[Entry]) -> list[Entry]:
+def _put_cold(
+    ctx: Context, agent: str, items: list[Entry], replaced: list[str] | None = None
+) -> list[Entry]:
     """Add entries to an agent's cold file; return those written. A standing entry replaces
-    the agent's earlier one, whose text is archived first; the same text again is no write."""
+    the agent's earlier one, and a section's entry the entry of the section's earlier text
+    (a section that grew since the last import: `team.sections`), whose text is archived
+    first; the same text again is no write."""
     path = ctx.layout.tier_file("cold", agent)
     new = functools.partial(store.blank, "cold", agent)
     written = []
+    made_from = sections.Sources(ctx.layout)
     with store.update(ctx.layout, "cold", path, new) as cold:
         for entry in items:
             old = cold.get(entry.id)
             if old is not None and (old.title, old.body) == (entry.title, entry.body):
                 continue
             if old is not None:
-                _archive_replaced(ctx, agent, old)
+                _archive_replaced(ctx, agent, [old])
+            earlier = sections.replaced_by(entry, cold.entries, made_from.file_of)
+            if earlier:
+                _archive_replaced(ctx, agent, earlier, "a newer version of its section")
+                cold.remove({e.id for e in earlier})
+                if replaced is not None:
+                    replaced += [e.id for e in earlier]
             cold.put(entry)
             written.append(entry)
     return written
 
 
-def _archive_replaced(ctx: Context, agent: str, old: Entry) -> None:
-    """The text of a standing entry a newer version replaces, archived before it goes."""
-    record = archive.new_record(
-        agent, ctx.stamp(), "replace", f"cold/{agent}.md", old.title, render_entry(old)
-    )
-    archive.write(ctx.layout, record)
-    ctx.audit("replace", [old.id], ["cold", "archive"], "a newer version replaced it", agent=agent)
+def _archive_replaced(
+    ctx: Context, agent: str, old: list[Entry], why: str = "a newer version"
+) -> None:
+    """The text of entries a newer version replaces, archived before they go."""
+    for entry in old:
+        record = archive.new_record(
+            agent,
+            ctx.stamp(),
+            "replace",
+            f"cold/{agent}.md",
+            entry.title,
+            render_entry(entry),
+            trust=entry.trust,
+        )
+        archive.write(ctx.layout, record)
+    ids = [e.id for e in old]
+    ctx.audit("replace", ids, ["cold", "archive"], f"{why} replaced it", agent=agent)
 
 
 def _retire_superseded(ctx: Context, planned: Plan) -> None:
@@ -336,6 +388,21 @@ def _retire_superseded(ctx: Context, planned: Plan) -> None:
         for row in planned.rows:
             gone = next((e for e in retired if e.id in row.entries), None)
             row.note = f"superseded by {gone.superseded_by}" if gone else row.note
+
+
+def _retire_scrubbed(ctx: Context, planned: Plan) -> None:
+    """Every copy tiermem keeps of an address Squad scrubbed from the files this import read
+    is retired (`scrubbed`); said without the address."""
+    if not planned.scrubbed:
+        return
+    entries, passages = scrubbed.retire(ctx, planned.scrubbed)
+    n = len(planned.scrubbed)
+    said = f"{n} email address{'' if n == 1 else 'es'}"
+    ctx.note(
+        f"{said} Squad scrubbed (squad scrub-emails) retired from what tiermem keeps: "
+        f"{count(len(entries), 'entry')} and {count(len(passages), 'archived passage')} "
+        "that held them, as `forget` retires them"
+    )
 
 
 def _file_decisions(ctx: Context, planned: Plan) -> None:

@@ -217,6 +217,22 @@ LINES = (
         " for the topic; do not read it whole {mark}",
     ),
     Line(
+        "append-learnings",
+        "agents append their learnings to history.md",
+        "1. APPEND learnings with `squad_state_append` to `agents/{name}/history.md`.",
+        "1. Record learnings in your hot tier with tiermem's `hot_add` (kind `note`; or "
+        "`tiermem hot note {name} TEXT`), where Scribe keeps them in your memory, rather than "
+        "appending them to `agents/{name}/history.md`. {mark}",
+    ),
+    Line(
+        "append-learnings-file",
+        "agents append their learnings to history.md",
+        '1. APPEND to .squad/agents/{name}/history.md under "## Learnings":',
+        "1. Record in your hot tier with tiermem's `hot_add` (kind `note`; or `tiermem hot note "
+        "{name} TEXT`), where Scribe keeps them in your memory, rather than appending to "
+        ".squad/agents/{name}/history.md, these learnings: {mark}",
+    ),
+    Line(
         "wiring-table",
         "decisions.md read by agents at spawn time",
         "| `decisions.md` | Captured decisions and directives | Read by agents at spawn time |",
