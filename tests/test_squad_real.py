@@ -574,3 +574,193 @@ def test_a_team_on_a_git_state_backend_is_refused(
         assert done.stderr.count("\n") == 1
         assert f"Squad state backend '{backend}'" in done.stderr
     assert snapshot(repo) == before
+
+
+# --- Squad's governed memory beside tiermem's store -------------------------------------------
+
+
+def memory_write(repo: Path, env: dict[str, str], cls: str, title: str, content: str) -> str:
+    """`squad memory write`: the path of the file Squad wrote."""
+    out = squad(
+        repo,
+        env,
+        "memory",
+        "write",
+        "--class",
+        cls,
+        "--title",
+        title,
+        "--author",
+        "eecom",
+        "--content",
+        content,
+    )
+    written = json.loads(out)
+    assert written["stored"], written
+    return str(written["path"])
+
+
+def governed_files(repo: Path) -> dict[str, bytes]:
+    """Every file of Squad's governed memory in `.squad/memory/` (not tiermem's)."""
+    memory = repo / ".squad" / "memory"
+    found = {}
+    for name in ("local", "policy-inbox", "semantic-inbox", "tombstones"):
+        for path in sorted((memory / name).rglob("*")) if (memory / name).is_dir() else []:
+            if path.is_file():
+                found[path.relative_to(repo).as_posix()] = path.read_bytes()
+    for name in ("config.json", "index.json", "audit.jsonl"):
+        found[f".squad/memory/{name}"] = (memory / name).read_bytes()
+    return found
+
+
+def tiermems_ignore_rules(repo: Path, env: dict[str, str], paths: list[str]) -> list[str]:
+    """The rules of tiermem's (`.squad/memory/.gitignore` and below) that make git ignore any
+    of these paths."""
+    done = subprocess.run(
+        ["git", "check-ignore", "-v", "--no-index", *paths],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return [ln for ln in done.stdout.splitlines() if ln.startswith(".squad/memory/")]
+
+
+def test_squads_governed_memory_and_tiermem_share_the_folder(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    repo = squad_team(tmp_path, env)
+    first = memory_write(
+        repo,
+        env,
+        "LOCAL",
+        "Staging database",
+        "The staging database listens on port 5433; run migrations with make migrate.",
+    )
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "squad init, a memory"], repo, env)
+    tiermem(repo, env, "squad", "install")
+    second = memory_write(
+        repo,
+        env,
+        "LOCAL",
+        "Release checklist",
+        "The release checklist lives in docs/release.md; tag once the publish job is green.",
+    )
+    squads = governed_files(repo)
+    assert first in squads and second in squads
+    assert tiermems_ignore_rules(repo, env, list(squads)) == []
+    status = git_status(repo, env)
+    assert f"?? {second}" in status and first not in status  # tracked, unchanged; new, seen
+    assert tiermem(repo, env, "doctor").splitlines()[-1] == "doctor: no problems left"
+    hits = json.loads(tiermem(repo, env, "search", "staging database port", "--format", "json"))
+    assert hits[0]["path"] == first
+    hits = json.loads(tiermem(repo, env, "search", "release checklist", "--format", "json"))
+    assert hits[0]["path"] == second
+    prompt = tiermem(
+        repo, env, "spawn", "rai", "--task", "Run the staging database migrations", "--auto"
+    )
+    assert "port 5433" in prompt
+    prompt = tiermem(
+        repo, env, "spawn", "rai", "--task", "Tag the release from the checklist", "--auto"
+    )
+    assert "docs/release.md" in prompt
+    for args in (("scribe", "run"), ("doctor", "--repair"), ("reindex",)):
+        tiermem(repo, env, *args)
+    assert governed_files(repo) == squads
+    tiermem(repo, env, "hot", "note", "rai", "the store now holds memory: it stays")
+    tiermem(repo, env, "squad", "install", "--uninstall")
+    assert (repo / ".squad/memory/.gitignore").is_file()
+    assert governed_files(repo) == squads
+    assert tiermems_ignore_rules(repo, env, list(squads)) == []
+
+
+def test_a_policy_is_pinned_and_a_decision_keeps_its_author_and_id(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    repo = squad_team(tmp_path, env)
+    tiermem(repo, env, "squad", "install")
+    memory_write(repo, env, "POLICY", "Lint before push", "Always run the linter before a push.")
+    path = write_decision(repo, env)
+    header = (repo / path).read_text(encoding="utf-8").split("\n---\n", 1)[0]
+    ident = header.split("id: ", 1)[1].split("\n", 1)[0]
+    prompt = tiermem(repo, env, "spawn", "rai", "--task", "Write the changelog for v2")
+    pinned = prompt.split("### Pinned policies", 1)[1].split("\n### ", 1)[0]
+    assert "Always run the linter before a push." in pinned
+    tiermem(repo, env, "scribe", "run")
+    log = (repo / ".squad/decisions.md").read_text(encoding="utf-8")
+    assert header in log and f"id: {ident}" in log and 'author: "flight"' in log
+
+
+def test_a_scrub_squad_makes_reaches_every_copy_tiermem_keeps(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    repo = squad_team(tmp_path, env)
+    history = repo / ".squad/agents/ralph/history.md"
+    address = "jane.doe@contoso.example.org"
+    history.write_text(
+        history.read_text(encoding="utf-8")
+        + "\n## Learnings\n\n### 2026-03-20: Release approvals\n"
+        f"- Release approvals go to Jane ({address}) before any tag.\n"
+        f"- Page {address} when the publish job fails twice.\n",
+        encoding="utf-8",
+    )
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "history"], repo, env)
+    tiermem(repo, env, "squad", "install")
+    tiermem(repo, env, "import", "squad")
+    assert address in served(repo, env, "release approvals Jane")
+    squad(repo, env, "scrub-emails", ".squad")
+    assert address not in history.read_text(encoding="utf-8")
+    tiermem(repo, env, "scribe", "run")
+    for query in (address, "contoso", "release approvals Jane", "publish job fails"):
+        assert address not in served(repo, env, query)
+    for task in ("Ask Jane to approve the release", "Page on-call when the publish job fails"):
+        assert address not in tiermem(repo, env, "spawn", "ralph", "--task", task, "--auto")
+    assert "Release approvals go to Jane before any tag" in served(repo, env, "approvals")
+
+
+def served(repo: Path, env: dict[str, str], query: str) -> str:
+    """Every text search serves for a query (fifty results)."""
+    hits = json.loads(tiermem(repo, env, "search", query, "--limit", "50", "--format", "json"))
+    return "\n".join(str(hit["text"]) for hit in hits)
+
+
+@pytest.mark.parametrize("backend", ["orphan", "two-layer"])
+def test_every_writing_command_refuses_a_team_moved_to_a_git_backend(
+    tmp_path: Path, env: dict[str, str], backend: str
+) -> None:
+    repo = squad_team(tmp_path, env)
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "squad init"], repo, env)
+    tiermem(repo, env, "squad", "install")
+    tiermem(repo, env, "hot", "set", "rai", "--task", "ship it")
+    run(["git", "add", "-A"], repo, env)
+    run(["git", "commit", "-qm", "tiermem"], repo, env)
+    squad(repo, env, "upgrade", "--state-backend", backend)
+    before = snapshot(repo)
+    for args in (
+        ("init",),
+        ("hot", "note", "rai", "a note"),
+        ("hot", "set", "rai", "--task", "another"),
+        ("scribe", "end-session", "rai"),
+        ("scribe", "run"),
+        ("decision", "add", "--by", "rai", "Use Postgres"),
+        ("wiki", "write", "release", "Tags are signed by CI."),
+        ("import", "squad"),
+        ("doctor", "--repair"),
+        ("squad", "install"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "tiermem", *args],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout) == (2, ""), (args, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1 and backend in done.stderr, (args, done.stderr)
+    assert snapshot(repo) == before
