@@ -131,3 +131,67 @@ def test_skills_that_read_the_whole_log_are_listed_with_why(team: Path, run_cli:
     assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
     for rel in left:
         assert (team / rel).read_text("utf-8") == SKILL_THAT_READS
+
+
+# --- layouts of long-lived teams: a teamRoot from another machine, Copilot CLI's MCP file,
+# --- a line of the team's own -------------------------------------------------------------
+
+COPILOT_MCP = (
+    '{\n  "mcpServers": {\n    "EXAMPLE-github": {\n      "command": "npx",\n      "args": [\n'
+    '        "-y",\n        "@anthropic/github-mcp-server"\n      ],\n      "env": {\n'
+    '        "GITHUB_TOKEN": "${GITHUB_TOKEN}"\n      }\n    }\n  }\n}\n'
+)
+
+
+def test_copilot_clis_mcp_file_gets_the_server_where_the_team_keeps_one(
+    team: Path, run_cli: RunCli
+) -> None:
+    (team / ".copilot").mkdir()
+    (team / ".copilot/mcp-config.json").write_text(COPILOT_MCP, encoding="utf-8")
+    before = snapshot(team)
+    code, out, _ = run_cli("squad", "install", "--root", str(team))
+    assert code == 0 and "added     .copilot/mcp-config.json: tiermem MCP server" in out
+    servers = json.loads((team / ".copilot/mcp-config.json").read_text("utf-8"))["mcpServers"]
+    assert sorted(servers) == ["EXAMPLE-github", "tiermem"]  # spliced in, the example kept
+    assert servers["tiermem"]["type"] == "local" and servers["tiermem"]["args"] == ["serve"]
+    assert servers["tiermem"]["tools"] == ["*"]
+    assert run_cli("squad", "install", "--check", "--root", str(team))[0] == 0
+    assert run_cli("squad", "install", "--uninstall", "--root", str(team))[0] == 0
+    assert snapshot(team) == before
+
+
+def test_no_copilot_folder_gets_none(team: Path, run_cli: RunCli) -> None:
+    run_cli("squad", "install", "--root", str(team))
+    assert not (team / ".copilot").exists()
+
+
+def test_a_team_root_from_another_machine_installs_and_comes_back(
+    team: Path, run_cli: RunCli
+) -> None:
+    config = {"version": 1, "teamRoot": f"C:\\\\src\\\\{team.name}"}
+    (team / ".squad/config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
+    before = snapshot(team)
+    code, out, err = run_cli("squad", "install", "--coordinator", "--root", str(team))
+    assert code == 0, err
+    assert any(ln.startswith("left") and "teamRoot" in ln for ln in out.splitlines())
+    assert run_cli("squad", "install", "--uninstall", "--root", str(team))[0] == 0
+    assert snapshot(team) == before
+
+
+OWN_LINE = "- Always read `.squad/decisions.md` before you start on a task."
+
+
+def test_check_names_a_line_of_the_teams_own_that_reads_the_whole_log_and_leaves_it(
+    team: Path, run_cli: RunCli
+) -> None:
+    copilot = team / ".github/copilot-instructions.md"
+    copilot.write_text(COPILOT + OWN_LINE + "\n", encoding="utf-8")
+    before = snapshot(team)
+    code, out, _ = run_cli("squad", "install", "--coordinator", "--check", "--root", str(team))
+    assert code == 1  # the rest is not installed yet
+    [named] = [ln for ln in out.splitlines() if "the team's own" in ln]
+    assert named.startswith("left      .github/copilot-instructions.md:7: ")
+    run_cli("squad", "install", "--coordinator", "--root", str(team))
+    assert OWN_LINE in copilot.read_text(encoding="utf-8").splitlines()
+    run_cli("squad", "install", "--uninstall", "--root", str(team))
+    assert snapshot(team) == before

@@ -251,7 +251,7 @@ def test_install_on_a_fresh_squad_team_and_back(tmp_path: Path, env: dict[str, s
     (repo / ".vscode").mkdir()
     squads = snapshot(repo)
     out = tiermem(repo, env, "squad", "install", "--coordinator")
-    assert out.splitlines()[-1] == "installed: 24 change(s)"  # with the APPEND step
+    assert out.splitlines()[-1] == "installed: 25 change(s)"  # APPEND step, .copilot MCP
     installed = snapshot(repo)
     assert ", 0 failed," in doctor_summary(repo, env)
     assert tiermem(repo, env, "squad", "install").splitlines()[-1].endswith("nothing to change")
@@ -444,7 +444,7 @@ def test_check_reports_what_squad_upgrade_undid(tmp_path: Path, env: dict[str, s
     # init's charters, skill and .mcp.json; nothing of tiermem is left.
     cli_template = PACKAGES / "squad-cli" / "templates" / "spawn-reference.md"
     assert after[installer.SPAWN_TEMPLATE] == cli_template.read_bytes()
-    for rel in (".mcp.json", installer.SKILLS[1], *_charters(squads)):
+    for rel in (".mcp.json", installer.COPILOT_MCP, installer.SKILLS[1], *_charters(squads)):
         assert after[rel] == squads[rel], rel
     assert {p for p in after if p.startswith((".squad/skills", ".squad/memory/hot"))} == set()
     assert installer.MANIFEST not in after
@@ -468,7 +468,8 @@ def _charters(tree: dict[str, bytes | None]) -> set[str]:
 
 
 def _touched(squads: dict[str, bytes | None]) -> set[str]:
-    return {".mcp.json", installer.SPAWN_TEMPLATE, *installer.SKILLS, *_charters(squads)}
+    touched = {".mcp.json", installer.SPAWN_TEMPLATE, *installer.SKILLS, *_charters(squads)}
+    return touched | {installer.COPILOT_MCP}
 
 
 # --- a governed decision --------------------------------------------------------------------

@@ -14,6 +14,8 @@ from ...vocabulary import QUEUE, TIERS
 MANIFEST = ".squad/memory/tiermem-install.json"
 MCP_JSON = ".mcp.json"
 VSCODE_MCP = ".vscode/mcp.json"
+# Copilot CLI's MCP servers for the repository (`squad init` writes one, with an example).
+COPILOT_MCP = ".copilot/mcp-config.json"
 COORDINATOR = ".github/agents/squad.agent.md"
 # What the team's @copilot member (GitHub's coding agent) reads before it works.
 COPILOT_INSTRUCTIONS = ".github/copilot-instructions.md"
@@ -86,4 +88,4 @@ def installable(rel: str) -> bool:
     if "#" in rel:
         rel = rel.split("#", 1)[0]
         return has_lines(rel)
-    return rel in (STORE, MCP_JSON, VSCODE_MCP, MANIFEST, *SKILLS) or has_lines(rel)
+    return rel in (STORE, MCP_JSON, VSCODE_MCP, COPILOT_MCP, MANIFEST, *SKILLS) or has_lines(rel)

@@ -193,7 +193,7 @@ def _installable(rel: str) -> bool:
     return install_paths.installable(rel)
 
 
-_MCP = (install_paths.MCP_JSON, install_paths.VSCODE_MCP)
+_MCP = (install_paths.MCP_JSON, install_paths.VSCODE_MCP, install_paths.COPILOT_MCP)
 _ORIGINALS = (*_MCP, *install_paths.SKILLS, install_paths.SPAWN_TEMPLATE)
 
 

@@ -41,6 +41,7 @@ from . import install_texts, sealed_lines, sealed_sections
 from .install_paths import (
     COORDINATOR,
     COPILOT_INSTRUCTIONS,
+    COPILOT_MCP,
     MANIFEST,
     MCP_JSON,
     SKILLS,
@@ -402,6 +403,31 @@ def left_skills(repo: Repo) -> list[Step]:
     return steps
 
 
+def left_own_lines(repo: Repo) -> list[Step]:
+    """Each line of the team's own words (in the @copilot member's instructions and the
+    charters, which the team edits) that sends an agent to a whole history or decision log:
+    named where it stands, and left as it is."""
+    theirs = _squads_words(repo)
+    steps = []
+    for rel in [COPILOT_INSTRUCTIONS, *(rel for _, rel in charters(repo))]:
+        text = repo.text(rel) if repo.exists(rel) else None
+        if text is None:
+            continue
+        for number in sealed_lines.own_reads(text, theirs):
+            what = "a line of the team's own that reads the whole log"
+            steps.append(Step(rel, what, "left", note=_OWN_LINE, kind="text", number=number))
+    return steps
+
+
+def _squads_words(repo: Repo) -> str:
+    """Every line of Squad's own copies of its files (its templates, the coordinator's
+    prompt, the copies earlier Squads left in `.squad/`): Squad's words, not the team's."""
+    found = [repo.text(rel) for rel in (COORDINATOR, *STRAY_TEMPLATES) if repo.exists(rel)]
+    found += [repo.text(rel) for rel in sealed_lines.templates(str(repo.root))]
+    return "\n".join(t for t in found if t)
+
+
+_OWN_LINE = "the team's own words: left as it is; an agent told so still reads the whole log"
 _SQUADS_SKILL = "Squad's wording, loaded on demand and rewritten by `squad upgrade`: left as it is"
 _TEAMS_SKILL = "the team's own skill, in its own words: left as it is"
 
@@ -699,6 +725,8 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
         steps.append(Step(VSCODE_MCP, "tiermem MCP server", "skipped", note=note))
     elif repo.is_dir(".vscode"):
         steps.append(plan_mcp(repo, VSCODE_MCP, record))
+    if not _is_link(repo, ".copilot") and repo.exists(COPILOT_MCP):
+        steps.append(plan_mcp(repo, COPILOT_MCP, record))  # where the team keeps one
     if record.coordinator:
         steps += plan_lines(repo, edits, record)
     steps += [plan_charter(repo, edits, folder, rel, record) for folder, rel in charters(repo)]
@@ -706,6 +734,7 @@ def plan(repo: Repo, coordinator: bool) -> tuple[list[Step], Record, Edits]:
     if record.coordinator:
         steps.append(plan_spawn(repo, edits, record))
         steps += left_skills(repo)
+        steps += left_own_lines(repo)
     # A step left alone stays recorded only as it was (an edited line installed once).
     record.installed = [
         s.recorded
@@ -841,6 +870,8 @@ def plan_uninstall(repo: Repo) -> tuple[list[Step], Step, Edits]:
     steps = [unplan_mcp(repo, MCP_JSON, record)]
     if not _is_link(repo, ".vscode") and repo.read(VSCODE_MCP) is not None:
         steps.append(unplan_mcp(repo, VSCODE_MCP, record))
+    if not _is_link(repo, ".copilot") and repo.read(COPILOT_MCP) is not None:
+        steps.append(unplan_mcp(repo, COPILOT_MCP, record))
     steps += unplan_lines(repo, edits, record)
     steps += [unplan_charter(edits, folder, rel, record) for folder, rel in charters(repo)]
     steps += [unplan_skill(repo, rel, record) for rel in SKILLS]

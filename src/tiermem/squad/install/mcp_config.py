@@ -1,5 +1,6 @@
 """tiermem's entry in the MCP configurations of a Squad team: `.mcp.json` (Copilot CLI,
-Claude Code; Squad's `squad_state` is there too) and `.vscode/mcp.json` (VS Code).
+Claude Code; Squad's `squad_state` is there too), `.vscode/mcp.json` (VS Code) and
+`.copilot/mcp-config.json` (Copilot CLI's own, where the team keeps one).
 
 The file is the user's, and may hold what the user keeps out of git (a token in an `env`), so
 it is edited as text, never written back from what it means, and never copied: the install
@@ -28,7 +29,7 @@ from typing import Any
 
 from ...errors import UsageError
 from . import jsonc
-from .install_paths import MCP_JSON
+from .install_paths import COPILOT_MCP, MCP_JSON
 from .install_record import Placed, Record
 from .install_steps import Step, install_step
 from .repo_paths import Repo
@@ -47,13 +48,16 @@ def server_command() -> tuple[str, list[str]]:
 def _entry(rel: str, command: str, prefix: list[str]) -> dict[str, Any]:
     if rel == MCP_JSON:
         return {"command": command, "args": [*prefix, "serve"], "env": {}, "tools": ["*"]}
+    if rel == COPILOT_MCP:  # Copilot CLI's form: a local (stdio) server, all its tools
+        serve = [*prefix, "serve"]
+        return {"type": "local", "command": command, "args": serve, "env": {}, "tools": ["*"]}
     args = [*prefix, "serve", "--root", "${workspaceFolder}"]
     return {"type": "stdio", "command": command, "args": args}
 
 
 def servers_key(rel: str) -> str:
     """The member of the file that holds its servers."""
-    return "mcpServers" if rel == MCP_JSON else "servers"
+    return "mcpServers" if rel in (MCP_JSON, COPILOT_MCP) else "servers"
 
 
 def install_entry(rel: str) -> dict[str, Any]:

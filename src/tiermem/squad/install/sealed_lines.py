@@ -103,6 +103,41 @@ def skill_reads(text: str) -> list[int]:
     return [n for n, line in enumerate(text.split("\n"), 1) if _SKILL_READ.search(line)]
 
 
+# A line in anyone's words that sends its reader to a whole history or decision log ("Always
+# read .squad/decisions.md first", "Check decisions.md before you start").
+_OWN_READ = re.compile(
+    r"(?i)\b(?:read|reads|load|loads|consult|consults|check|checks|review|reviews|open|opens"
+    r"|follow|follows|go through|start with)\b[^\n]{0,60}?\b(?:decisions|history)\.md"
+)
+_SAYS_NOT = re.compile(r"(?i)\b(?:never|not|don't|do not|no longer|rather than|instead of)\b")
+_SECTION = re.compile(r"<!-- tiermem:(begin|end) ")
+
+
+def own_reads(text: str, squads: str | None = None) -> list[int]:
+    """The lines (1-based) that send their reader to a whole history or decision log in
+    words of the team's own: neither one of Squad's instructions an install replaces, nor a
+    line of Squad's own copy of the file (`squads`), nor tiermem's (its marked lines and
+    sections), nor a line that says not to."""
+    theirs = {line.strip() for line in (squads or "").splitlines()}
+    found = []
+    inside = False
+    for n, line in enumerate(text.split("\n"), 1):
+        mark = _SECTION.search(line)
+        if mark:
+            inside = mark.group(1) == "begin"
+            continue
+        content = line.strip()
+        if inside or not _OWN_READ.search(content) or _SAYS_NOT.search(content):
+            continue
+        if content in theirs or _known(content) is not None or LINE_OF_OURS.search(content):
+            continue
+        found.append(n)
+    return found
+
+
+LINE_OF_OURS = install_texts.LINE_MARK
+
+
 def templates(root: str) -> list[str]:
     """Squad's markdown templates, directly in `.squad/templates/` (`.md.template` copies too;
     links included, so that reading one refuses it), in name order."""
