@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import corpora
 from conftest import RunCli
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "Thraka__SadConsole"
+CORPUS = corpora.CORPORA / "Thraka__SadConsole"
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="no shared corpora beside the project")
+pytestmark = corpora.needs(CORPUS.name)
 
 
 def test_replay_and_probes_on_one_team(tmp_path: Path, run_cli: RunCli) -> None:

@@ -1,17 +1,17 @@
 """Tests of key facts, fact retention and coverage."""
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import corpora
 import facts_reference as reference
 from tiermem.bench.facts import coverage, coverages, key_facts, present_facts, retention
 from tiermem.text import facts
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 
 HISTORY_LINE = (
     "📌 **v0.9.1** shipped `squad nap` (#977): see `src/cli/index.ts`, nap.ts and "
@@ -245,7 +245,7 @@ def _corpus_names() -> list[str]:
     return sorted(path.parent.name for path in CORPORA.glob("*/sessions.jsonl"))
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason="the shared team-memory corpora are absent")
+@corpora.needs()
 @pytest.mark.parametrize("corpus", _corpus_names())
 def test_key_facts_agree_with_the_reference_on_real_memory(corpus: str) -> None:
     folder = CORPORA / corpus

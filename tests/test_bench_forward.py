@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import corpora
 from tiermem.bench.corpus import Event
 from tiermem.bench.forward import (
     EarlierText,
@@ -22,7 +23,7 @@ from tiermem.bench.forward import (
 from tiermem.cli.main import main
 from tiermem.index.tokens import O200K
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+SHARED = corpora.CORPORA
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
@@ -172,7 +173,7 @@ def test_the_prompts_can_be_read_beside_their_figures(tmp_path: Path) -> None:
     assert "# Spawn: ada" in first
 
 
-@pytest.mark.skipif(not (SHARED / "Thraka__SadConsole").is_dir(), reason="no shared corpora")
+@corpora.needs("Thraka__SadConsole")
 def test_on_a_real_team_a_spawn_carries_more_in_prose_than_the_baselines(tmp_path: Path) -> None:
     run = run_forward(SHARED / "Thraka__SadConsole", tmp_path / "store")
     summary = run.summary()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import corpora
 from tiermem.bench.corpus import Event, EventKind, corpus_dirs, last_date, load_events, sessions
 from tiermem.bench.facts import coverages
 from tiermem.bench.probes import (
@@ -25,7 +26,7 @@ from tiermem.bench.probes import (
 )
 from tiermem.index.tokens import O200K
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 CORPUS_NAMES = [
     "Thraka__SadConsole",
     "bradygaster__squad",
@@ -344,9 +345,7 @@ def test_recalled_at_exactly_half() -> None:
 def real_corpus(request: pytest.FixtureRequest) -> Path:
     """One of the real team corpora, or a skip where they are not present."""
     folder = CORPORA / str(request.param)
-    if not (folder / "sessions.jsonl").is_file():
-        pytest.skip(f"corpus {request.param} is not present")
-    return folder
+    return corpora.require(folder / "sessions.jsonl").parent
 
 
 @cache

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import corpora
 from page_names import assert_named_by_the_team
 from reliability import is_index
 from tiermem.bench.imported import rebuild_check
@@ -26,7 +27,7 @@ from tiermem.team.wiki import PAGE_MAX_BYTES
 
 RunCli = Callable[..., tuple[int, str, str]]
 NOW = "2026-04-15T00:00:00Z"
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 
 ADA_HISTORY = """\
 # Ada
@@ -669,7 +670,7 @@ def _team(name: str) -> object:
     return name
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason="no shared corpora on this machine")
+@corpora.needs()
 @pytest.mark.parametrize(
     "team",
     [

@@ -20,6 +20,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
+import corpora
 from tiermem.cli.main import main
 from tiermem.memory import Memory
 from tiermem.server.mcp_server import build_server
@@ -27,7 +28,7 @@ from tiermem.storage import archive, store
 from tiermem.storage.entries import Entry, split_entry
 
 NOW = "2026-04-01T00:00:00Z"
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 TEAM = CORPORA / "bradygaster__squad"  # the one with the longest history (387 KB)
 # What a default answer may reach: 8,000 characters of text and the JSON around it.
 BOUND = 16_000
@@ -66,8 +67,7 @@ async def answer(client: Client, tool: str, **arguments: Any) -> tuple[str, dict
 
 @pytest.fixture(scope="module")
 def real_team(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not (TEAM / ".squad").is_dir():
-        pytest.skip("no shared corpora on this machine")
+    corpora.require(TEAM / ".squad")
     root = tmp_path_factory.mktemp("team")
     shutil.copytree(TEAM / ".squad", root / ".squad")
     for path in [root / ".squad", *(root / ".squad").rglob("*")]:

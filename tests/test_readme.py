@@ -42,6 +42,13 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert "-c constraints.txt" in run[-1]
 
 
+def test_the_second_line_adds_to_the_first_from_one_lock() -> None:
+    # Both install tiermem's dependencies at the lock's versions: the second only adds the
+    # development tools, never installs again what the first did (8 packages, unpinned).
+    for line in readme_commands():
+        assert "pip install -c constraints.txt -e " in line, line
+
+
 def pinned() -> dict[str, str]:
     lines = (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
     pins = {}
@@ -97,6 +104,13 @@ def _fresh_shell(command: str, cwd: Path) -> tuple[float, subprocess.CompletedPr
     return time.monotonic() - started, done
 
 
+def _installed(out: str) -> set[str]:
+    """The packages pip says it installed (name and version), from a command's output."""
+    lines = [ln for ln in out.splitlines() if ln.startswith("Successfully installed ")]
+    found = {p for ln in lines for p in ln.removeprefix("Successfully installed ").split()}
+    return {p for p in found if not p.startswith("tiermem-")}  # itself: editable, each time
+
+
 @pytest.mark.skipif(
     not (os.environ.get("CI") or os.environ.get("TIERMEM_README_TEST")),
     reason="minutes of installs and two full test runs: CI runs it (or TIERMEM_README_TEST=1)",
@@ -105,6 +119,7 @@ def _fresh_shell(command: str, cwd: Path) -> tuple[float, subprocess.CompletedPr
 def test_the_readme_commands_work_in_either_order_in_fresh_shells(tmp_path: Path) -> None:
     demo, check = readme_commands()
     timings = []
+    installed: dict[str, set[str]] = {}
     for order, commands in (("ci", (demo, check)), ("reversed", (check, demo))):
         checkout = _checkout_copy(tmp_path / order)
         for command in commands:
@@ -120,4 +135,7 @@ def test_the_readme_commands_work_in_either_order_in_fresh_shells(tmp_path: Path
                 assert "What to try next" in done.stdout
             else:
                 assert re.search(r"\d+ passed", done.stdout), done.stdout[-2000:]
+            installed[name] = _installed(done.stdout)
+        if order == "ci":  # the check's install adds to the demo's, from the same lock
+            assert installed["check"] & installed["demo"] == set(), installed
     print("README commands:", ", ".join(timings), file=sys.stderr)

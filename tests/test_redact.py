@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import corpora
 from canaries import CANARIES
 from redact_samples import Sample, credential_samples, ordinary_texts
 from tiermem.text import redact as redaction
 from tiermem.text.redact import KINDS, redact
 
 MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 
 # Ordinary engineering text that shares words or shapes with credentials.
 LOOK_ALIKES = [
@@ -200,7 +200,7 @@ def _corpus_texts() -> list[tuple[str, str]]:
     return texts
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason="the shared team-memory corpora are absent")
+@corpora.needs()
 def test_real_team_memory_is_almost_never_redacted() -> None:
     found = [(name, kind) for name, text in _corpus_texts() for kind in redact(text)[1]]
     # The one expected hit is a documentation example of a database URL with a password,

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import corpora
 from tiermem.bench.speed import decisions_text
 from tiermem.squad.reading.heading_dates import parse_date
 from tiermem.squad.reading.squad_markdown import (
@@ -23,7 +24,7 @@ from tiermem.squad.reading.squad_markdown import (
     render_decision,
 )
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 
 
 def assert_tiles(text: str, sections: list[Section], heading_first: bool = True) -> None:
@@ -739,7 +740,7 @@ def test_a_large_decisions_file_parses_in_linear_time() -> None:
 
 # --- real teams ---------------------------------------------------------------------------
 
-needs_corpora = pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora absent")
+needs_corpora = corpora.needs()
 
 
 def team_dirs() -> list[Path]:

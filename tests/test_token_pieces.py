@@ -3,15 +3,14 @@ pieces' counts add up to what tiktoken counts of the whole, wherever the cuts fa
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import corpora
 from tiermem.index import tokens
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 # Runs on the o200k_base pattern's class boundaries, line breaks and slashes the most.
 TRICKY = [*"\n\n\r\t /.-'sSZé19٣²中ゃ\u0301😀#*`|<>", "\n\n", "\r\n", " /", "word", "'ll", "  "]
 
@@ -54,7 +53,7 @@ def test_a_text_over_the_piece_size_is_counted_in_pieces_exactly(
 def test_real_histories_count_the_same_in_pieces() -> None:
     histories = sorted(CORPORA.glob("*/.squad/agents/*/history.md"))[:12]
     if not histories:
-        pytest.skip("the shared corpora are not here")
+        pytest.skip(corpora.MISSING)
     for path in histories:
         text = path.read_text(encoding="utf-8")
         assert sum(_whole(p) for p in tokens.pieces(text, 2000)) == _whole(text), path

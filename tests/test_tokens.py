@@ -17,10 +17,11 @@ import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import corpora
 from tiermem.index import tokens
 from tiermem.index.tokens import O200K
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = corpora.CORPORA
 
 SAMPLES = {
     "empty": "",
@@ -76,7 +77,7 @@ def test_random_text_counts_agree(text: str) -> None:
 def test_real_team_memory_counts_agree() -> None:
     paths = sorted(CORPORA.glob("Thraka__SadConsole/.squad/**/*.md"))
     if not paths:
-        pytest.skip("the shared corpora are not here")
+        pytest.skip(corpora.MISSING)
     texts = [path.read_text(encoding="utf-8") for path in paths]
     assert O200K.count_many(texts) == [_independent(text) for text in texts]
 

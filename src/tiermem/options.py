@@ -323,7 +323,7 @@ class ReportRequest:
     out: str | Path | None = field(
         default=None,
         metadata=option(
-            "folder for report.html (default: .squad/memory/local/report, git-ignored)",
+            "folder for report.html (default: .squad/memory/tiermem-local/report, git-ignored)",
             metavar="DIR",
         ),
     )

@@ -571,8 +571,8 @@ _ABOUT = {
     ),
     "report": (
         "one self-contained HTML page of the store (by default in "
-        "`.squad/memory/local/report/`, git-ignored): agents against their budgets, Squad's "
-        "spawn load against tiermem's, Scribe's history, the wiki by topic, stale and "
+        "`.squad/memory/tiermem-local/report/`, git-ignored): agents against their budgets, "
+        "Squad's spawn load against tiermem's, Scribe's history, the wiki by topic, stale and "
         "superseded entries, a spawn preview entry by entry, every entry with where it came "
         "from ([docs/report.md](docs/report.md))"
     ),
@@ -585,7 +585,8 @@ _ABOUT = {
     "scribe": (
         "`end-session`: compress hot into a dated cold entry; reset hot, carrying open "
         "blockers; `run`: maintenance: the decision inbox merged into `decisions.md` (said "
-        "first: which files, how many lines), checkpoints, supersede, promote, expire, cold "
+        "first: which files, how many lines), what the team wrote in Squad's files since the "
+        "import followed section by section, checkpoints, supersede, promote, expire, cold "
         "budget, and this clone's recorded use folded into the team's use ledger "
         "(`last-use.txt`, one tracked file; reads never change one)"
     ),
@@ -608,12 +609,14 @@ _ABOUT = {
         "commit; every credential replaced named by file and line"
     ),
     "squad": (
-        "adopt tiermem in a Squad team: the MCP server in `.mcp.json`, a memory section in "
-        "every charter, the `tiered-memory` skill, and with `--coordinator` every instruction "
-        "of Squad's that loads a whole history or decision log (the spawn template's, the "
-        "coordinator's, @copilot's, the templates', each charter's) replaced by the tiermem "
-        "step, sealed; install and `--uninstall` change only what they wrote; Squad 0.10 and "
-        "earlier layouts, `teamRoot` `.`, JSONC editor files "
+        "adopt tiermem in a Squad team: the MCP server in `.mcp.json` (and the team's "
+        "`.vscode/mcp.json` and `.copilot/mcp-config.json`), a memory section in every charter, "
+        "the `tiered-memory` skill, and with `--coordinator` every instruction of Squad's that "
+        "loads a whole history or decision log (the spawn template's, the coordinator's, "
+        "@copilot's, the templates', each charter's), and its step that appends to "
+        "`history.md`, replaced by the tiermem step, sealed; install and `--uninstall` change "
+        "only what they wrote, never Squad's governed memory; Squad 0.10 and earlier layouts, "
+        "`teamRoot` `.` (or this repository's path from another machine), JSONC editor files "
         "([docs/squad.md](docs/squad.md))"
     ),
     "serve": ("the MCP server over stdio ([docs/mcp.md](docs/mcp.md))"),

@@ -18,19 +18,16 @@ as the import does (its text's archive record), then has it.
 from __future__ import annotations
 
 from ...context import Context
-from ...errors import TiermemError
 from ...host import FollowReport
-from ...storage import clone, digest, files
+from . import imported_files
 from .import_sources import Source
 from .squad_import import completed_records, plan, write
-
-RECORD = "imported"  # in this clone's own folder: `SHA-256 path` of each file imported
 
 
 def follow(ctx: Context, dry_run: bool = False) -> FollowReport:
     """Import what changed in Squad's files since the last import (nothing, for a store
     that never imported a team)."""
-    known = _known(ctx)
+    known = imported_files.known(ctx)
     if not known and not completed_records(ctx):
         return FollowReport()
     if dry_run:
@@ -38,7 +35,7 @@ def follow(ctx: Context, dry_run: bool = False) -> FollowReport:
     planned = plan(ctx, only=lambda found: _changed(found, known))
     if planned.records:
         write(ctx, planned, maintain=False)
-    remember(ctx, planned.sources)
+    imported_files.remember(ctx, planned.sources)
     return FollowReport(True, list(planned.changed), planned.written, list(planned.replaced))
 
 
@@ -51,35 +48,4 @@ def plan_only(ctx: Context, known: dict[str, str]) -> list[str]:
 
 def _changed(found: list[Source], known: dict[str, str]) -> list[Source]:
     """The files whose bytes are not those this clone recorded as imported."""
-    return [s for s in found if known.get(s.rel) != _digest(s)]
-
-
-def remember(ctx: Context, found: list[Source]) -> None:
-    """Record the digest of every file whose import finished (an unreadable one is left
-    out: it is read again next time)."""
-    lines = sorted(f"{sha} {s.rel}\n" for s in found if (sha := _digest(s)))
-    clone.ready(ctx.layout)
-    files.atomic_write(ctx.layout.local / RECORD, "".join(lines))
-
-
-def _known(ctx: Context) -> dict[str, str]:
-    """Path -> digest of the files this clone recorded as imported."""
-    try:
-        data = files.read_bytes(ctx.layout.local / RECORD) or b""
-    except TiermemError:  # a link in its place: only a cache, every file is checked again
-        return {}
-    found = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        sha, _, rel = line.partition(" ")
-        if len(sha) == 64 and rel:
-            found[rel] = sha
-    return found
-
-
-def _digest(source: Source) -> str:
-    """The SHA-256 of a file's bytes ('' when it cannot be read: it counts as changed)."""
-    try:
-        data = files.read_bytes(source.path)
-    except (TiermemError, OSError):
-        return ""
-    return digest.sha256_hex(data) if data is not None else ""
+    return [s for s in found if known.get(s.rel) != imported_files.of_file(s)]

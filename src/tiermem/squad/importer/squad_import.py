@@ -32,7 +32,7 @@ from ...team import decisions, sections, wiki
 from ...team.classify import is_structured
 from ...text import redact
 from ...upkeep.stats import tier_totals
-from . import file_pieces, last_commits, scrubbed
+from . import file_pieces, imported_files, last_commits, scrubbed
 from .import_sources import Read, Source, read, sources
 from .placement import Planned, Planner
 
@@ -81,13 +81,11 @@ def run(ctx: Context, dry_run: bool = False, progress: bool = False) -> ImportRe
     entries landed after Scribe's pass."""
     if dry_run:
         return report(ctx, rehearse(ctx, progress=progress), dry_run=True)
-    from .follow import remember
-
     planned = Plan()
     try:
         plan(ctx, progress=progress, into=planned)
         write(ctx, planned, progress=progress)
-        remember(ctx, planned.sources)  # what a `scribe run` then follows from
+        imported_files.remember(ctx, planned.sources)  # what a `scribe run` follows from
     except (TiermemError, OSError) as exc:
         if not planned.records:
             raise  # nothing written: the one line says why
