@@ -220,3 +220,18 @@ def test_the_coordinators_append_step_says_where_tiermem_wants_the_learnings() -
     assert install_texts.LINE_KEYS["append-learnings"].what.startswith("agents append")
     listed = {"append-learnings", "append-learnings-file"}  # what the install record lists
     assert sealed_lines.restored(installed, listed.__contains__)[0] == squads
+
+
+def test_a_section_the_team_left_as_it_was_stays_as_it_was_left(
+    team: Path, run_cli: RunCli
+) -> None:
+    imported(run_cli, team)
+    deckard = cold_files(team)["deckard"].entries
+    [wrong] = [e for e in deckard if e.title == "Booking client retries"]
+    cli(run_cli, team, IMPORTED, "forget", wrong.id, "--reason", "we retry otherwise now")
+    work_round(team, 0)  # deckard's history grows beside that section, which stays as it was
+    said = cli(run_cli, team, ROUND_TIMES[0], "scribe", "run")
+    assert "follow: import" in said
+    live = {e.id for cold in cold_files(team).values() for e in cold.entries}
+    assert wrong.id not in live  # forgotten, and not brought back by the next import
+    assert "Seat map invalidation" in {e.title for e in cold_files(team)["deckard"].entries}

@@ -174,6 +174,7 @@ class Planner:
     """Turns the sections of Squad files into entries and placements, file by file."""
 
     def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
         self.now = ctx.stamp()
         self.target = ctx.config.scribe.compression_target
         self.cold_budget = ctx.config.cold.budget_bytes
@@ -182,12 +183,16 @@ class Planner:
         self.rows: list[SectionPlacement] = []
         self.recent: dict[str, _Recent] = {}
         self.file: _FileState | None = None
+        self.offered: set[str] = set()  # every entry the sections read so far make
+        self.as_before: set[str] = set()  # the file's entries an earlier import made
 
     # --- a file, piece by piece -----------------------------------------------------
 
-    def start(self, source: Source, file_date: str) -> None:
-        """Begin a file; `file_date` is the date it speaks of last, when already known."""
+    def start(self, source: Source, file_date: str, unchanged: set[str] | None = None) -> None:
+        """Begin a file; `file_date` is the date it speaks of last, when already known;
+        `unchanged`: the entries of sections an earlier import of it made, left untouched."""
         self.file = _FileState(source, file_date, len(self.rows))
+        self.as_before = unchanged or set()
         # No text of the file was written after its last commit (or, uncommitted, after now).
         self.file.bound = source.committed or self.now
 
@@ -219,6 +224,19 @@ class Planner:
             self._standing(state)
         self.rows[state.first_row :] = sorted(self.rows[state.first_row :], key=lambda r: r.line)
         self.file = None
+
+    def earlier_ids(self, source: Source, texts: list[str]) -> set[str]:
+        """The entries the sections of a file's earlier texts make (each text read as the
+        file then was): what the team did not change since is not planned again."""
+        found: set[str] = set()
+        for text in texts:
+            planner = Planner(self.ctx)
+            planner.start(source, "")
+            record = archive.new_record(source.agent, "", "import", source.rel, source.rel, text)
+            planner.piece(text, record)
+            planner.finish()
+            found |= planner.offered
+        return found
 
     def settle(self) -> None:
         """After the last file: each agent's latest sessions start in its cold tier (their TTL
@@ -265,6 +283,10 @@ class Planner:
         body = body_of(section)
         row = self._row(state, section, "session", agent, record)
         entry_id = content_id("i", agent, title, body)
+        self.offered.add(entry_id)
+        if entry_id in self.as_before:
+            row.entries = (entry_id,)  # as the last import left it, wherever it is now
+            return
         cls = "status" if section.kind == "team-update" else "learning"
         where = f"{record.location}#L{section.line}"
 
@@ -336,6 +358,10 @@ class Planner:
     ) -> None:
         """A decision of the team: to its cold tier, which Scribe's pass files in the wiki."""
         made = decision_entries(section, section.author or "", _UNDATED, "", record.location)
+        self.offered.update(e.id for e in made)
+        if all(e.id in self.as_before for e in made):
+            self._row(state, section, made[0].cls, TEAM, record).entries = tuple(e.id for e in made)
+            return
         for entry in made:
             if entry.created == _UNDATED:
                 state.undated.append(len(self.planned))
@@ -363,8 +389,10 @@ class Planner:
                 used=date,
                 sources=(record.location,),
             )
-            self.planned.append(Planned("cold", TEAM, entry))
+            self.offered.add(entry.id)
             row.entries = (entry.id,)
+            if entry.id not in self.as_before:
+                self.planned.append(Planned("cold", TEAM, entry))
         state.line += text.count("\n")
 
     def _skill(self, state: _FileState, text: str, record: archive.Record) -> None:
@@ -389,7 +417,9 @@ class Planner:
             extra=(("path", source.rel),),
         )
         parts = split_entry(entry)
-        self.planned += [Planned("wiki", skill_topic(folder), part) for part in parts]
+        self.offered.update(p.id for p in parts)
+        if not all(p.id in self.as_before for p in parts):
+            self.planned += [Planned("wiki", skill_topic(folder), part) for part in parts]
         line = state.line + 1
         section = squad_markdown.Section("skill", title, None, text, 0, 0, line, 0, None, None)
         self._row(state, section, "skill", TEAM, record).entries = tuple(p.id for p in parts)

@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable, Iterable
 
 from ...context import Context
-from ...errors import NotFoundError, TiermemError
+from ...errors import NotFoundError
 from ...index.protocol import Doc
-from ...storage import archive, files, governed
+from ...storage import governed
 
 # Squad's own patterns (squad-cli `core/email-scrub`).
 EMAIL = re.compile(r"([a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,})")
@@ -56,41 +56,6 @@ def addresses(earlier: Iterable[str], now: str) -> set[str]:
             if gone and squad_scrub(line) != line and squad_scrub(line) in lines_now:
                 found |= gone
     return found
-
-
-class Earlier:
-    """The texts earlier imports archived of each Squad file, by its path (read once)."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.by_file: dict[str, dict[str, list[str]]] = {}  # agent -> rel -> record ids
-
-    def texts(self, agent: str, rel: str, leave_out: set[str]) -> list[str]:
-        """The text of every earlier import record of a file (those of this import left out)."""
-        ids = self._records(agent).get(rel, [])
-        found = []
-        for record_id in ids:
-            if record_id in leave_out:
-                continue
-            try:
-                found.append(archive.read(self.ctx.layout, agent, record_id).text)
-            except (TiermemError, OSError):
-                continue  # a damaged record: `doctor` says it
-        return found
-
-    def _records(self, agent: str) -> dict[str, list[str]]:
-        if agent not in self.by_file:
-            self.by_file[agent] = {}
-            folder = self.ctx.layout.tier_dir("archive") / agent
-            try:
-                paths = files.memory_files(folder) if files.is_folder(folder) else []
-            except TiermemError:
-                paths = []
-            for path in paths:
-                fields = archive.header(path)
-                if fields.get("kind") == "import" and fields.get("source"):
-                    self.by_file[agent].setdefault(fields["source"], []).append(path.stem)
-        return self.by_file[agent]
 
 
 def retire(ctx: Context, found: set[str]) -> tuple[list[str], list[str]]:

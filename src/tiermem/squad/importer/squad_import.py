@@ -32,7 +32,7 @@ from ...team import decisions, sections, wiki
 from ...team.classify import is_structured
 from ...text import redact
 from ...upkeep.stats import tier_totals
-from . import file_pieces, imported_files, last_commits, scrubbed
+from . import earlier, file_pieces, imported_files, last_commits, scrubbed
 from .import_sources import Read, Source, read, sources
 from .placement import Planned, Planner
 
@@ -117,10 +117,10 @@ def plan(
     found = sources(squad, last_commits.last_commits(squad.parent, squad.name, ctx.stamp()))
     planned.sources = found
     found = only(found) if only is not None else found
-    earlier = scrubbed.Earlier(ctx)
+    before = earlier.Earlier(ctx)
     with bar(sum(_size(s) for s in found), "importing .squad/", progress) as step:
         for source in found:
-            _plan_file(ctx, planner, planned, source, done, earlier)
+            _plan_file(ctx, planner, planned, source, done, before)
             step(_size(source))
     planner.settle()
     planned.planned, planned.rows = planner.planned, planner.rows
@@ -140,7 +140,7 @@ def _plan_file(
     planned: Plan,
     source: Source,
     done: set[str],
-    earlier: scrubbed.Earlier | None = None,
+    before: earlier.Earlier | None = None,
 ) -> None:
     """Archive one Squad file (in pieces when it is large) and plan its sections."""
     got = read(source)
@@ -166,7 +166,9 @@ def _plan_file(
         ]
     planned.imported += 1
     planned.changed.append(source.rel)
-    planner.start(source, "")
+    leave_out = {p.record.id for p in made}
+    texts = before.texts(source.agent, source.rel, leave_out) if before is not None else []
+    planner.start(source, "", unchanged=planner.earlier_ids(source, texts))
     for piece in made:
         if not piece.record.text:  # a piece of a large file: read again, one at a time
             piece.record.text, piece.raw, _ = _piece_text(ctx, got, piece.start, piece.end)
@@ -177,11 +179,8 @@ def _plan_file(
         if len(made) > 1:
             piece.record.text, piece.raw = "", None
     planner.finish()
-    if earlier is not None:
-        texts = earlier.texts(source.agent, source.rel, {p.record.id for p in made})
-        if texts:
-            now = got.data.decode("utf-8", "replace")
-            planned.scrubbed |= scrubbed.addresses(texts, now)
+    if texts:
+        planned.scrubbed |= scrubbed.addresses(texts, got.data.decode("utf-8", "replace"))
 
 
 @dataclass
@@ -264,12 +263,29 @@ def completed_records(ctx: Context) -> set[str]:
 
 
 def _existing_ids(ctx: Context) -> set[str]:
-    ids = decisions.promoted_ids(ctx)
+    """The entries an import does not write again: those in cold or the wiki, and those that
+    left since (Scribe aged them out, a newer version replaced them, someone forgot them):
+    a section the team did not change since the last import is untouched."""
+    ids = decisions.promoted_ids(ctx) | _left(ctx)
     for path in files.memory_files(ctx.layout.tier_dir("cold")):
         loaded = store.load(ctx.layout, "cold", path)
         if loaded is not None:
             ids.update(e.id for e in loaded.entries)
     return ids
+
+
+# What the audit trail says took an entry out of the tiers for good (or into the archive).
+_LEFT = frozenset({"expire", "cold-budget", "replace", "forget", "purge", "superseded"})
+
+
+def _left(ctx: Context) -> set[str]:
+    """The ids of entries that left the tiers, as the audit trail names them."""
+    found: set[str] = set()
+    for line in audit.read(ctx.layout):
+        ids = line.get("ids")
+        if line.get("action") in _LEFT and isinstance(ids, list):
+            found.update(str(i) for i in ids)
+    return found
 
 
 def write(ctx: Context, planned: Plan, progress: bool = False, maintain: bool = True) -> None:
