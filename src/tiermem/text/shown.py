@@ -3,9 +3,10 @@
 Memory comes from clones, tools and the web, so what is shown of it is escaped here, and only
 here:
 
-- `control`: text for a terminal or a prompt. Control characters other than tab and line end
-  are written as their escapes (`\\x1b`), so an escape sequence is shown, never run; the text
-  kept in the archive is untouched.
+- `control`: text for a terminal or a prompt. Control characters other than tab and line end,
+  and the bidirectional controls (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C), are
+  written as their escapes (`\\x1b`, `\\u202e`), so an escape sequence is shown, never run,
+  and no text is shown reordered; the text kept in the archive is untouched.
 - `inline`: one item of metadata (an id, a title, an author, a path) as one line that cannot
   break out of it: no line end, no control character, no run of backticks or tildes that
   could open or close a code fence, no `#` that could start a heading, and at most
@@ -17,7 +18,8 @@ here:
 - `titled`: an entry's text, which starts with its title, with the title shown as `meta`
   shows it (the rest is the text as recorded: a search result, an entry read whole).
 - `printable`: a message as one printable line (a one-line error naming input as given).
-- `as_json`: JSON whose text has no raw control character (JSON escapes only the first 32).
+- `as_json`: JSON whose text has no raw control character (JSON escapes only the first 32)
+  and no raw bidirectional control.
 - `Terminal`: a text stream that writes everything through `control`: the command line's
   standard output.
 
@@ -39,16 +41,23 @@ META_CHARS = 200
 # Every command's output goes through `control`, so nothing is compiled at start-up: the
 # patterns below are strings, compiled on first use (and cached by `re`).
 
-# Control characters (C0, DEL, C1) but tab and line end: shown, never obeyed by a terminal.
-_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+# The bidirectional controls: marks, embeddings, overrides and isolates. Invisible, they
+# reorder what a reader sees (U+202E shows `exe.txt` for `txt.exe`), so memory shows them.
+BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+# Control characters (C0, DEL, C1) but tab and line end, and the bidirectional controls:
+# shown, never obeyed by a terminal or a reader.
+_CONTROL = {
+    c: repr(chr(c))[1:-1]
+    for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *BIDI)
+}
 # In one line of metadata, every control character, the line and paragraph separators, and
-# the marks that turn a terminal's text around (bidirectional overrides and isolates).
-_BREAKING = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+# the marks that turn a terminal's text around (bidirectional marks, overrides and isolates).
+_BREAKING = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 # Three backticks or tildes open or close a code fence where they start a line.
 _FENCE_RUN = r"`{3,}|~{3,}"
-# What JSON leaves raw that a terminal obeys: DEL, C1, and the separators some readers take
-# for line ends.
-_JSON_RAW = "[\x7f-\x9f\u2028\u2029]"
+# What JSON leaves raw that a terminal or a reader obeys: DEL, C1, the separators some
+# readers take for line ends, and the bidirectional controls.
+_JSON_RAW = "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 
 
 def _escape(char: str) -> str:
