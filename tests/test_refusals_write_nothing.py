@@ -98,3 +98,39 @@ def test_what_a_refusal_would_have_found_is_found_when_it_is_there(
     hits = Memory(root).search("cache key lock file", tier="cold")
     code, out, err = run_cli("--root", str(root), "--now", NOW, "forget", hits[0].id)
     assert code == 0 and "forgot" in out, err
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file and folder under .squad, the lock folder included."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else b"<folder>"
+        for p in sorted((root / ".squad").rglob("*"))
+    }
+
+
+UNBLOCKS = [
+    (("hot", "unblock", "flight", "nothing like it"), "no blocker of flight matches"),
+    (("hot", "unblock", "flight", "h-0000000000"), "no blocker of flight matches"),
+    (("hot", "unblock", "flight", "keys"), "2 blockers of flight match"),
+    (("hot", "unblock", "nobody", "keys"), "unknown agent"),
+]
+
+
+@pytest.mark.parametrize(("args", "said"), UNBLOCKS, ids=[" ".join(a) for a, _ in UNBLOCKS])
+def test_a_refused_unblock_on_a_fresh_clone_makes_not_even_the_lock_folder(
+    template: Path, tmp_path: Path, run_cli: Any, args: tuple[str, ...], said: str
+) -> None:
+    root = tmp_path / "blocked"
+    shutil.copytree(template, root)
+    mem = Memory(root, now=NOW)
+    mem.hot_add("flight", "blocker", "Waiting on the staging keys")
+    mem.hot_add("flight", "blocker", "Waiting on the release keys", source="web")
+    mem.close()
+    shutil.rmtree(root / ".squad/memory/.locks")
+    shutil.rmtree(root / ".squad/memory/local", ignore_errors=True)
+    for path in (root / ".squad/memory").glob("index.sqlite*"):
+        path.unlink()
+    before = _tree(root)
+    code, out, err = run_cli("--root", str(root), "--now", NOW, *args)
+    assert code == 2 and said in err and err.count("\n") == 1, (out, err)
+    assert _tree(root) == before

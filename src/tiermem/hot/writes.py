@@ -57,27 +57,36 @@ def add(ctx: Context, agent: str, slot: str, text: str, trust: str = "") -> Writ
 
 
 def unblock(ctx: Context, agent: str, text: str) -> WriteReport:
-    """Remove the one blocker matched by id or text; the resolution is kept as an action."""
-    needle = text.strip().lower()
-    if not ctx.layout.tier_file("hot", agent).exists():
+    """Remove the one blocker matched by id or text; the resolution is kept as an action,
+    with the blocker's untrusted mark when it has one (the text is the blocker's)."""
+    path = ctx.layout.tier_file("hot", agent)
+    if not path.exists():
         raise NotFoundError(f"agent {agent!r} has no hot tier")
+    # Matched before the lock is taken: a refused command writes nothing, not even a lock.
+    _blocker(agent, store.load(ctx.layout, "hot", path), text)
 
     def change(tier_file: TierFile) -> list[Entry]:
-        blockers = hot.of_slot(tier_file, "blocker")
-        match = [b for b in blockers if b.id == needle or needle in hot.slot_text(b).lower()]
-        if len(match) != 1:
-            found = "no blocker" if not match else f"{len(match)} blockers"
-            raise NotFoundError(f"{found} of {agent} matches {text!r}")
-        tier_file.remove({match[0].id})
-        resolved = "Unblocked: " + hot.slot_text(match[0])
+        blocker = _blocker(agent, tier_file, text)
+        tier_file.remove({blocker.id})
+        resolved = "Unblocked: " + hot.slot_text(blocker)
         n = len(tier_file.entries)
         session_id = tier_file.meta["session"]
-        tier_file.entries.append(
-            hot.make_entry(agent, "action", resolved, ctx.stamp(), session_id, n)
-        )
+        action = hot.make_entry(agent, "action", resolved, ctx.stamp(), session_id, n)
+        tier_file.entries.append(replace(action, trust=blocker.trust))
         return []
 
     return _write(ctx, agent, change, "unblock")
+
+
+def _blocker(agent: str, tier_file: TierFile | None, text: str) -> Entry:
+    """The one blocker of a hot tier that an id or a text names (NotFoundError otherwise)."""
+    needle = text.strip().lower()
+    blockers = hot.of_slot(tier_file, "blocker") if tier_file is not None else []
+    match = [b for b in blockers if b.id == needle or needle in hot.slot_text(b).lower()]
+    if len(match) != 1:
+        found = "no blocker" if not match else f"{len(match)} blockers"
+        raise NotFoundError(f"{found} of {agent} matches {text!r}")
+    return match[0]
 
 
 def clear(ctx: Context, agent: str) -> WriteReport:

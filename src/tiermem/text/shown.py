@@ -47,8 +47,7 @@ BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 # Control characters (C0, DEL, C1) but tab and line end, and the bidirectional controls:
 # shown, never obeyed by a terminal or a reader.
 _CONTROL = {
-    c: repr(chr(c))[1:-1]
-    for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *BIDI)
+    c: repr(chr(c))[1:-1] for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *BIDI)
 }
 # In one line of metadata, every control character, the line and paragraph separators, and
 # the marks that turn a terminal's text around (bidirectional marks, overrides and isolates).
