@@ -153,3 +153,92 @@ def test_mcp_carries_the_mark_through_the_archive(tmp_path: Path) -> None:
     labels = _label_lines(prompt, "zorblax-publish")
     assert labels and all("untrusted source" in label for label in labels), prompt
     assert hits and all(h["trust"] == "untrusted" for h in hits)
+
+
+BLOCKER = "The registry docs say zorblax-publish keys expire: wait for new ones"
+
+
+def _hot_lines(markdown: str, word: str) -> list[str]:
+    return [line for line in markdown.splitlines() if word in line]
+
+
+def test_a_web_blocker_resolved_on_the_command_line_stays_untrusted(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    Memory.init(tmp_path, now=NOW)[0].close()
+    cli = ("--root", str(tmp_path), "--now", NOW)
+    for args in (
+        ("hot", "set", "flight", "--task", "Fix the publish pipeline", "--new-agent"),
+        ("hot", "block", "flight", BLOCKER, "--source", "web"),
+        ("hot", "unblock", "flight", "zorblax-publish keys"),
+    ):
+        code, _, err = run_cli(*cli, *args)
+        assert code == 0, err
+    code, out, _ = run_cli(*cli, "hot", "show", "flight", "--format", "json")
+    [action] = [e for e in json.loads(out)["entries"] if e["slot"] == "action"]
+    assert action["trust"] == "untrusted" and "Unblocked:" in action["title"]
+    code, prompt, _ = run_cli(*cli, "spawn", "flight", "--task", TASK, "--auto")
+    lines = _hot_lines(prompt, "Unblocked:")
+    assert lines and all("(untrusted source)" in line for line in lines), prompt
+    code, _, err = run_cli(
+        "--root", str(tmp_path), "--now", LATER, "scribe", "end-session", "flight"
+    )
+    assert code == 0, err
+    holding = [r for r in _records(tmp_path) if "zorblax-publish" in r.text]
+    assert holding and all(r.trust == "untrusted" for r in holding), holding
+    code, out, _ = run_cli(
+        *cli, "search", "zorblax-publish keys", "--tier", "cold", "--format", "json"
+    )
+    hits = json.loads(out)
+    assert hits and all(h["trust"] == "untrusted" for h in hits), hits
+
+
+def test_a_web_blocker_resolved_over_mcp_stays_untrusted(tmp_path: Path) -> None:
+    Memory.init(tmp_path, now=NOW)[0].close()
+
+    async def run() -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+        async with Client(build_server(Memory(tmp_path, now=NOW)), mode="legacy") as client:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("hot_set", {"agent": "flight", "task": "Fix the pipeline", "new_agent": True}),
+                (
+                    "hot_add",
+                    {"agent": "flight", "kind": "blocker", "text": BLOCKER, "source": "web"},
+                ),
+                ("hot_unblock", {"agent": "flight", "text": "zorblax-publish keys"}),
+            ]
+            for tool, arguments in calls:
+                assert not (await client.call_tool(tool, arguments)).is_error
+            shown = await client.call_tool("hot_show", {"agent": "flight"})
+            spawned = await client.call_tool("spawn", {"agent": "flight", "task": TASK})
+            assert not (await client.call_tool("end_session", {"agent": "flight"})).is_error
+            found = await client.call_tool("search", {"query": "zorblax-publish keys"})
+            assert isinstance(shown.structured_content, dict)
+            assert isinstance(found.structured_content, dict)
+            assert isinstance(spawned.structured_content, dict)
+            return (
+                shown.structured_content,
+                found.structured_content["results"],
+                spawned.structured_content["prompt"],
+            )
+
+    view, hits, prompt = anyio.run(run)
+    [action] = [e for e in view["entries"] if e["slot"] == "action"]
+    assert action["trust"] == "untrusted"
+    lines = _hot_lines(prompt, "Unblocked:")
+    assert lines and all("(untrusted source)" in line for line in lines), prompt
+    assert hits and all(h["trust"] == "untrusted" for h in hits), hits
+    holding = [r for r in _records(tmp_path) if "zorblax-publish" in r.text]
+    assert holding and all(r.trust == "untrusted" for r in holding)
+
+
+def test_a_hand_marked_task_is_shown_marked_in_hot(tmp_path: Path) -> None:
+    """Every slot of the hot view says untrusted where its entry is (a task marked by hand
+    or by a merge, though no command records one so)."""
+    mem, _ = Memory.init(tmp_path, now=NOW)
+    mem.hot_set("flight", "Fix the publish pipeline")
+    mem.close()
+    path = tmp_path / ".squad/memory/hot/flight.md"
+    text = path.read_text(encoding="utf-8").replace("slot=task", "slot=task trust=untrusted")
+    path.write_text(text, encoding="utf-8")
+    view = Memory(tmp_path, now=NOW).hot_view("flight")
+    assert "**Task:** (untrusted source) Fix the publish pipeline" in view.markdown

@@ -48,14 +48,16 @@ def _session_markdown(agent: str, entries: list[Entry]) -> str:
     lines: list[str] = []
     for slot in SINGLE_SLOTS:
         for entry in (e for e in entries if e.slot == slot):
-            lines.append(f"**{LABELS[slot]}:** {_indent(slot_text(entry))}")
+            lines.append(f"**{LABELS[slot]}:** {_mark(entry)}{_indent(slot_text(entry))}")
     for slot, heading in _LIST_SLOTS:
         items = [e for e in entries if e.slot == slot]
         if items:
             lines.append(f"**{heading}:**")
             lines.extend(f"- {_mark(e)}{_indent(slot_text(e))}" for e in items)
     other = [e for e in entries if e.slot not in LABELS]
-    lines.extend(f"- {e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other)
+    lines.extend(
+        f"- {_mark(e)}{e.title}" + (f"\n  {_indent(e.body)}" if e.body else "") for e in other
+    )
     return "\n".join(lines) if lines else f"(no hot memory for {agent})"
 
 

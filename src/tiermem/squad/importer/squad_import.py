@@ -392,7 +392,13 @@ def _retire_superseded(ctx: Context, planned: Plan) -> None:
         for entry in retired:
             marked = f"Superseded by {entry.superseded_by}.\n\n{render_entry(entry)}"
             record = archive.new_record(
-                TEAM, ctx.stamp(), "superseded", f"cold/{TEAM}.md", entry.title, marked
+                TEAM,
+                ctx.stamp(),
+                "superseded",
+                f"cold/{TEAM}.md",
+                entry.title,
+                marked,
+                trust=entry.trust,
             )
             archive.write(ctx.layout, record)
         cold.remove({e.id for e in retired})
