@@ -242,3 +242,52 @@ def test_a_hand_marked_task_is_shown_marked_in_hot(tmp_path: Path) -> None:
     path.write_text(text, encoding="utf-8")
     view = Memory(tmp_path, now=NOW).hot_view("flight")
     assert "**Task:** (untrusted source) Fix the publish pipeline" in view.markdown
+
+
+def _merged_versions(root: Path) -> Path:
+    """A cold file as a union merge leaves it: the web summary, and a version of the same
+    entry another clone wrote without the mark, used later (so it wins the merge)."""
+    mem, _ = Memory.init(root, now=NOW)
+    mem.hot_set("flight", "Fix the publish pipeline")
+    mem.hot_add("flight", "note", WEB, source="web")
+    mem.end_session("flight")
+    mem.close()
+    path = root / ".squad/memory/cold/flight.md"
+    text = path.read_text(encoding="utf-8")
+    entry = text.partition("\n## ")[2]
+    other = (
+        ("## " + entry)
+        .replace(" trust=untrusted", "")
+        .replace("used=2026-03-02T10", "used=2026-03-05T10")
+    )
+    other = other.replace("--force", "--force and --yes")
+    path.write_text(text + "\n" + other, encoding="utf-8")
+    return path
+
+
+def test_a_merged_entry_is_untrusted_when_any_version_is(tmp_path: Path, run_cli: Any) -> None:
+    path = _merged_versions(tmp_path)
+    mem = Memory(tmp_path, now=LATER)
+    hits = [h for h in mem.search("zorblax-publish", tier="cold") if h.id.startswith("c-")]
+    assert hits and all(h.trust == "untrusted" for h in hits), hits
+    assert "--yes" in hits[0].text  # the later version won, and took the mark
+    mem.close()
+    code, _, err = run_cli("--root", str(tmp_path), "--now", LATER, "doctor", "--repair")
+    assert code in (0, 1), err
+    rewritten = path.read_text(encoding="utf-8")
+    assert rewritten.count("<!-- tiermem id=c-") == 1 and "trust=untrusted" in rewritten
+    lost = [r for r in _records(tmp_path) if r.kind == "merge-conflict"]
+    assert lost and all(r.trust == "untrusted" for r in lost)
+
+
+def test_the_merge_driver_keeps_the_mark(tmp_path: Path) -> None:
+    from tiermem.storage.merge import merge_tier_files
+
+    path = _merged_versions(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    head, first, second = text.split("\n## ")
+    base = head + "\n"
+    ours = f"{head}\n## {first}"
+    theirs = f"{head}\n## {second}"
+    merged = merge_tier_files(base, ours, theirs)
+    assert "trust=untrusted" in merged.split("\n## ")[1], merged

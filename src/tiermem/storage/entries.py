@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -352,6 +353,14 @@ def winner(a: Entry, b: Entry) -> Entry:
     return a if rank(a) >= rank(b) else b
 
 
+def marked_as(kept: Entry, versions: Sequence[Entry]) -> Entry:
+    """The version a merge keeps, untrusted when any version of it is: the mark of text
+    from a tool or the web is never lost to a version that wins without it."""
+    if kept.trust or not any(v.trust for v in versions):
+        return kept
+    return replace(kept, trust=max(v.trust for v in versions))
+
+
 def parse(text: str, path: Path | str = "<memory>", default_cls: str = "learning") -> TierFile:
     """Parse a tier file; raise ParseError (file and line) when it cannot be read safely.
 
@@ -482,7 +491,7 @@ class _Block:
         made = [
             _entry_from(p, self.title, body, self.default_cls, self.path, ln) for ln, p in metas
         ]
-        entry = functools.reduce(winner, made)
+        entry = marked_as(functools.reduce(winner, made), made)
         first = metas[0][0] - 1
         if len(metas) > 1:
             reason = "several metadata lines (merge); newest kept"
@@ -525,6 +534,7 @@ def _fold(tier_file: TierFile, entry: Entry, seen: dict[str, tuple[int, int]], l
         return
     kept = winner(existing, entry)
     lost = entry if kept is existing else existing
+    kept = marked_as(kept, (lost,))
     tier_file.entries[index] = kept
     if (lost.title, lost.body) != (kept.title, kept.body):
         reason = "same id with different text; newest kept, the other archived on next write"

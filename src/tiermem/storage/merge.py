@@ -103,11 +103,12 @@ def _merge_one(base: Entry | None, ours: list[Entry], theirs: list[Entry]) -> li
         return theirs
     versions = _distinct([*ours, *theirs])
     winner = reduce(entries.winner, versions)
+    marked = entries.marked_as(winner, versions)
     if len({(e.title, e.body) for e in versions}) == 1:
-        return [winner]  # only metadata differs (a refreshed last use): newest wins
+        return [marked]  # only metadata differs (a refreshed last use): newest wins
     # Two texts: both are written under one id. Reading folds them (the winner rule picks
     # the same one in every clone), reports the conflict, and archives the other version.
-    return [winner, *[e for e in versions if e is not winner]]
+    return [marked, *[e for e in versions if e is not winner]]
 
 
 def _distinct(versions: Sequence[Entry]) -> list[Entry]:
