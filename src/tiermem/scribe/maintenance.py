@@ -126,7 +126,7 @@ def _to_leave(
     Context): it is what the agent is, not a session, and only a newer version replaces it.
     """
     ttl = ctx.config.cold.ttl_days
-    local = use.recorded(ctx.layout)
+    local = use.recorded(ctx.layout, now[:10])
     days = active_days(colds, now)
     expired, over = [], []
     for agent, cold in colds:

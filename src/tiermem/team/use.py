@@ -14,12 +14,19 @@ day of spawns changes that one file and a run with nothing new changes none. Git
 by union (`.gitattributes`): two clones' lines for one entry both stay, and the later day
 counts. Ageing reads the latest of an entry's `used` field (written by tiermem before the
 ledger, and at an entry's making), the ledger and this clone's record.
+
+A day of use that cannot be true never counts: one that is no date (`2026-99-99`), or one
+after today by the clock and after the day of the repository's latest commit (`9999-12-31`:
+a clone with a wrong clock, a hand edit), which would keep an entry from ageing forever.
+Days are compared as dates only once they are known to be dates. `tiermem doctor` names
+such lines, and `doctor --repair` drops them; a fold drops them from what it rewrites.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 
 from ..context import Context
@@ -48,26 +55,111 @@ def ledger_path(layout: Layout) -> Path:
     return layout.memory / LEDGER_NAME
 
 
-def recorded(layout: Layout) -> dict[str, str]:
+Plausible = Callable[[str], bool]
+_GIT_TIMEOUT_SECONDS = 10
+
+
+def plausible(layout: Layout, today: str | None = None) -> Plausible:
+    """Which days of use can be true: a date that exists, no later than today (by the clock
+    when not given) or than the day of the repository's latest commit, whichever is later,
+    so that a clone whose clock runs behind another's keeps that clone's days. Git is asked
+    only for a day after today, once."""
+    if today is None:
+        from ..storage.clock import Clock
+
+        today = Clock().stamp()[:10]
+    latest: list[str] = []
+
+    def check(day: str) -> bool:
+        if not _is_date(day):
+            return False
+        if day <= today:
+            return True
+        if not latest:
+            latest.append(latest_commit_day(layout.root))
+        return day <= latest[0]
+
+    return check
+
+
+def _any_day(day: str) -> bool:
+    """Every day, as a file is compacted: which of them can be true is for its reader."""
+    return True
+
+
+def _is_date(day: str) -> bool:
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
+
+
+def latest_commit_day(root: Path) -> str:
+    """The UTC day of the latest commit of the repository at `root` ("" without git, or
+    without a commit)."""
+    import os
+    import subprocess
+
+    from ..storage.clock import parse_time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    command = ["git", "-C", str(root), "log", "-1", "--format=%cI"]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, env=env, timeout=_GIT_TIMEOUT_SECONDS, check=False
+        )
+        when = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+        return parse_time(when).strftime("%Y-%m-%d") if when else ""
+    except (OSError, subprocess.SubprocessError, ValueError, TiermemError):
+        return ""
+
+
+def recorded(layout: Layout, today: str | None = None) -> dict[str, str]:
     """Entry id -> the last day it was used (YYYY-MM-DD): in any clone, as the team's
-    ledger has it, or in this one, as its own record has it."""
-    days = ledger(layout)
+    ledger has it, or in this one, as its own record has it (days that cannot be true left
+    out, `plausible`)."""
+    check = plausible(layout, today)
+    days = ledger(layout, check)
     # A store made before keeps its record in Squad's `local/` until its next write moves it.
     mine = _read(layout.used) + _read_quietly(local_state.legacy_used(layout))
-    for entry_id, day in _parse(mine).items():
+    for entry_id, day in _parse(mine, check).items():
         days[entry_id] = max(day, days.get(entry_id, ""))
     return days
 
 
-def ledger(layout: Layout) -> dict[str, str]:
+def ledger(layout: Layout, check: Plausible | None = None) -> dict[str, str]:
     """Entry id -> its last day of use, as the team's ledger has it (a line a union merge
-    doubled counts its later day; a torn or foreign line is skipped)."""
+    doubled counts its later day; a torn or foreign line, or a day that cannot be true, is
+    skipped)."""
+    check = check or plausible(layout)
     days: dict[str, str] = {}
     for line in _read(ledger_path(layout)):
-        if m := _LEDGER_LINE.fullmatch(line.strip()):
+        if (m := _LEDGER_LINE.fullmatch(line.strip())) and check(m.group(2)):
             entry_id, day = m.groups()
             days[entry_id] = max(day, days.get(entry_id, ""))
     return days
+
+
+def implausible(layout: Layout, today: str) -> dict[Path, list[tuple[int, str]]]:
+    """The lines (number, day) of the ledger and of this clone's record whose day cannot
+    be true (`plausible`), by file: what `doctor` names and `--repair` drops."""
+    check = plausible(layout, today)
+    found: dict[Path, list[tuple[int, str]]] = {}
+    for path, shape, at in ((ledger_path(layout), _LEDGER_LINE, 2), (layout.used, _LINE, 1)):
+        for n, line in enumerate(_read(path), start=1):
+            if (m := shape.fullmatch(line.strip())) and not check(m.group(at)):
+                found.setdefault(path, []).append((n, m.group(at)))
+    return found
+
+
+def drop_lines(layout: Layout, path: Path, numbers: set[int]) -> None:
+    """Rewrite a use file without some of its lines (under its lock; the others as they
+    are)."""
+    with files.locked(layout, path):
+        lines = _read(path)
+        kept = [line for n, line in enumerate(lines, start=1) if n not in numbers]
+        files.atomic_write(path, "".join(f"{line}\n" for line in kept))
 
 
 def last_use(used: str, created: str, local: Mapping[str, str], entry_id: str) -> str:
@@ -87,7 +179,7 @@ def mark_used(ctx: Context, docs: Sequence[Doc]) -> None:
     path = ctx.layout.used
     with files.locked(ctx.layout, path):
         lines = _read(path)
-        seen = _parse(lines)
+        seen = _parse(lines, _any_day)  # compacted, every line is kept: reads judge them
         known.update(i for i, day in seen.items() if day == today)
         new = sorted(wanted - known)
         if not new:
@@ -129,14 +221,18 @@ def fold(ctx: Context, dry_run: bool = False) -> list[str]:
         return []
     target = ledger_path(ctx.layout)
     with files.locked(ctx.layout, path), files.locked(ctx.layout, target):
-        local = _parse(_read(path))
-        team = ledger(ctx.layout)
+        check = plausible(ctx.layout, ctx.stamp()[:10])
+        lines = _read(path)
+        local = _parse(lines, check)
+        team = ledger(ctx.layout, check)
         moved = sorted(i for i, day in local.items() if day > team.get(i, ""))
         if dry_run or not moved:
             return moved
         team.update({i: local[i] for i in moved})
+        # The ledger is written without days that cannot be true; this clone's record
+        # keeps every line (`doctor --repair` drops those).
         _write_ledger(ctx, _kept(ctx, team))
-        _rewrite(ctx.layout, local)
+        _rewrite(ctx.layout, _parse(lines, _any_day))
     return moved
 
 
@@ -168,11 +264,12 @@ def _read_quietly(path: Path) -> list[str]:
         return []
 
 
-def _parse(lines: Iterable[str]) -> dict[str, str]:
-    """The last day of each id; a torn or foreign line is skipped, never an error."""
+def _parse(lines: Iterable[str], check: Plausible) -> dict[str, str]:
+    """The last day of each id; a torn or foreign line, or a day that cannot be true, is
+    skipped, never an error."""
     days: dict[str, str] = {}
     for line in lines:
-        if m := _LINE.fullmatch(line.strip()):
+        if (m := _LINE.fullmatch(line.strip())) and check(m.group(1)):
             day, entry_id = m.groups()
             days[entry_id] = max(day, days.get(entry_id, ""))
     return days

@@ -32,6 +32,9 @@ What it looks at, and what matters:
   is counted as the index reads it and never changed; a file there tiermem cannot read as
   one is a note. Squad's `tombstones/`, `config.json`, `index.json` and `audit.jsonl` are
   Squad's alone: never looked into.
+- days of use: a line of the team's use ledger (`last-use.txt`) or of this clone's record
+  whose day is no date (`2026-99-99`), or after today and the repository's latest commit
+  (`9999-12-31`), is named; ageing ignores it, and --repair drops the line.
 - notes, not problems: text queued for Scribe, a write in progress, an index not built yet.
   Records that no entry cites are fine: the archive keeps every raw text, cited or not.
 
@@ -107,6 +110,7 @@ class _Doctor:
         self.sections()
         self.queues()
         self.squads()
+        self.use_days()
         self.config()
         self.index()
         self.git()
@@ -424,6 +428,25 @@ class _Doctor:
                         serious=False,
                     )
 
+    def use_days(self) -> None:
+        """Days of use that cannot be true, in the team's use ledger or this clone's record:
+        no date, or after today and the repository's latest commit. Ageing ignores them;
+        --repair drops their lines."""
+        from ..team import use
+
+        for path, lines in use.implausible(self.layout, self.ctx.stamp()[:10]).items():
+            self.count("days of use", len(lines))
+            shown = ", ".join(f"line {n}: {day}" for n, day in lines[:5])
+            more = f" and {len(lines) - 5} more" if len(lines) > 5 else ""
+            problem = (
+                f"{len(lines)} day(s) of use that cannot be true ({shown}{more}: no date, or "
+                "after today and the latest commit); ignored, they would keep entries from "
+                "ageing"
+            )
+            finding = self.found("use", path, problem)
+            numbers = {n for n, _ in lines}
+            self.repair(finding, functools.partial(_drop_use, self.layout, path, numbers))
+
     def config(self) -> None:
         from ..storage import config
 
@@ -565,6 +588,13 @@ def _age(seconds: float) -> str:
 def _remove(path: Path) -> str:
     files.unlink(path)
     return "removed"
+
+
+def _drop_use(layout: Layout, path: Path, numbers: set[int]) -> str:
+    from ..team import use
+
+    use.drop_lines(layout, path, numbers)
+    return f"dropped {len(numbers)} line(s)"
 
 
 def _clear_cache_path(path: Path, kind: str) -> str:
