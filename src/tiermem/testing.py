@@ -217,7 +217,7 @@ class MemoryIndex(Index):
         """One file's documents into `found`, parsed again only when its bytes changed."""
         from .errors import ParseError
         from .index import schema
-        from .storage import digest
+        from .storage import digest, retired
 
         rel = f"{self.layout.relative(reader.path)}/{name}"
         try:
@@ -225,6 +225,8 @@ class MemoryIndex(Index):
             if got is None:
                 return  # gone since the listing
             sha = digest.sha256_hex(got[0])
+            if tier == "archive":  # a record's documents change with the retired passages
+                sha += ":" + retired.stamp(self.layout)
             held = self._files.get(rel)
             if held is not None and held[0] == sha:
                 found[rel] = held

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ParseError, TiermemError, UnsafePathError
-from ..storage import files, governed, safepath
+from ..storage import files, governed, retired, safepath
 from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS, TIERS
 from .protocol import Doc, SyncReport
@@ -340,8 +340,8 @@ def _record_folder(name: str, kind: str) -> bool:
 
 
 def fingerprint(layout: Layout) -> str:
-    """Every tier file's size and mtime, every archive folder's mtime and every file of
-    Squad's governed memory, as one digest.
+    """Every tier file's size and mtime, every archive folder's mtime, every file of
+    Squad's governed memory and the ledger of retired passages' stamp, as one digest.
 
     Every read runs it, so it stamps what `os.scandir` lists (names and types come with
     the listing) relative to the open folder, instead of building and testing paths.
@@ -366,4 +366,5 @@ def fingerprint(layout: Layout) -> str:
             parts.append(f"{rel}/: unreadable")
             continue
         parts.extend(f"{rel}/{name}:{stamp}" for name, stamp in found)
+    parts.append(f"{retired.NAME}:{retired.stamp(layout)}")
     return _sha("\n".join(sorted(parts)))

@@ -193,15 +193,18 @@ def entry_doc(entry: Entry, tier: str, agent: str, path: str) -> Doc:
     )
 
 
-def archive_docs(record: archive.Record, rel: str) -> list[Doc]:
-    """The chunks of a record; the chunks of one section name its first chunk as parent."""
+def archive_docs(
+    record: archive.Record, rel: str, retired: frozenset[int] = frozenset()
+) -> list[Doc]:
+    """The chunks of a record, less those retired (its header's and `retired`, the
+    ledger's); the chunks of one section name its first chunk as parent."""
     pieces = archive.chunks(record.text)
     ids = [record.id if n == 0 else f"{record.id}#{n}" for n in range(len(pieces))]
     size = Counter(piece.section for piece in pieces)
     first: dict[int, str] = {}
     for n, piece in enumerate(pieces):
         first.setdefault(piece.section, ids[n])
-    retired = record.retired_chunks()  # `forget` took them out of search and spawns
+    retired |= record.retired_chunks()  # `forget` took them out of search and spawns
     return [
         Doc(
             id=ids[n],

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import ParseError
-from ..storage import archive, digest, governed, store
+from ..storage import archive, digest, governed, retired, store
 from ..storage.layout import Layout
 from . import passages
 from .protocol import Doc, archive_docs, entry_doc
@@ -143,7 +143,8 @@ def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc]
     """The documents of a file as it holds them (nothing derived from their text yet), and
     the merge conflicts it holds (ParseError when it does not parse)."""
     if tier == "archive":
-        return archive_docs(archive.parse(data, path), rel), []
+        record = archive.parse(data, path)
+        return archive_docs(record, rel, retired.chunks_of(path, record.id)), []
     if tier == governed.TAG:
         return _governed_docs(path, rel, data), []
     tier_file = store.parse(tier, path, data)

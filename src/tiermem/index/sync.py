@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import LockTimeout, ParseError, TiermemError
-from ..storage import files
+from ..storage import files, retired
 from . import parsing
 from .database import TURNS, Database, store_error
 from .derived import Derived
@@ -53,6 +53,9 @@ class Sync:
         # files, and whether a folder was listed so.
         self._racy: list[str] = []
         self._racy_folder = False
+        # The ledger of retired passages as read before this sync parsed anything: every
+        # record it parses is read with this ledger or a later one (see `_retirements`).
+        self._retired: retired.Retired = {}
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -130,6 +133,7 @@ class Sync:
 
     def _sync_locked(self, before: str) -> SyncReport:
         """Read and parse what changed, then write it under the index lock."""
+        self._retired = retired.load(self.layout)
         self._read_ahead(everything=False)
         try:
             with files.locked(self.layout, self.layout.index):
@@ -146,11 +150,32 @@ class Sync:
         with self.database.transaction():
             for table in ("files", "dirs", "docs", "docs_fts") if emptied else ():
                 self.db.execute(f"DELETE FROM {table}")
+            self._retirements()
             self._sync_folders(report, trust_archive=True)
             self._settle()
             kept = "" if self._racy or self._racy_folder else before
             self.db.execute("INSERT OR REPLACE INTO meta VALUES('fingerprint', ?)", (kept,))
         return report
+
+    def _retirements(self) -> None:
+        """Records whose retired passages changed since the index read them (a `forget`, a
+        merge of the ledger) are read again, their folders listed again: their bytes did not
+        change, the ledger did. The ledger as this sync read it is kept.
+
+        The ledger only grows (retirements are appended, a merge adds lines), so a record
+        parsed with a later ledger than the one kept differs from the next sync's ledger
+        only where the kept one does too, and is read again then.
+        """
+        row = self.db.execute("SELECT value FROM meta WHERE key='retired'").fetchone()
+        before = retired.parse(str(row[0]).splitlines()) if row else {}
+        for record in sorted(retired.changed(before, self._retired)):
+            pattern = f"%/archive/%/{record}.md"
+            paths = self.db.execute("SELECT path, dir FROM files WHERE path LIKE ?", (pattern,))
+            for path, folder in paths.fetchall():
+                self.db.execute("UPDATE files SET size=-1, sha='' WHERE path=?", (path,))
+                self.db.execute("DELETE FROM dirs WHERE path=?", (folder,))
+        text = retired.as_text(self._retired)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES('retired', ?)", (text,))
 
     def _read_ahead(self, everything: bool) -> None:
         """Read and parse, before the index lock is taken, the files a sync is about to write
@@ -364,6 +389,7 @@ class Sync:
             built = self.database.take_built()
             if built is not None:  # just built whole from the files, as asked
                 return built
+            self._retired = retired.load(self.layout)
             self._read_ahead(everything=True)
             # Emptied and filled again in one transaction: readers see the old or the new.
             with files.locked(self.layout, self.layout.index):
@@ -383,6 +409,7 @@ class Sync:
         """Sync the files into a new index of this process's own (see `Database._fill`):
         what it reads is what it writes, no other process writing between."""
         self._settled = _OWN_READS
+        self._retired = retired.load(self.layout)
         self._parsing = parsing.workers(self.layout)
         try:
             with self.database.using(db):

@@ -8,7 +8,10 @@ that archive one text at different times make two records, never one file with t
 contents (a git conflict), and search folds the two. Within a clone a text already
 archived is not archived again (its key is found), which makes every Scribe step safe to
 repeat after a crash, at any time. Records made before the header counted are `a-{key}`.
-The one exception: `tiermem forget --purge` rewrites a record in place, under its name.
+The one exception: `tiermem forget --purge` rewrites a record in place, under its name (and
+`doctor --repair` writes back a record git left with conflict markers in its header).
+Retiring a passage never touches its record: it is a line of the ledger of retired
+passages (`storage.retired`).
 
 An imported file that is not all UTF-8 is archived as its original bytes (header
 `decode=replace`): the record's text reads them with U+FFFD in place of the bytes that are not
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ParseError, TiermemError, UsageError
@@ -75,7 +78,9 @@ class Record(Result):
     retired: str = field(
         default="",
         metadata=about(
-            "Chunks `forget` retired (`0,3`): kept byte for byte, never searched or served."
+            "Chunks an older tiermem's `forget` retired in the record's header (`0,3`): kept "
+            "byte for byte, never searched or served (retirements now go to the ledger, "
+            ".squad/memory/retired.txt)."
         ),
     )
     committed: str = field(
@@ -250,20 +255,51 @@ def rewrite(layout: Layout, record: Record, purged: str) -> None:
     files.atomic_write(path_of(layout, record.agent, record.id), data)
 
 
-def retire(layout: Layout, agent: str, record_id: str, chunks: set[int]) -> Record:
-    """Retire chunks of a record from search and spawns: its header lists them, its bytes
-    stay as they are (the other exception to create-only; the name and what cites it stay)."""
-    path = path_of(layout, agent, record_id)
-    data = files.read_bytes(path)
-    if data is None:
-        raise ParseError(path, 1, "archive record does not exist")
-    record = parse(data, path)
-    record.retired = ",".join(str(n) for n in sorted(record.retired_chunks() | chunks))
-    fields = header(path)
+def without_retired(record: Record, data: bytes) -> bytes:
+    """A record file's bytes with no chunk retired in its header (they are the ledger's
+    now, `storage.retired`): the file as it was archived, or as a purge left it."""
+    fields = _fields(data[: data.find(b"\n")].decode("utf-8", "replace"))
     raw = body(data) if fields.get("decode") == "replace" else None
     kept = {k: fields[k] for k in ("purged",) if fields.get(k)}
-    files.atomic_write(path, _header(record, raw, **kept).encode("utf-8") + body(data))
-    return record
+    return _header(replace(record, retired=""), raw, **kept).encode("utf-8") + body(data)
+
+
+# Git's conflict markers, each at the start of a line: ours, a diff3 base, theirs, the end;
+# and which part of a conflict each one starts ("": what both sides hold).
+_MARKER = re.compile(rb"^(?:<{7}|\|{7}|={7}|>{7})(?: [^\n]*)?\r?$", re.MULTILINE)
+_STEPS = {
+    ("", b"<<<<<<<"): "ours",
+    ("ours", b"|||||||"): "base",
+    ("ours", b"======="): "theirs",
+    ("base", b"======="): "theirs",
+    ("theirs", b">>>>>>>"): "",
+}
+
+
+def conflict_sides(data: bytes) -> tuple[bytes, bytes] | None:
+    """The two versions of a file git left with conflict markers (ours, theirs; a diff3
+    base left out), None when it holds no conflict or markers that do not pair."""
+    ours: list[bytes] = []
+    theirs: list[bytes] = []
+    state, seen = "", False
+    for line in data.splitlines(keepends=True):
+        marked = _MARKER.fullmatch(line.rstrip(b"\n"))
+        after = _STEPS.get((state, line[:7])) if marked else None
+        if after is not None:
+            state, seen = after, True
+            continue
+        if state in ("", "ours"):
+            ours.append(line)
+        if state in ("", "theirs"):
+            theirs.append(line)
+    if not seen or state:
+        return None
+    return b"".join(ours), b"".join(theirs)
+
+
+def has_markers(data: bytes) -> bool:
+    """Whether bytes hold a line that reads as one of git's conflict markers."""
+    return bool(_MARKER.search(data))
 
 
 def body(data: bytes) -> bytes:
@@ -319,7 +355,11 @@ def header(path: Path) -> dict[str, str]:
         return {}
     if data is None:
         return {}
-    head = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    return _fields(data.split(b"\n", 1)[0].decode("utf-8", "replace"))
+
+
+def _fields(head: str) -> dict[str, str]:
+    """The fields of a header line (empty when it is no header)."""
     if not head.startswith(_HEADER) or not head.endswith("-->"):
         return {}
     items = (item.partition("=")[::2] for item in head[len(_HEADER) : -3].split())

@@ -52,6 +52,8 @@ queue/*.md merge=union
 tiermem-audit.jsonl merge=union
 # The team's use ledger: one line per entry and day; the later day of an entry counts.
 last-use.txt merge=union
+# Retired passages of archived text: one line each, kept outside the records.
+retired.txt merge=union
 # Archive records are create-only and named by their content: they never conflict.
 archive/** -diff
 """

@@ -18,7 +18,12 @@ What it looks at, and what matters:
 - archive records: one that fails its size and hash (a merge wrote into it) is moved aside
   to `damaged/` and its text archived again as a new record, which the entries that cited
   the old one now cite; an entry citing a record that is not there is named (its own text
-  remains; the raw text it was made from is gone).
+  remains; the raw text it was made from is gone). One git left with conflict markers is
+  never archived with them: where both versions hold the same text (two clones retired
+  passages in its header, as tiermem did before the ledger of retired passages) it is
+  written back as archived and the passages both retired go to the ledger; otherwise each
+  version's text is archived again (only a purged one, where a purge took text out); markers
+  that do not pair are refused, for a person to resolve.
 - the index: a link, a folder, a file that is no database, another schema, an index not
   sealed by this clone (committed, copied, or changed since), objects tiermem never makes
   (a trigger, a view, another table), a log left beside it, or rows that differ from the
@@ -53,7 +58,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..context import Context
-from ..errors import ParseError, TiermemError, UnsafePathError, UsageError
+from ..errors import ParseError, StoreError, TiermemError, UnsafePathError, UsageError
 from ..results import DoctorReport, Finding
 from ..storage import archive, entries, files, governed, safepath, store, validate
 from ..storage.layout import TEAM, Layout
@@ -268,39 +273,87 @@ class _Doctor:
             return
         except ParseError as exc:
             reason = exc.reason
+        if archive.has_markers(data):
+            reason = (
+                "holds git's conflict markers (two clones changed it: a tiermem before the "
+                "ledger of retired passages wrote retirements into the record's header)"
+            )
         finding = self.found("archive", path, reason)
         self.repair(finding, lambda: self.recover(agent, path, data))
 
     def recover(self, agent: str, path: Path, data: bytes) -> str:
-        """Move a damaged record aside; archive its text again where it is text."""
+        """Mend a damaged record. One git left in conflict over its header only is written
+        back whole, the passages either side retired moved to the ledger; any other is moved
+        aside and its text archived again (each version's, for a conflict: git's markers
+        are never archived as text). Markers that do not pair are refused: the record stays
+        as it is, for a person to resolve."""
+        sides = archive.conflict_sides(data)
+        if sides is None and archive.has_markers(data):
+            raise StoreError(
+                "its git conflict markers do not pair; resolve it by hand "
+                "(`git checkout --ours` or `--theirs` on it), then run doctor again"
+            )
+        if sides is not None:
+            mended = self.resolve(path, sides)
+            if mended:
+                return mended
+        versions = _kept_versions(sides) if sides is not None else [data]
         aside = self.layout.memory / DAMAGED / "archive" / agent / path.name
+        old = f"archive/{agent}/{path.name}"
+        said = [f"moved to {self.rel(aside)}"]
+        for version in versions:
+            record = self.archive_again(agent, path, version)
+            if record is None:
+                said.append("its text is not readable as UTF-8, kept there as it was")
+                continue
+            self.moved.setdefault(old, record.location)
+            said.append(f"its text archived again as {record.location}")
+        files.move(path, aside)
+        return "; ".join(said)
+
+    def resolve(self, path: Path, sides: tuple[bytes, bytes]) -> str:
+        """A record both of whose versions hold the same text (a merge of two retirements
+        written into its header): written back as archived, the retirements to the ledger
+        first (a kill in between leaves the conflict for the next run). "" otherwise."""
+        from ..storage import retired
+
+        try:
+            ours, theirs = (archive.parse(side, path) for side in sides)
+        except ParseError:
+            return ""
+        if (ours.id, ours.text) != (theirs.id, theirs.text):
+            return ""
+        chunks = ours.retired_chunks() | theirs.retired_chunks()
+        if chunks:
+            retired.add(self.layout, ours.id, chunks, self.ctx.stamp()[:10])
+        files.atomic_write(path, archive.without_retired(ours, sides[0]))
+        moved = ", ".join(f"#{n}" for n in sorted(chunks)) or "none"
+        return f"written back as archived; its retired passages ({moved}) in {retired.NAME}"
+
+    def archive_again(self, agent: str, path: Path, data: bytes) -> archive.Record | None:
+        """The text of a damaged record (after its header, when it has one) archived as a new
+        record, with the header's trust; None when it is not text."""
         newline = data.find(b"\n")
         has_header = data.startswith(b"<!-- tiermem-archive ") and newline >= 0
         raw = data[newline + 1 :] if has_header else data
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            text = ""
-        old = f"archive/{agent}/{path.name}"
-        said = f"moved to {self.rel(aside)}"
-        if text.strip():
-            header = _header_fields(data[:newline] if has_header else b"")
-            record = archive.new_record(
-                agent,
-                self.ctx.stamp(),
-                "recovered",
-                old,
-                f"recovered from {path.stem}: {header.get('title', '')}".strip(": "),
-                text,
-                trust=header.get("trust", ""),
-            )
-            archive.write(self.layout, record)
-            self.moved[old] = record.location
-            said += f"; its text archived again as {record.location}"
-        else:
-            said += "; its text is not readable as UTF-8, kept there as it was"
-        files.move(path, aside)
-        return said
+            return None
+        if not text.strip():
+            return None
+        header = _header_fields(data[:newline] if has_header else b"")
+        record = archive.new_record(
+            agent,
+            self.ctx.stamp(),
+            "recovered",
+            f"archive/{agent}/{path.name}",
+            f"recovered from {path.stem}: {header.get('title', '')}".strip(": "),
+            text,
+            trust=header.get("trust", ""),
+        )
+        archive.write(self.layout, record)
+        return record
 
     def citations(self) -> None:
         """Entries citing records: moved ones are pointed at their recovered record; missing
@@ -644,6 +697,14 @@ def _renamed(loaded: entries.TierFile) -> dict[str, str]:
     """Fresh id -> the old one (percent-encoded) of the entries this read renamed."""
     fresh = {m.renamed for m in loaded.mended if m.renamed}
     return {e.id: dict(e.extra).get(entries.WAS, "") for e in loaded.entries if e.id in fresh}
+
+
+def _kept_versions(sides: tuple[bytes, bytes]) -> list[bytes]:
+    """The versions of a record in conflict to archive again: each once, and only the purged
+    ones where a purge took text out of one (the other would bring it back)."""
+    versions = list(dict.fromkeys(sides))
+    purged = [v for v in versions if "purged" in _header_fields(v[: v.find(b"\n")])]
+    return purged or versions
 
 
 def _header_fields(line: bytes) -> dict[str, str]:

@@ -5,8 +5,10 @@ whole entry with it), archives the entry's text unless the archive already holds
 the entry out of every tier file it is in (hot, cold, wiki and Scribe's queue) and audits
 the act. Nothing is lost: search still finds the text in the archive. Given a passage of
 archived text (`a-...`, `a-...#3`, as search and spawns show it), `forget` retires that
-passage (its whole section): the record keeps every byte, and its header lists the passage,
-which no search or spawn serves again. A search for a forgotten id says when it was
+passage (its whole section): the record keeps every byte, and a line of the ledger of
+retired passages (`storage.retired`) names the passage, which no search or spawn serves
+again. Every retirement is audited before it is made (a kill in between leaves an intent
+audited, never a retirement unaudited). A search for a forgotten id says when it was
 forgotten and why (`forgotten`).
 
 `purge` is the one deletion, for a credential that slipped through redaction. It takes
@@ -38,7 +40,7 @@ from ..errors import NotFoundError, ParseError, TiermemError, UsageError
 from ..index.protocol import Doc
 from ..results import ForgetReport
 from ..spawn import log as spawn_log
-from ..storage import archive, audit, files, governed, safepath, store
+from ..storage import archive, audit, files, governed, retired, safepath, store
 from ..storage.entries import Entry, escape_value, render_entry
 from ..storage.layout import TEAM
 from ..vocabulary import FILE_TIERS, QUEUE
@@ -100,8 +102,9 @@ def _retire(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport
         _purge_text(ctx, report, texts, reason, tiers, sources)
         return report
     report.archived = _keep(ctx, gone, report.files)
-    _remove(ctx, found)
+    # Audited before the entry leaves its tiers (see `_retire_archived`).
     ctx.audit("forget", report.ids, tiers, reason or "retired", record=report.archived)
+    _remove(ctx, found)
     return report
 
 
@@ -271,10 +274,12 @@ def _retire_archived(ctx: Context, target: str, reason: str) -> ForgetReport:
         raise NotFoundError(f"no archived text {target} (or it was forgotten before)")
     record_id = target.split("#")[0]
     chunks = {int(d.id.partition("#")[2] or 0) for d in docs}
-    archive.retire(ctx.layout, docs[0].agent, record_id, chunks)
     report = ForgetReport(target, sorted(d.id for d in docs))
     report.archived = _location(docs[0])
+    # The audit line first, as the intent: a kill between the two leaves a retirement
+    # audited and not made (done again by the next `forget`), never one made unaudited.
     ctx.audit("forget", report.ids, ["archive"], reason or "retired", record=report.archived)
+    retired.add(ctx.layout, record_id, chunks, ctx.stamp()[:10])
     return report
 
 
