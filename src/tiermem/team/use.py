@@ -16,8 +16,9 @@ counts. Ageing reads the latest of an entry's `used` field (written by tiermem b
 ledger, and at an entry's making), the ledger and this clone's record.
 
 A day of use that cannot be true never counts: one that is no date (`2026-99-99`), or one
-after today by the clock and after the day of the repository's latest commit (`9999-12-31`:
-a clone with a wrong clock, a hand edit), which would keep an entry from ageing forever.
+after today (by tiermem's clock and the system's) and after the day of the repository's
+latest commit (`9999-12-31`: a clone with a wrong clock, a hand edit), which would keep an
+entry from ageing forever.
 Days are compared as dates only once they are known to be dates. `tiermem doctor` names
 such lines, and `doctor --repair` drops them; a fold drops them from what it rewrites.
 """
@@ -60,14 +61,15 @@ _GIT_TIMEOUT_SECONDS = 10
 
 
 def plausible(layout: Layout, today: str | None = None) -> Plausible:
-    """Which days of use can be true: a date that exists, no later than today (by the clock
-    when not given) or than the day of the repository's latest commit, whichever is later,
-    so that a clone whose clock runs behind another's keeps that clone's days. Git is asked
-    only for a day after today, once."""
-    if today is None:
-        from ..storage.clock import Clock
+    """Which days of use can be true: a date that exists, no later than today or than the
+    day of the repository's latest commit, whichever is later, so that a clone whose clock
+    runs behind another's keeps that clone's days. Today is tiermem's (`--now`, by default
+    the system's), or the system's where `--now` sets an earlier day: a day already past is
+    a day of use that can have been. Git is asked only for a day after today, once."""
+    from datetime import UTC, datetime
 
-        today = Clock().stamp()[:10]
+    system = datetime.now(UTC).strftime("%Y-%m-%d")
+    today = max(today or "", system)
     latest: list[str] = []
 
     def check(day: str) -> bool:
