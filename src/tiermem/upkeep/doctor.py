@@ -227,12 +227,16 @@ class _Doctor:
             self.sessions(path, loaded)
 
     def fold(self, tier: str, path: Path, loaded: entries.TierFile) -> str:
-        kept = store.rewrite(self.layout, tier, path)
-        said = f"rewritten well-formed, each id once; {kept} losing version(s) archived"
         renamed = _renamed(loaded)
         if renamed:
+            # The audit line first, as the intent: a kill before the rewrite leaves ids
+            # audited and not renamed yet (the next repair renames them, to the same ids),
+            # never ids renamed unaudited.
             was = {new: self.ctx.redact(old)[0] for new, old in renamed.items()}
             self.ctx.audit("rename", list(renamed), [tier], "ids that break the id rule", was=was)
+        kept = store.rewrite(self.layout, tier, path)
+        said = f"rewritten well-formed, each id once; {kept} losing version(s) archived"
+        if renamed:
             said += f"; {len(renamed)} id(s) renamed (the old ones, percent-encoded, in the audit)"
         return said
 
