@@ -11,6 +11,7 @@
     python tests/stress.py failures --disk-writes 6
     python tests/stress.py fuzz --fuzz 20000
     python tests/stress.py canaries
+    python tests/stress.py retire --retire-trials 50
 
 Phases:
   concurrency  N real processes mix hot writes, `decision add`, session ends, wiki requests,
@@ -48,6 +49,9 @@ Phases:
   canaries     every credential shape of tests/canaries.py through every write path (CLI,
                Python API, MCP tools, import squad, model summaries from a loopback server),
                then a byte grep of every file under .squad/memory.
+  retire       eight passages of one archived record retired at once, by eight real
+               `tiermem forget` processes, then by eight calls shared by two real MCP
+               servers: every one says "retired", and none of the eight is served again.
 
 Prints one summary per phase (or, with --json, one JSON object); exit status 1 when a check
 failed. Known bugs (see docs/reliability.md) show up as failures, with their reason.
@@ -88,6 +92,7 @@ import hazards
 import hostile
 import merges
 import races
+import retirements
 from canaries import CANARIES
 from reliability import child_env, cli, files_text, snapshot
 
@@ -1027,6 +1032,35 @@ def phase_canaries(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
 
 
+# --- phase: retire ---------------------------------------------------------------------
+
+
+def phase_retire(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    eight = list(range(1, 9))
+    result: dict[str, Any] = {"trials": args.retire_trials, "problems": []}
+    for way in ("cli", "mcp"):
+        said = lost = 0
+        for n in range(args.retire_trials):
+            root = work / f"{way}-{n}"
+            record = retirements.record_store(root)
+            if way == "cli":
+                said += retirements.said_retired(retirements.retire_at_once(root, record, eight))
+            else:
+                answers = retirements.retire_over_servers(root, record, eight)
+                said += sum(a.startswith("retired ") for a in answers)
+            served = retirements.served(root, eight)
+            lost += len(served)
+            if served:
+                result["problems"].append(f"{way} trial {n}: still served {served}")
+            shutil.rmtree(root, ignore_errors=True)
+        result[way] = {"retirements": 8 * args.retire_trials, "said_retired": said, "lost": lost}
+    result["ok"] = all(
+        result[w]["said_retired"] == result[w]["retirements"] and not result[w]["lost"]
+        for w in ("cli", "mcp")
+    )
+    return result
+
+
 # --- main -----------------------------------------------------------------------------
 
 PHASES: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {
@@ -1039,6 +1073,7 @@ PHASES: dict[str, Callable[[argparse.Namespace, Path], dict[str, Any]]] = {
     "failures": phase_failures,
     "fuzz": phase_fuzz,
     "canaries": phase_canaries,
+    "retire": phase_retire,
 }
 
 
@@ -1106,6 +1141,16 @@ def _summary(name: str, result: dict[str, Any]) -> list[str]:
             f"fuzz: {result['calls']} fuzzed command lines, {result['tracebacks']} tracebacks, "
             f"problems: {result['problems'] or 'none'} [{status}]"
         ]
+    elif name == "retire":
+        lines = [
+            f"retire: {result['trials']} trials of eight retirements at once: "
+            + "; ".join(
+                f"{way} {result[way]['said_retired']}/{result[way]['retirements']} said "
+                f"retired, {result[way]['lost']} lost"
+                for way in ("cli", "mcp")
+            )
+            + f" [{status}]"
+        ]
     else:
         lines = [
             f"canaries: {result['canaries']} canaries ({result['kinds']} kinds) x "
@@ -1134,6 +1179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-procs", type=int, default=8, help="processes per clone")
     parser.add_argument("--disk-writes", type=int, default=6, help="full disk at writes 1..N")
     parser.add_argument("--jobs", type=int, default=2, help="parallel crash trials")
+    parser.add_argument(
+        "--retire-trials", type=int, default=50, help="trials of eight retirements at once"
+    )
     parser.add_argument("--seed", type=int, default=20260301)
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
