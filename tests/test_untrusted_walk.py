@@ -316,6 +316,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     did: dict[str, int] = {}
     called: set[str] = set()
     wrote: set[str] = set()
+    checks = 0
     for n, (door, given, now) in enumerate(walk()):
         if door == "scribe_run" and not given:
             _inbox(root)
@@ -333,9 +334,11 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                     did[item.name] = did.get(item.name, 0) + 1
         if _snapshot(root) != before:  # a writer: everything a reader gets is checked
             wrote.add(door)
+            checks += 1
             problems += [f"after step {n} ({door}): {p}" for p in unmarked(mem)]
         mem.close()
-    return {"root": root, "problems": problems, "did": did, "called": called, "wrote": wrote}
+    found = {"problems": problems, "did": did, "called": called, "wrote": wrote}
+    return {"root": root, "checks": checks, **found}
 
 
 def test_the_walk_calls_every_operation(walked: dict[str, Any]) -> None:
