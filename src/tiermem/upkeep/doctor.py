@@ -279,8 +279,8 @@ class _Doctor:
             reason = exc.reason
         if archive.has_markers(data):
             reason = (
-                "holds git's conflict markers (two clones changed it: a tiermem before the "
-                "ledger of retired passages wrote retirements into the record's header)"
+                "holds git's conflict markers: a merge found two versions of it (as when clones "
+                "of an earlier tiermem retired passages in its header)"
             )
         finding = self.found("archive", path, reason)
         self.repair(finding, lambda: self.recover(agent, path, data))
