@@ -134,3 +134,23 @@ def test_a_refused_unblock_on_a_fresh_clone_makes_not_even_the_lock_folder(
     code, out, err = run_cli("--root", str(root), "--now", NOW, *args)
     assert code == 2 and said in err and err.count("\n") == 1, (out, err)
     assert _tree(root) == before
+
+
+def test_a_retirement_refused_on_a_fresh_clone_writes_nothing(tmp_path: Path, run_cli: Any) -> None:
+    """`#0` is no id search gives (the first section's is the record's own), and a passage
+    retired already is not retired again: both refused before the index is built."""
+    import retirements
+
+    root = tmp_path / "repo"
+    record = retirements.record_store(root)
+    code, _, err = run_cli("--root", str(root), "--now", NOW, "forget", f"{record}#2")
+    assert code == 0, err
+    shutil.rmtree(root / ".squad/memory/local")
+    shutil.rmtree(root / ".squad/memory/.locks")
+    for path in (root / ".squad/memory").glob("index.sqlite*"):
+        path.unlink()
+    before = _tree(root)
+    for target in (f"{record}#0", f"{record}#2", f"{record}#99"):
+        code, out, err = run_cli("--root", str(root), "--now", NOW, "forget", target)
+        assert code == 2 and "no archived text" in err and err.count("\n") == 1, (out, err)
+        assert _tree(root) == before, target

@@ -72,7 +72,7 @@ def forget(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport:
     """Retire an entry from every tier (archived first); with `purge`, delete its text."""
     reason, kinds = ctx.clean(reason, "reason") if reason.strip() else ("", [])
     archived = bool(archive.RECORD_ID.fullmatch(target.split("#")[0]))
-    _require(ctx, target, archived)
+    _require(ctx, target, archived, purge)
     ctx.sync()
     if not archived:
         report = _retire(ctx, target, reason, purge)
@@ -111,10 +111,11 @@ def _retire(ctx: Context, target: str, reason: str, purge: bool) -> ForgetReport
 # --- finding the entry ------------------------------------------------------------------
 
 
-def _require(ctx: Context, target: str, archived: bool) -> None:
+def _require(ctx: Context, target: str, archived: bool, purge: bool) -> None:
     """Refuse, before the index is brought up to date (which writes), an id that no tier
-    file and no archive record holds, and one of Squad's governed memories (Squad's file,
-    which tiermem never changes); `_retire` and `_purge_archived` say it otherwise."""
+    file and no archive record holds, a passage retired already, and one of Squad's governed
+    memories (Squad's file, which tiermem never changes); `_retire` and `_purge_archived`
+    say it otherwise."""
     squads = governed.holding(ctx.layout, target)
     if squads:
         raise UsageError(
@@ -122,19 +123,23 @@ def _require(ctx: Context, target: str, archived: bool) -> None:
             f"changes: `squad memory delete {target}` takes it out (nothing was written)"
         )
     if archived:
-        if not _record_of(ctx, target):
+        if not _record_of(ctx, target, retiring=not purge):
             raise NotFoundError(f"no archived text {target} (or it was forgotten before)")
     elif not _mentioned(ctx, target):
         raise NotFoundError(f"no entry {target} in hot, cold, the wiki or Scribe's queue")
 
 
-def _record_of(ctx: Context, target: str) -> bool:
-    """Whether the archive holds a record (`a-...`), or a section of one (`a-...#3`)."""
+def _record_of(ctx: Context, target: str, retiring: bool) -> bool:
+    """Whether the archive holds a record (`a-...`), or a section of one (`a-...#3`; the
+    first section's id is the record's own), and, `retiring`, one not retired yet."""
     record_id, _, section = target.partition("#")
     for folder in archive.records_folders(ctx.layout):
         if files.is_file(folder / f"{record_id}.md"):
             record = archive.read(ctx.layout, folder.name, record_id)
-            return not section or int(section) < len(archive.chunks(record.text))
+            chunk = int(section or 0)
+            gone = record.retired_chunks() | retired.load(ctx.layout).get(record_id, set())
+            within = not section or 0 < chunk < len(archive.chunks(record.text))
+            return within and not (retiring and chunk in gone)
     return False
 
 
