@@ -28,7 +28,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mem.end_session("flight")
     mem.wiki_write("release", "# Tag releases\nEvery release gets a tag.", by="flight")
     mem.close()
-    shutil.rmtree(root / ".squad/memory/local", ignore_errors=True)
+    for local in ("local", "tiermem-local"):  # this clone's own state, where it is kept
+        shutil.rmtree(root / ".squad/memory" / local, ignore_errors=True)
     for path in (root / ".squad/memory").glob("index.sqlite*"):
         path.unlink()
     return root
@@ -127,7 +128,8 @@ def test_a_refused_unblock_on_a_fresh_clone_makes_not_even_the_lock_folder(
     mem.hot_add("flight", "blocker", "Waiting on the release keys", source="web")
     mem.close()
     shutil.rmtree(root / ".squad/memory/.locks")
-    shutil.rmtree(root / ".squad/memory/local", ignore_errors=True)
+    for local in ("local", "tiermem-local"):
+        shutil.rmtree(root / ".squad/memory" / local, ignore_errors=True)
     for path in (root / ".squad/memory").glob("index.sqlite*"):
         path.unlink()
     before = _tree(root)
@@ -145,7 +147,8 @@ def test_a_retirement_refused_on_a_fresh_clone_writes_nothing(tmp_path: Path, ru
     record = retirements.record_store(root)
     code, _, err = run_cli("--root", str(root), "--now", NOW, "forget", f"{record}#2")
     assert code == 0, err
-    shutil.rmtree(root / ".squad/memory/local")
+    for local in ("local", "tiermem-local"):
+        shutil.rmtree(root / ".squad/memory" / local, ignore_errors=True)
     shutil.rmtree(root / ".squad/memory/.locks")
     for path in (root / ".squad/memory").glob("index.sqlite*"):
         path.unlink()
