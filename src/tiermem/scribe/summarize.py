@@ -4,9 +4,12 @@ The extractive summarizer keeps the session's own sentences and bullets, whole, 
 what they say: the ones that carry its facts (issue numbers, paths, backticked names,
 versions, code identifiers) with the words around them, and those that state a decision, a
 cause, a result or what is left open. A heading or a lead-in comes with what it introduces,
-and a table row is read with its header. A line of bare identifiers is never written: it
-says that things exist, not what was done with them. Output is a pure function of the
-input, so replays give byte-identical stores.
+and a table row is read with its header. A bullet keeps its subject: a later sentence of it
+is shown after its bold lead-in, or the clause that says what it is about ("**Tweet
+publishing 500 fixed**: … Root cause: ..."), never alone. A text of up to SMALL_BYTES is
+kept whole. A line of bare identifiers is never written: it says that things exist, not
+what was done with them. Output is a pure function of the input, so replays give
+byte-identical stores.
 """
 
 from __future__ import annotations
@@ -61,15 +64,15 @@ def _size(text: str) -> int:
 
 
 def budget_for(raw: str, target_ratio: int) -> int:
-    """Summary size: about raw/target, more for text dense with facts, never over raw/5
-    (above 2 KB; below it every fact counts more than the ratio)."""
+    """Summary size: a text of up to SMALL_BYTES whole (cutting a short session saves little
+    and loses the phrase a reader needs), else about raw/target, more for text dense with
+    facts, never over raw/5."""
     raw_bytes = _size(raw)
-    if raw_bytes <= VERBATIM_BYTES:
+    if raw_bytes <= SMALL_BYTES:
         return raw_bytes
     dense = BYTES_PER_FACT * len(key_facts(raw))
     wanted = max(raw_bytes // target_ratio, dense, VERBATIM_BYTES)
-    ceiling = raw_bytes if raw_bytes <= SMALL_BYTES else raw_bytes // FLOOR_RATIO
-    return min(ceiling, wanted)
+    return min(raw_bytes // FLOOR_RATIO, wanted)
 
 
 @dataclass
@@ -80,6 +83,28 @@ class _Block:
     sentences: list[str]
     lead: str = ""  # the line that introduces it (a lead-in, a table's header)
     chosen: set[int] = field(default_factory=set)
+
+    @property
+    def subject(self) -> str:
+        """What the block is about, shown before a later sentence of it: its bold lead-in,
+        else the clause of its first sentence before a colon or a dash, else that sentence."""
+        return subject_of(self.sentences[0]) if self.sentences else ""
+
+
+# A bold lead-in at the start of a bullet, after a date or a mark if any
+# ("2026-03-23T05:39:03Z — **Tweet publishing 500 fixed**: ...").
+_BOLD_SUBJECT = re.compile(r"^(?:[^*_\n]{0,40}?\s)?(\*\*|__)[^*_\n]+?\1\s*:?")
+# A clause that names what the rest is about: up to a colon or a spaced dash.
+_CLAUSE_SUBJECT = re.compile(r"^[^:;—–]{3,80}?(?::|\s[—–-]\s)(?=\s)")
+SEPARATOR = " … "
+
+
+def subject_of(sentence: str) -> str:
+    """The part of a block's first sentence that says what the block is about."""
+    found = _BOLD_SUBJECT.match(sentence) or _CLAUSE_SUBJECT.match(sentence)
+    if found is not None and len(plain_words(found.group(0))) >= 1:
+        return found.group(0).rstrip()
+    return sentence
 
 
 @dataclass
@@ -273,6 +298,8 @@ def _cost(found: _Outline, b: int, s: int, leads: set[str], sections: set[int], 
     cost = _size(block.sentences[s]) + 1
     if not block.chosen:
         cost += 3
+        if s > 0:  # a later sentence is shown after the block's subject
+            cost += _size(block.subject) + len(SEPARATOR)
     if block.lead and block.lead not in leads:
         cost += _size(block.lead) + 1
     heading = found.headings[block.section]
@@ -298,8 +325,18 @@ def _render(found: _Outline, title: str) -> list[str]:
             lines.append(block.lead)
         lead = block.lead
         kept = " ".join(t for n, t in enumerate(block.sentences) if n in block.chosen)
+        if 0 not in block.chosen:
+            kept = _after_subject(block.subject, kept)
         lines.append(f"- {kept}")
     return lines
+
+
+def _after_subject(subject: str, kept: str) -> str:
+    """A block's later sentences after its subject: the whole first sentence as its own,
+    a lead-in or a clause with `…` for what is left out after it."""
+    if subject.endswith((".", "!", "?")):
+        return f"{subject} {kept}"
+    return f"{subject}{SEPARATOR}{kept}"
 
 
 class FallbackSummarizer:
