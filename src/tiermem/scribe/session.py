@@ -276,13 +276,16 @@ def _reset_hot(
 # --- compression ----------------------------------------------------------------------
 
 
-def _raw_session(items: Sequence[Entry]) -> str:
+def _raw_session(items: Sequence[Entry], title: str = "") -> str:
     """The session's text as one document, every item whole under its slot's label: what
-    the summary is made from and judged on."""
+    the summary is made from and judged on (a task the entry's `title` says already left
+    out: its heading shows it)."""
     parts = []
     for entry in items:
         label = hot.LABELS.get(entry.slot)
         text = hot.slot_text(entry)
+        if entry.slot == "task" and title and clean_title(_first_line(text)) == title:
+            continue
         parts.append(text if entry.slot == "note" or not label else f"{label}: {text}")
     return "\n\n".join(parts)
 
@@ -385,7 +388,7 @@ def _summary_entry(
     if len(raw.encode("utf-8")) <= SMALL_BYTES:
         # A short session goes to cold whole (less lines of bare names, which the archive
         # keeps): no summarizer is called.
-        whole = readable(raw)
+        whole = readable(_raw_session(items, title))
         return _session_entry(agent, items, kind, stamp, sources, title, whole), "extractive"
     notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in _NOT_NOTES)
     head = "\n".join(_overview(items, title))
