@@ -347,13 +347,21 @@ def at(layout: Layout, location: str) -> Record | None:
         return None
 
 
+# Records that keep a text as the team wrote it, under its own heading and date: what a
+# search or a spawn reads of an entry's text once the entry has left its tier. A record of
+# a hot file holds the same words among metadata lines, so an entry made from one is still
+# archived whole.
+_KEEPING = frozenset({"import", "decision"})
+
+
 def kept_whole(layout: Layout, entry: Entry) -> tuple[str, int] | None:
-    """(location, line) of a source record of the entry that holds its text verbatim, and
-    its untrusted mark where it has one; None when no source does."""
+    """(location, line) of a source record of the entry that holds its text verbatim as the
+    team wrote it (`_KEEPING`), and its untrusted mark where it has one; None when no
+    source does."""
     text = entry.body.strip("\n") or entry.title
     for location in dict.fromkeys(s.split("#")[0] for s in entry.sources):
         record = at(layout, location)
-        if record is None or (entry.trust and not record.trust):
+        if record is None or record.kind not in _KEEPING or (entry.trust and not record.trust):
             continue
         found = record.text.find(text)
         if found >= 0:
