@@ -27,6 +27,7 @@ from ..text.prose import (
     LIST_MARK,
     PROSE_WORDS,
     clean_title,
+    cut_at_word,
     introduces,
     is_table_row,
     is_table_rule,
@@ -97,14 +98,21 @@ _BOLD_SUBJECT = re.compile(r"^(?:[^*_\n]{0,40}?\s)?(\*\*|__)[^*_\n]+?\1\s*:?")
 # A clause that names what the rest is about: up to a colon or a spaced dash.
 _CLAUSE_SUBJECT = re.compile(r"^[^:;—–]{3,80}?(?::|\s[—–-]\s)(?=\s)")
 SEPARATOR = " … "
+# A first sentence with no lead-in or clause of its own is the subject whole up to this
+# many characters; a longer one gives its opening words (a later sentence, shown after
+# them, still says what it is about without paying for the whole first sentence).
+SUBJECT_CHARS = 80
+OPENING_CHARS = 60
 
 
 def subject_of(sentence: str) -> str:
-    """The part of a block's first sentence that says what the block is about."""
+    """The part of a block's first sentence that says what the block is about: its bold
+    lead-in, else its clause before a colon or a dash, else the sentence, or its opening
+    words cut at a word with `…` when it is long."""
     found = _BOLD_SUBJECT.match(sentence) or _CLAUSE_SUBJECT.match(sentence)
     if found is not None and len(plain_words(found.group(0))) >= 1:
         return found.group(0).rstrip()
-    return sentence
+    return sentence if len(sentence) <= SUBJECT_CHARS else cut_at_word(sentence, OPENING_CHARS)
 
 
 @dataclass
@@ -255,9 +263,15 @@ def _choose(found: _Outline, budget: int, title: str) -> None:
     spent = 0
     facts = {(b, s): frozenset(key_facts(t)) for b, s, t in _sentences(found)}
     firsts = {(b, 0) for b, block in enumerate(found.blocks) if _opens(found, b)}
+    subjects = [frozenset(key_facts(block.subject)) for block in found.blocks]
+
+    def shows(b: int, s: int) -> frozenset[str]:
+        """The facts a sentence shows: its own, and its block's subject's before it."""
+        block = found.blocks[b]
+        return facts[b, s] | subjects[b] if s and not block.chosen else facts[b, s]
 
     def key(b: int, s: int) -> float:
-        value = _worth(found.blocks[b].sentences[s], len(facts[b, s] - covered), (b, s) in firsts)
+        value = _worth(found.blocks[b].sentences[s], len(shows(b, s) - covered), (b, s) in firsts)
         return -value / _cost(found, b, s, shown_leads, shown_sections, title)
 
     heap = [_Candidate(key(b, s), b, s) for b, s, _ in _sentences(found)]
@@ -274,9 +288,11 @@ def _choose(found: _Outline, budget: int, title: str) -> None:
         if spent + cost > budget:
             continue
         block = found.blocks[top.block]
+        covered |= shows(top.block, top.sentence)
+        if top.sentence and not block.chosen and block.subject == block.sentences[0]:
+            block.chosen.add(0)  # its subject is its whole first sentence, shown as one
         block.chosen.add(top.sentence)
         spent += cost
-        covered |= facts[top.block, top.sentence]
         shown_leads.add(block.lead)
         shown_sections.add(block.section)
 
@@ -334,7 +350,7 @@ def _render(found: _Outline, title: str) -> list[str]:
 def _after_subject(subject: str, kept: str) -> str:
     """A block's later sentences after its subject: the whole first sentence as its own,
     a lead-in or a clause with `…` for what is left out after it."""
-    if subject.endswith((".", "!", "?")):
+    if subject.endswith((".", "!", "?", "…")):
         return f"{subject} {kept}"
     return f"{subject}{SEPARATOR}{kept}"
 
