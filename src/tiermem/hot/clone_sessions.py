@@ -17,7 +17,7 @@ NAME = "hot-sessions"
 
 
 def _path(layout: Layout) -> Path:
-    return layout.used.parent / NAME
+    return layout.local / NAME
 
 
 def record(layout: Layout, agent: str, session: str) -> None:
