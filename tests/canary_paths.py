@@ -271,8 +271,8 @@ def whole_lines(waiting: list[str]) -> Callable[[int], str]:
 
 
 # Identifier-dense session notes under 2 KB: each summary may be about 1.5 KB.
-NOTES = " ".join(
-    f"Checked module_part_{i} in src/pkg/file_{i}.py for #{100 + i}." for i in range(34)
+NOTES = " ".join(  # over 2 KB: a shorter session goes to cold whole, unsummarised
+    f"Checked module_part_{i} in src/pkg/file_{i}.py for #{100 + i}." for i in range(44)
 )
 
 

@@ -100,6 +100,18 @@ NOW0 = "2026-03-01T10:00:00Z"
 HOT_BUDGET = 4096
 
 
+def _hot_bytes(path: Path) -> int:
+    """What the hot budget counts of a hot file (its bytes when it does not parse)."""
+    from tiermem.errors import TiermemError
+    from tiermem.hot import tier as hot_tier
+    from tiermem.storage import entries
+
+    try:
+        return hot_tier.size(entries.parse(path.read_text(encoding="utf-8"), path))
+    except (TiermemError, ValueError, OSError):
+        return path.stat().st_size
+
+
 # --- shared helpers -------------------------------------------------------------------
 
 
@@ -269,10 +281,10 @@ def phase_concurrency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     text = files_text(root)
     lost = sorted(m for m in written if m not in text)
     memory = root / ".squad" / "memory"
-    over = [
-        f"{p.name}: {p.stat().st_size}"
+    over = [  # the budget counts the text a spawn loads (`hot.tier.size`), not the metadata
+        f"{p.name}: {size}"
         for p in sorted((memory / "hot").glob("*.md"))
-        if p.stat().st_size > HOT_BUDGET
+        if (size := _hot_bytes(p)) > HOT_BUDGET
     ]
     temp = [p.relative_to(root).as_posix() for p in memory.rglob(".tmp-*")]
     unreadable, conflicts = [], 0

@@ -90,14 +90,19 @@ def test_all_prints_each_mode_against_its_bars(tmp_path: Path, run_cli: RunCli) 
     assert code == 0, err
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["replay", "coverage", "recall@5"]
-    # replay, forward and import: one row each
-    assert [ln.split()[0] for ln in lines if ln.startswith("Thraka")] == [CORPUS.name] * 3
+    # replay, forward, import and the import's quality: one row each
+    assert [ln.split()[0] for ln in lines if ln.startswith("Thraka")] == [CORPUS.name] * 4
     figures = json.loads((out / "results.json").read_text(encoding="utf-8"))
     imported = figures["corpora"][CORPUS.name]["import"]
     assert 0 < imported["oracle"]["coverage_mean"] <= imported["import_ceiling"]
     assert imported["tiermem"]["superseded_served"] == 0
     spawn = imported["squad_spawn"]
     assert spawn["after_median"] * 3 < spawn["before_median"]
+    quality = figures["corpora"][CORPUS.name]["import_quality"]
+    assert quality["decisions_as_status"] == quality["headless_bullets"] == 0
+    assert quality["cold_bullets"] > 0 and quality["tool_pages"] == []
+    assert quality["hot"]["writes"] == 6 and quality["hot"]["budget_ratio"] <= 1.2
+    assert figures["corpora"][CORPUS.name]["readability"]["headless_bullets"] == 0
 
 
 def test_shape_says_what_an_import_makes_of_a_team(run_cli: RunCli) -> None:
@@ -110,9 +115,13 @@ def test_shape_says_what_an_import_makes_of_a_team(run_cli: RunCli) -> None:
     assert figures["from_history"] == figures["unstructured_entries"] == 0
     assert 0 < figures["wiki_share"] <= 0.4
     assert figures["dry_run_placed"] == figures["dry_run_sections"] > 100
+    quality = figures["import_quality"]
+    assert quality["decisions_as_status"] == quality["headless_bullets"] == 0
+    assert quality["committed_bytes"] > quality["imported_bytes"] > 0
+    assert 1.0 < quality["store_ratio"] < 2.0
     code, out, err = run_cli("bench", "shape", str(CORPUS))
     assert code == 0, err
-    assert CORPUS.name in out and "targets:" in out
+    assert CORPUS.name in out and "targets:" in out and "import quality" in out
 
 
 def test_import_scale_measures_an_import_as_a_process_of_its_own(run_cli: RunCli) -> None:

@@ -34,6 +34,14 @@ from tiermem.team.citations import Tracked, cited_paths, fresh_first, stale_path
         ("/usr/lib/x.so ~/.copilot/mcp-config.json ../etc/passwd.txt", []),
         ("nap.ts README.md v0.9.1 1/2.5 and/or src/**/*.ts", []),
         ("a/b.tar.gz, src/x.py.", ["a/b.tar.gz", "src/x.py"]),
+        # A path the text says is not there is no citation it relies on.
+        ("The file src/pipeline/old.ts was not present in the checkout.", []),
+        ("`docs/setup.md` does not exist yet; wrote the steps in README.md.", []),
+        (
+            "Deleted `src/old/feed.ts` and moved its code to src/feed/index.ts.",
+            ["src/feed/index.ts"],
+        ),
+        ("Removed the dead branch in src/cli/main.ts.", ["src/cli/main.ts"]),
     ],
 )
 def test_cited_paths(text: str, paths: list[str]) -> None:
@@ -146,3 +154,10 @@ def test_stale_hits_go_after_fresh_hits_of_equal_score_only(repo: Memory) -> Non
         "c-000000000d",
     ]
     assert marks == {"c-000000000a": ["src/app.py"], "c-000000000b": ["src/app.py"]}
+
+
+def test_text_saying_a_file_is_not_there_is_not_stale_when_git_agrees(repo: Memory) -> None:
+    said = doc("Looked for src/legacy.py: the file src/legacy.py was not present, so src/app.py")
+    assert stale_paths(repo.context, said) == []
+    relied = doc("The reader lives in src/legacy.py and is called from src/app.py.")
+    assert stale_paths(repo.context, relied) == ["src/legacy.py"]

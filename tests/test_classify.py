@@ -210,3 +210,38 @@ def test_any_text_gets_one_known_class_every_time(title: str, body: str) -> None
     cls = classify(title, body)
     assert cls in CLASSES
     assert classify(title, body) == cls
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "expected"),
+    [
+        # A heading that names what it records decides, whatever its subject says of work
+        # done or of a retrospective: who decided first, then what.
+        (
+            "Lead Decision — Retrospective Digest Issue Chain",
+            "Retrospective follow-ups start as a digest issue chain.",
+            "decision",
+        ),
+        (
+            "Lead Review — Issue #117 retrospective tooling complete",
+            "Approved #117; the digest runs weekly.",
+            "decision",
+        ),
+        (
+            "Decision: retrospective follow-up should start as a manual digest",
+            "Until the tooling is proven, the lead writes the digest.",
+            "decision",
+        ),
+        ("ADR-012: Event sourcing — landed", "The broadcast log is event sourced.", "decision"),
+        ("User Directive: Session Summary format", "Summaries open with a TLDR.", "policy"),
+        # Scribe's own notices and logs are status, whatever decisions they mention.
+        (
+            "Scribe Inbox Merge Notice",
+            "Merged 3 decisions from the inbox into decisions.md; we decided nothing new.",
+            "status",
+        ),
+        ("Session Log: decision review", "**What:** reviewed the inbox decisions.", "status"),
+    ],
+)
+def test_a_heading_that_names_what_it_records_decides(title: str, body: str, expected: str) -> None:
+    assert classify(title, body) == expected

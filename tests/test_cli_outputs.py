@@ -101,7 +101,8 @@ def test_hot_show_text_is_the_markdown_the_json_carries(repo: Path, run_cli: Run
     assert text == view["markdown"] + "\n"
     slots = [e["slot"] for e in view["entries"]]
     assert slots[0] == "task" and slots.count("blocker") == 1
-    assert view["bytes"] == len((repo / ".squad" / "memory" / "hot" / "flight.md").read_bytes())
+    # The bytes its budget counts: the text a spawn loads, each write once.
+    assert view["bytes"] == len((view["markdown"] + "\n").encode("utf-8"))
 
 
 def test_stats_text_rows_are_the_json_rows(repo: Path, run_cli: RunCli) -> None:

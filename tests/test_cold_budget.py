@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tiermem.memory import Memory
+from tiermem.storage import archive
 
 BUDGET = 1024
 DAYS = range(1, 9)
@@ -140,3 +141,31 @@ def test_the_report_counts_the_cold_budget_as_scribe_does(tmp_path: Path) -> Non
     finally:
         mem.close()
     assert "— over budget" not in page and "gauge over" not in page
+
+
+def test_text_the_archive_holds_whole_is_not_archived_whole_again(tmp_path: Path) -> None:
+    # A report of work done, recorded on the decision path: its raw text is archived first.
+    Memory.init(tmp_path, now=day(1))[0].close()
+    (tmp_path / ".squad" / "memory" / "config.toml").write_text(
+        f"[cold]\nbudget_bytes = {BUDGET}\n", encoding="utf-8"
+    )
+    for n in DAYS:
+        mem = Memory(tmp_path, now=day(n))
+        report = f"Phase {n} of the parser rewrite landed in `src/parser/phase{n}.ts`. " * 6
+        mem.decide(f"### 2026-03-{n:02d}: Parser phase {n} complete\n{report}", by="ada")
+        mem.close()
+    mem = Memory(tmp_path, now=LAST)
+    try:
+        left = mem.scribe_run().over_budget
+        records = [archive.parse(p.read_bytes(), p) for p in archive.records(mem.layout, "team")]
+    finally:
+        mem.close()
+    assert left
+    leaving = [r for r in records if r.kind == "cold-budget"]
+    assert len(leaving) == len(left)
+    for record in leaving:
+        # Its heading and metadata, and where the text is, never the text a second time.
+        assert "landed in" not in record.text
+        where = record.text.split("kept whole in ")[1].split(",")[0]
+        kept = archive.at(mem.layout, where)
+        assert kept is not None and record.title in kept.text

@@ -175,7 +175,9 @@ def test_every_verb_through_the_cli(store: Memory, run_cli: RunCli) -> None:
     assert code == 0
     shown = json.loads(out)
     assert shown["agent"] == "ada"
-    assert shown["bytes"] == store.layout.tier_file("hot", "ada").stat().st_size
+    # The budget counts the text a spawn loads, each write once (not the file's metadata).
+    assert shown["bytes"] == len((shown["markdown"] + "\n").encode("utf-8"))
+    assert shown["bytes"] < store.layout.tier_file("hot", "ada").stat().st_size
     assert [(e["slot"], e["title"]) for e in shown["entries"]] == [
         ("task", "Task: ship 1.4.2"),
         ("why", "Why: users wait"),
@@ -239,7 +241,7 @@ def test_a_note_over_the_budget_is_archived_and_checkpointed(
     assert "raw text archived in archive/ada/a-" in out
     assert "Scribe checkpointed it to cold (c-" in out
     hot_path = store.layout.tier_file("hot", "ada")
-    assert hot_path.stat().st_size <= BUDGET
+    assert store.hot_view("ada").bytes <= BUDGET
     hot_text = hot_path.read_text(encoding="utf-8")
     assert "keep the task in hot" in hot_text
     assert "word899" not in hot_text
@@ -289,7 +291,6 @@ def _text(marker: str, size: int, newline_every: int) -> str:
 def test_hot_stays_within_budget_and_loses_nothing(writes: list[tuple[str, int, int]]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         mem, _ = Memory.init(folder, now=NOW)
-        hot_path = mem.layout.tier_file("hot", "ada")
         written = []
         for n, (verb, size, newline_every) in enumerate(writes):
             text = _text(f"marker{n:03d}", size, newline_every)
@@ -300,7 +301,7 @@ def test_hot_stays_within_budget_and_loses_nothing(writes: list[tuple[str, int, 
             else:
                 mem.hot_add("ada", verb, text)
             written.append(text)
-            assert hot_path.stat().st_size <= BUDGET
+            assert mem.hot_view("ada").bytes <= BUDGET
         everything = memory_text(mem)
         missing = [t[:12] for t in written if t not in everything]
         assert missing == []
@@ -435,7 +436,7 @@ def test_a_hot_write_returns_data_and_its_result_says_it(store: Memory) -> None:
         step = writes.add(store.context, "ada", "action", f"ran migration step {n}")
     assert step.messages == []  # the step says nothing: its result does
     assert (step.change, step.left, step.overflow) == ("action", 1, 0)
-    assert step.bytes == (store.layout.tier_file("hot", "ada")).stat().st_size
+    assert step.bytes == store.hot_view("ada").bytes
     assert step.lines() == [
         f"hot: ada action saved ({step.bytes} bytes)",
         f"1 older item(s) left hot; archived in {step.archived[-1]} and queued for the "
@@ -499,3 +500,44 @@ def test_a_full_tier_gives_up_what_rendering_it_again_each_time_would(
         e.id for e in _fit_by_rendering(again, budget, protect)
     ]
     assert hot.entries == again.entries
+
+
+# --- what the budget counts --------------------------------------------------------------
+
+SIX = [
+    ("task", "Fix the tweet publishing pipeline that returns 500 on every scheduled post"),
+    (
+        "action",
+        "Traced the 500 to startServer(): the publish service was never wired into the Hono "
+        "app, so every operator-facing route in src/pipeline/actions.ts failed",
+    ),
+    (
+        "decision",
+        "Static assets and published images stay public; only operator routes go behind the "
+        "auth middleware in src/server/auth.ts",
+    ),
+    ("action", "Added a regression test in tests/publish.test.ts for the full middleware stack"),
+    ("blocker", "Waiting on the staging deploy key rotation before the fix can be verified"),
+    (
+        "note",
+        "The pipeline reads its schedule from src/pipeline/actions.ts; a cron change there "
+        "needs a redeploy, not a config reload",
+    ),
+]
+
+
+def test_six_one_line_writes_count_once_against_the_budget(store: Memory) -> None:
+    for slot, text in SIX:
+        if slot == "task":
+            store.hot_set("ada", text)
+        else:
+            store.hot_add("ada", slot, text)
+    written = sum(len(text.encode("utf-8")) for _, text in SIX)
+    view = store.hot_view("ada")
+    assert view.bytes <= 1.2 * written, (view.bytes, written)
+    assert len((view.markdown + "\n").encode("utf-8")) == view.bytes
+    # A long line is one heading, whole: never a heading cut short and the line again.
+    hot_text = store.layout.tier_file("hot", "ada").read_text(encoding="utf-8")
+    for _, text in SIX:
+        assert hot_text.count(text) == 1, text
+    assert "…" not in hot_text

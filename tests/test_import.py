@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import stat
 from collections.abc import Callable, Iterator
@@ -349,7 +350,12 @@ def test_a_superseded_decision_leaves_for_the_archive_marked(tmp_path: Path) -> 
     found = [archive.parse(p.read_bytes(), p) for p in archive.records(mem.layout, "team")]
     [retired] = [r for r in found if r.kind == "superseded"]
     assert retired.text.startswith(f"Superseded by {newer.id}.")
-    assert "eu-west-1" in retired.text and "status=superseded" in retired.text
+    assert "status=superseded" in retired.text
+    # Its text is not copied whole a second time: the record names where the import keeps it.
+    assert "eu-west-1" not in retired.text
+    where, line = re.findall(r"kept whole in (archive/\S+\.md), line (\d+)", retired.text)[0]
+    kept = archive.at(mem.layout, where)
+    assert kept is not None and "eu-west-1" in kept.text.splitlines()[int(line) - 1 :][1]
     mem.close()
 
 
@@ -753,9 +759,16 @@ def test_team_skills_are_conventions_filed_under_their_own_name(tmp_path: Path) 
     )
     assert page == "release-checklist" and entry.cls == "convention"
     assert dict(entry.extra)["path"] == ".squad/skills/release-checklist/SKILL.md"
-    assert "pnpm changeset version" in entry.body and "description:" not in entry.body
+    # The entry points at the skill's file; its text is read from the file's one record.
+    assert "pnpm changeset version" not in entry.body
+    assert ".squad/skills/release-checklist/SKILL.md" in entry.body
+    hit = mem.search("pnpm changeset version", tier="wiki")[0]
+    assert hit.id == entry.id and "pnpm changeset version" in hit.text
+    assert "description:" not in hit.text
     # A skill that describes tiered memory itself is no convention of the team's.
-    assert len([e for _, e in entries(mem, "wiki").values() if "changeset version" in e.body]) == 1
+    assert [e.title for _, e in entries(mem, "wiki").values() if "release" in e.title] == [
+        entry.title
+    ]
 
 
 def test_every_agent_with_a_history_starts_with_its_latest_work_in_cold(tmp_path: Path) -> None:

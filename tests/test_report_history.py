@@ -17,7 +17,8 @@ def sessions_at(root: Path, times: list[str]) -> Memory:
     for when in times:
         mem = Memory(root, now=when)
         mem.hot_set("ada", f"Task of {when[:10]}")
-        mem.hot_add("ada", "note", "The release script retries three times. " * 12)
+        # Over 2 KB: a shorter session goes to cold whole, at 1:1.
+        mem.hot_add("ada", "note", "The release script retries three times. " * 60)
         mem.end_session("ada")
         mem.close()
     return Memory(root, now=times[-1])

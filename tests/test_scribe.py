@@ -170,9 +170,9 @@ def test_hot_is_reset_and_open_blockers_are_carried(busy: Memory) -> None:
     assert "session" not in hot.meta
     ending.hot_add("ada", "note", "back at it")
     assert tier_file(ending, "hot", "ada").meta["session"] not in ("", old_session)
-    # The open blocker is also named in the session summary.
+    # The open blocker is also named in the session's cold entry (a short session, whole).
     [entry] = [e for e in cold(ending, "ada") if e.id in report.cold]
-    assert "Open: waiting for CI credentials from ops" in entry.body
+    assert "Blocker: waiting for CI credentials from ops" in entry.body
 
 
 def test_hot_without_blockers_is_emptied_not_removed(mem: Memory) -> None:
@@ -309,14 +309,14 @@ def test_checkpoint_on_overflow(mem: Memory) -> None:
             "ada",
             "note",
             f"## Atlas pass {i}\nGlyph packing pass {i} moved sprites in src/atlas/pack{i}.ts. "
-            + "The shelf packer wastes space on tall glyphs. " * 6,
+            + "The shelf packer wastes space on tall glyphs. " * 9,
         )
         for i in range(10)
     ]
     overflowed = [r for r in reports if r.cold]
     assert overflowed, "ten long notes must overflow a 4 KB hot tier"
     budget = mem.context.config.hot.budget_bytes
-    assert mem.layout.tier_file("hot", "ada").stat().st_size <= budget
+    assert mem.hot_view("ada").bytes <= budget
     checkpoints = [e for e in cold(mem, "ada") if dict(e.extra).get("kind") == "checkpoint"]
     assert {e.id for e in checkpoints} == {i for r in overflowed for i in r.cold}
     first = overflowed[0]
@@ -803,3 +803,44 @@ def test_end_session_cli(busy: Memory, run_cli: RunCli) -> None:
     assert {"cold", "knowledge", "decisions", "archived", "carried"} <= set(reports["ada"])
     # Only the carried blocker was left in hot: it is carried again.
     assert len(reports["ada"]["carried"]) == 1
+
+
+# --- a session's summary keeps what it is about ------------------------------------------
+
+LONG_ACTION = (
+    "Reviewed the Hono middleware on every operator-facing route and moved the auth check "
+    "after the static handler in src/pipeline/actions.ts"
+)
+
+
+def test_a_session_under_2_kb_goes_to_cold_whole(mem: Memory) -> None:
+    mem.hot_set("ada", "review the middleware order")
+    mem.hot_add("ada", "action", LONG_ACTION)
+    notes = [
+        f"Route {n} of the dashboard was walked through with ops and its caller written down."
+        for n in range(12)
+    ]
+    for note in notes:
+        mem.hot_add("ada", "note", note)
+    mem.hot_add("ada", "note", "The static assets and published images stay public.")
+    report = at(mem, later(0.25)).end_session("ada")
+    assert 600 < report.raw_bytes <= 2048
+    [entry] = [e for e in cold(mem, "ada") if e.id in report.cold]
+    for text in (LONG_ACTION, *notes, "The static assets and published images stay public."):
+        assert text in entry.body, text
+
+
+def test_a_longer_sessions_summary_never_cuts_a_line_or_a_path(mem: Memory) -> None:
+    mem.hot_set("ada", "review the middleware order")
+    mem.hot_add("ada", "action", LONG_ACTION)
+    mem.hot_add(
+        "ada", "decision", "Operator routes need a session cookie from src/server/session.ts"
+    )
+    for n in range(40):
+        mem.hot_add("ada", "note", f"Route {n} was walked through with ops; its caller is noted.")
+    report = at(mem, later(0.25)).end_session("ada")
+    assert report.raw_bytes > 2048
+    [entry] = [e for e in cold(mem, "ada") if e.id in report.cold]
+    assert f"Did: {LONG_ACTION}" in entry.body
+    assert "Decided: Operator routes need a session cookie from src/server/session.ts" in entry.body
+    assert "…" not in entry.body

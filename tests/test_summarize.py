@@ -139,10 +139,11 @@ def test_any_text_within_budget(text: str, budget: int) -> None:
         "## Reader\nReadBuffer.fill drops the last chunk; see src/io/reader.ts.\n\n- one\n- two",
         "x" * VERBATIM_BYTES,
         "é" * (VERBATIM_BYTES // 2),
+        " ".join(f"Sentence {n} says the scheduler moved on." for n in range(45)),
     ],
 )
 def test_short_texts_come_back_unchanged(text: str) -> None:
-    assert size(text) <= VERBATIM_BYTES
+    assert size(text) <= SMALL_BYTES
     assert budget_for(text, 10) == size(text)
     assert summarize(text) == text
 
@@ -291,3 +292,29 @@ def test_no_word_is_ever_cut(text: str, budget: int) -> None:
         for word in out.split()
         if word.strip("*-")
     )
+
+
+SUBJECT_BULLET = (
+    "- 2026-03-23T05:39:03Z — **Tweet publishing 500 fixed**: The scheduled posts stopped going "
+    "out on Monday morning for everyone. Root cause: missing service wiring in `startServer()` "
+    "in `src/server/index.ts`, so `PublishService` was undefined (#214)."
+)
+
+
+@pytest.mark.parametrize(
+    ("bullet", "subject"),
+    [
+        (SUBJECT_BULLET, "- 2026-03-23T05:39:03Z — **Tweet publishing 500 fixed**: … Root"),
+        (
+            "- Fixed the publish pipeline: the scheduled posts stopped going out on Monday "
+            "morning for everyone. Root cause: missing wiring in `startServer()` (#214).",
+            "- Fixed the publish pipeline: … Root",
+        ),
+    ],
+)
+def test_a_later_sentence_of_a_bullet_keeps_its_subject(bullet: str, subject: str) -> None:
+    filler = "\n".join(f"- We talked about the plan for a while on day {n}." for n in range(60))
+    text = f"## Outage\n{filler}\n{bullet}\n"
+    summary = ExtractiveSummarizer().summarize(text, title="Outage", budget_bytes=210)
+    [line] = [ln for ln in summary.splitlines() if "Root cause" in ln]
+    assert line.startswith(subject), line

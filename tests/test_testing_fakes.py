@@ -37,13 +37,19 @@ def test_first_words_keeps_the_leading_words_that_fit(words: list[str], budget: 
         assert len(" ".join(words[: len(kept) + 1]).encode("utf-8")) > budget
 
 
+SESSION = "ReadBuffer.fill dropped the last chunk of every file. " + (
+    "Walked through the reader's callers one at a time and noted each. " * 34
+)
+
+
 def test_a_session_summarized_with_first_words_keeps_them_in_cold(tmp_path: Path) -> None:
     mem, _ = Memory.init(tmp_path, now=T1)
     mem.close()
     mem = Memory(tmp_path, now=T1, summarizer=FirstWords())
     try:
         mem.hot_set("ada", "Fix the flaky reader")
-        mem.hot_add("ada", "note", "ReadBuffer.fill dropped the last chunk of every file.")
+        # Over 2 KB: a shorter session goes to cold whole, and no summarizer is asked.
+        mem.hot_add("ada", "note", SESSION)
         report = mem.end_session("ada")
         cold = mem.tier_text("cold", "ada")
     finally:
@@ -51,8 +57,7 @@ def test_a_session_summarized_with_first_words_keeps_them_in_cold(tmp_path: Path
     assert report.summarizer == "first-words" and len(report.cold) == 1
     body = cold.split("-->\n")[-1].split()
     # The task is the entry's title, not a line of its body again.
-    session = "ReadBuffer.fill dropped the last chunk of every file."
-    assert body and body == session.split()[: len(body)]  # the session's first words
+    assert body and body == SESSION.split()[: len(body)]  # the session's first words
 
 
 # --- WordCounter and ByScore --------------------------------------------------------------------

@@ -132,3 +132,24 @@ def test_the_parts_of_one_long_entry_vote_once() -> None:
     others = [entry("Release branch naming"), entry("Release notes format")]
     vocabulary = Vocabulary([*parts, *others], [])
     assert vocabulary.topic(parts[0]) == "parser"
+
+
+def test_forms_of_one_subject_go_on_one_page() -> None:
+    batch = [
+        entry("Publishing gate for npm releases", "The smoke job gates `npm publish`."),
+        entry("Publish tokens rotate monthly", "`NPM_TOKEN` rotates on the first."),
+        entry("Reconnection backoff for the client", "The client waits 2s, then 4s."),
+        entry("Reconnect after a server restart", "Sessions survive a restart."),
+    ]
+    vocabulary = Vocabulary(batch, [])
+    assert vocabulary.topic(batch[0]) == vocabulary.topic(batch[1])
+    assert vocabulary.topic(batch[2]) == vocabulary.topic(batch[3])
+    # A page of old in one form takes the other form's entries.
+    later = Vocabulary([entry("Publishing checklist", "Run the smoke job first.")], ["publish"])
+    assert later.topic(entry("Publishing checklist", "Run the smoke job first.")) == "publish"
+
+
+def test_a_word_of_the_team_tool_names_no_page() -> None:
+    batch = [entry(f"Decision Inbox — {subject}", "Merged.") for subject in ("TLDR", "Hono")]
+    vocabulary = Vocabulary(batch, ["inbox"], skip={"inbox", "config", "squad"})
+    assert {vocabulary.topic(e) for e in batch} == {"tldr", "hono"}

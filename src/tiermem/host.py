@@ -62,6 +62,11 @@ class Host(Protocol):
         """The lower-cased words of a name as a file writes it."""
         ...
 
+    def tool_words(self) -> set[str]:
+        """Words that name the host's own files and roles (not what the team works on):
+        no wiki page is named by them."""
+        ...
+
     def charter(self, agent: str) -> str:
         """The agent's charter, as the host wrote it (NotFoundError when there is none)."""
         ...

@@ -90,9 +90,18 @@ class HotView(Result):
 
     agent: str
     session: str = field(metadata=about("Session id; empty when the agent has no hot tier yet."))
-    bytes: int = field(metadata=about("Size of the hot file; Scribe keeps it within its budget."))
+    bytes: int = field(
+        metadata=about("Bytes of its text as a spawn loads it, which its budget bounds.")
+    )
     markdown: str = field(metadata=about("The hot tier as it is loaded into a spawn prompt."))
     entries: tuple[HotEntry, ...] = ()
+    started: str = field(
+        default="", metadata=about("When the current session started: the hot tier's as-of.")
+    )
+    hint: str = field(
+        default="",
+        metadata=about("How to clear blockers carried from earlier sessions ('' for none)."),
+    )
 
 
 @dataclass(slots=True)

@@ -12,11 +12,12 @@ from typing import Any
 
 from ..memory import Memory
 from ..storage.clock import format_time
-from . import quality
+from . import import_quality, quality
 from .corpus import corpus_dirs, last_date, load_events
 from .evaluate import evaluate
 from .forward import run_forward
-from .imported import import_retention, import_snapshot, rebuild_check
+from .hot_writes import hot_figures
+from .imported import import_planned, import_retention, rebuild_check
 from .probes import Probe, build_probes
 
 
@@ -67,10 +68,15 @@ def corpus_figures(corpus: Path, out: Path, limit: int | None) -> dict[str, Any]
     figures["replay"] = evaluate(corpus, store, events, probes, now, "replay").summary()
     _log(f"{corpus.name}: import")
     started = time.perf_counter()
-    imported = import_snapshot(corpus, out / corpus.name / "import")
+    imported, planned = import_planned(corpus, out / corpus.name / "import")
     figures["import_seconds"] = round(time.perf_counter() - started, 2)
     figures["import_check"] = rebuild_check(imported)
     figures["import_retention"] = import_retention(imported)
+    figures["import_quality"] = import_quality.figures(imported, planned)
+    figures["import_quality"]["hot"] = hot_figures(events, now)
+    replay_mem = Memory(store, now=now)
+    figures["readability"]["headless_bullets"] = import_quality.headless_bullets(replay_mem)[1]
+    replay_mem.close()
     _log(f"{corpus.name}: probes after import")
     figures["import"] = evaluate(corpus, imported, events, probes, now, "import").summary()
     ceiling, recall_bound = import_ceilings(corpus, probes)

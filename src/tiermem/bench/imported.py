@@ -9,11 +9,17 @@ from typing import Any
 
 from ..memory import Memory
 from ..storage.clock import format_time
+from ..storage.entries import Entry
 from .corpus import last_date, load_events
 
 
 def import_snapshot(corpus: Path, out: Path) -> Path:
     """Copy the corpus's `.squad/` to `out` and import it with now = the last commit date."""
+    return import_planned(corpus, out)[0]
+
+
+def import_planned(corpus: Path, out: Path) -> tuple[Path, list[Entry]]:
+    """`import_snapshot`, and every entry the import made (wherever it landed)."""
     from ..squad.importer.squad_import import plan, write
 
     target = out / ".squad"
@@ -24,9 +30,10 @@ def import_snapshot(corpus: Path, out: Path) -> Path:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
     now = format_time(last_date(load_events(corpus)))
     mem, _ = Memory.init(out, now=now, squad_files=False)
-    write(mem.context, plan(mem.context))
+    planned = plan(mem.context)
+    write(mem.context, planned)
     mem.close()
-    return out
+    return out, [item.entry for item in planned.planned]
 
 
 def rebuild_check(root: Path) -> dict[str, Any]:

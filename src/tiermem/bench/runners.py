@@ -109,6 +109,12 @@ def _print_all(results: dict[str, Any]) -> None:
             f"{f['oracle']['coverage_mean']:>7.3f}{f['squad_as_is']['coverage_mean']:>7.3f}"
             f"{t['recall_at_5']:>9.3f}{f['recall_ceiling']:>8.3f}{tokens:>16}{squad:>26}"
         )
+    from .import_quality import table
+
+    print()
+    corpora = results["corpora"].items()
+    for line in table([(n, f["import_quality"]) for n, f in corpora if "import_quality" in f]):
+        print(line)
 
 
 def _forward(args: argparse.Namespace) -> int:

@@ -30,12 +30,17 @@ from typing import Any
 
 from ..memory import Memory
 from ..squad.adapter import agent_folders
+from ..squad.importer import squad_import
 from ..squad.importer.import_sources import Source, sources
 from ..squad.importer.placement import body_of, content
 from ..squad.reading import squad_markdown
 from ..storage import store
 from ..storage.entries import STRUCTURED
 from ..team import wiki
+from . import import_quality
+from .corpus import load_events
+from .hot_writes import hot_figures
+from .import_quality import squad_bytes
 
 # Words no page should be named by: what kind of note something is, how it went, words any
 # text holds (the names seen on pages before, and their kin).
@@ -44,12 +49,6 @@ NO_PAGE_NAMES = frozenset(
     "line name open match merged recommendations misc notes other summary update items core "
     "decision decisions learning learnings session status note misc".split()
 )
-
-
-def squad_bytes(squad: Path) -> int:
-    """Bytes of every markdown file of a team's `.squad/` (its own memory aside)."""
-    found = (p for p in squad.rglob("*.md") if p.is_file())
-    return sum(p.stat().st_size for p in found if p.relative_to(squad).parts[0] != "memory")
 
 
 def _sections_of(source: Source) -> list[squad_markdown.Section]:
@@ -121,12 +120,15 @@ def shape_of(corpus: Path, now: str) -> dict[str, Any]:
         plan = Memory(root, now=now).import_squad(dry_run=True)
         placed = {(r.file, r.line) for r in plan.sections if r.tier and r.agent and r.page}
         mem, _ = Memory.init(root, now=now, squad_files=False)
-        mem.import_squad()
+        planned = squad_import.plan(mem.context)
+        squad_import.write(mem.context, planned)
         figures = wiki_shape(mem)
         mem.close()
+        quality = import_quality.figures(root, [item.entry for item in planned.planned])
+    quality["hot"] = hot_figures(load_events(corpus), now)
     figures["dry_run_sections"] = len(wanted)
     figures["dry_run_placed"] = len(wanted & placed)
-    return {"corpus": corpus.name, "now": now, **figures}
+    return {"corpus": corpus.name, "now": now, **figures, "import_quality": quality}
 
 
 def command(args: argparse.Namespace) -> int:
@@ -142,6 +144,9 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=2))
         return 0
     for line in table(results):
+        print(line)
+    print()
+    for line in import_quality.table([(r["corpus"], r["import_quality"]) for r in results]):
         print(line)
     return 0
 

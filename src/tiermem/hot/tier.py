@@ -5,7 +5,7 @@ These are pure functions over a parsed hot file; `Memory` holds the locks and wr
 
 from __future__ import annotations
 
-from ..storage.entries import Entry, TierFile, content_id, render, render_entry
+from ..storage.entries import Entry, TierFile, content_id
 
 SLOTS = ("task", "why", "talking-to", "decision", "blocker", "action", "note")
 SINGLE_SLOTS = ("task", "why", "talking-to")
@@ -51,16 +51,22 @@ def session_id(stamp: str) -> str:
 
 
 def title_of(text: str) -> str:
-    """The first line of a text, cut to a heading's length."""
+    """The first line of a text, cut at a word to a heading's length (never inside a path
+    or a name: `cut_at_word`)."""
+    from ..text.prose import cut_at_word
+
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     first = first.lstrip("#").strip() or "(untitled)"
-    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
+    return cut_at_word(first, TITLE_CHARS)
 
 
 def make_entry(agent: str, slot: str, text: str, stamp: str, session: str, n: int) -> Entry:
-    """A hot entry for one piece of session text."""
-    title = title_of(text)
-    body = text.strip("\n") if text.strip() != title else ""
+    """A hot entry for one piece of session text: a text of one line is its heading, whole,
+    and nothing else (never a cut heading and the line again); a longer text is its body,
+    under its first line."""
+    one_line = len(text.strip().splitlines()) == 1
+    title = text.strip() if one_line else title_of(text)
+    body = "" if one_line or text.strip() == title else text.strip("\n")
     entry_id = content_id("h", agent, slot, text, stamp, str(n))
     return Entry(
         id=entry_id,
@@ -89,8 +95,57 @@ def of_slot(hot: TierFile, slot: str) -> list[Entry]:
 
 
 def size(hot: TierFile) -> int:
-    """Bytes of the hot file as written."""
-    return len(render(hot).encode("utf-8"))
+    """Bytes the hot budget counts: what a spawn loads (`view.hot_markdown`), each text once
+    under its slot's label, not the metadata the file keeps beside it."""
+    slots = {e.slot for e in hot.entries}
+    headings = sum(_heading_bytes(s) for s in slots if s in LIST_HEADINGS)
+    return headings + sum(shown_bytes(e) for e in hot.entries)
+
+
+def _heading_bytes(slot: str) -> int:
+    return len(f"**{LIST_HEADINGS[slot]}:**\n".encode())
+
+
+# The slots a hot view lists, each under its heading, in the spawn template's order.
+LIST_HEADINGS = {
+    "decision": "Decisions so far",
+    "action": "Last actions",
+    "blocker": "Blockers",
+    "note": "Notes",
+}
+
+
+def shown_line(entry: Entry) -> str:
+    """An entry as the hot view shows it: a single slot under its label, a listed one as a
+    bullet (a text of several lines indented under it)."""
+    text = _indent(slot_text(entry))
+    if entry.slot in SINGLE_SLOTS:
+        return f"**{LABELS[entry.slot]}:** {_mark(entry)}{text}"
+    if entry.slot in LIST_HEADINGS:
+        return f"- {_mark(entry)}{_since(entry)}{text}"
+    body = f"\n  {_indent(entry.body)}" if entry.body else ""
+    return f"- {_mark(entry)}{entry.title}{body}"
+
+
+def shown_bytes(entry: Entry) -> int:
+    """The bytes of an entry's line in the hot view, its line end included."""
+    return len(shown_line(entry).encode("utf-8")) + 1
+
+
+def _indent(text: str) -> str:
+    lines = text.splitlines() or [""]
+    return "\n".join([lines[0], *("  " + ln if ln.strip() else ln for ln in lines[1:])])
+
+
+def _mark(entry: Entry) -> str:
+    return "(untrusted source) " if entry.trust else ""
+
+
+def _since(entry: Entry) -> str:
+    """A blocker carried from an earlier session says since when it is open."""
+    if entry.slot != "blocker" or not dict(entry.extra).get("carried") or not entry.created:
+        return ""
+    return f"(open since {entry.created[:10]}) "
 
 
 def extra_actions(hot: TierFile, keep: int) -> list[Entry]:
@@ -140,10 +195,12 @@ def _evict(
             if now <= down_to or (entry.id in protect and now <= budget):
                 return now
             now -= sum(_entry_bytes(e) for e in hot.remove({entry.id}))
+            if slot in LIST_HEADINGS and not of_slot(hot, slot):
+                now -= _heading_bytes(slot)  # the slot's last entry took its heading along
             evicted.append(entry)
     return now
 
 
 def _entry_bytes(entry: Entry) -> int:
-    """The bytes an entry takes in its file as `render` writes it: a blank line, then it."""
-    return 1 + len(render_entry(entry).encode("utf-8"))
+    """The bytes an entry takes of the budget (see `size`)."""
+    return shown_bytes(entry)

@@ -15,6 +15,7 @@ from ..errors import NotFoundError, TiermemError
 from ..results import WriteReport
 from ..storage import files, store
 from ..storage.entries import Entry, TierFile
+from . import clone_sessions
 from . import tier as hot
 
 # Scribe's session steps (and the archive) are imported by the writes that move text out of
@@ -134,10 +135,12 @@ def _fresh(ctx: Context, agent: str) -> TierFile:
 
 
 def _with_session(ctx: Context, agent: str, tier_file: TierFile) -> None:
-    """A hand-written hot file gets a session, keeping all it holds."""
+    """A hot file between sessions (or written by hand) gets a session, keeping all it
+    holds; this clone notes that it started it."""
     if not tier_file.meta.get("session"):
         fresh = _fresh(ctx, agent)
         tier_file.heading, tier_file.meta = fresh.heading, fresh.meta
+        clone_sessions.record(ctx.layout, agent, fresh.meta["session"])
 
 
 def _move_out(
@@ -170,7 +173,7 @@ def _write(ctx: Context, agent: str, change: Change, what: str) -> WriteReport:
     report = WriteReport(agent)
     rules = ctx.config.hot
     failed: TiermemError | None = None
-    with store.update(ctx.layout, "hot", path, lambda: _fresh(ctx, agent)) as tier_file:
+    with store.update(ctx.layout, "hot", path, lambda: hot.between_sessions(agent)) as tier_file:
         _with_session(ctx, agent, tier_file)
         before = {e.id for e in tier_file.entries}
         replaced = change(tier_file)

@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import operator
 import os
+import re
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import ParseError
-from ..storage import archive, digest, governed, retired, store
+from ..errors import ParseError, TiermemError
+from ..storage import archive, digest, files, governed, retired, store
+from ..storage.entries import KEPT_TEXT, Entry
 from ..storage.layout import Layout
 from . import passages
 from .protocol import Doc, archive_docs, entry_doc
@@ -150,7 +152,31 @@ def parsed_docs(path: Path, rel: str, tier: str, data: bytes) -> tuple[list[Doc]
     tier_file = store.parse(tier, path, data)
     conflicts = [f"{rel}:{c.lines[0]}: entry {c.id}: {c.reason}" for c in tier_file.conflicts]
     agent = path.stem if tier != "wiki" else ""
-    return [entry_doc(e, tier, agent, rel) for e in tier_file.entries], conflicts
+    docs = [_with_kept_text(path, e, entry_doc(e, tier, agent, rel)) for e in tier_file.entries]
+    return docs, conflicts
+
+
+# Where an entry's kept text may be: a record of the archive, named as records are cited.
+_KEPT_AT = re.compile(r"archive/[a-z0-9][a-z0-9_-]{0,63}/a-[0-9a-f]{10}(?:-[0-9a-f]{10})?\.md")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:.*\r?\n){0,60}?---[ \t]*(?:\r?\n|\Z)")
+
+
+def _with_kept_text(path: Path, entry: Entry, doc: Doc) -> Doc:
+    """A document whose entry keeps its text in an archive record (`entries.KEPT_TEXT`)
+    holds that text under the entry's title: the passages a search or a spawn shows. The
+    record is create-only, so the tier file's own state says when to read it again; one
+    that is missing or damaged leaves the entry's own text."""
+    where = dict(entry.extra).get(KEPT_TEXT, "")
+    if not where or not _KEPT_AT.fullmatch(where):
+        return doc
+    record_path = path.parent.parent / where  # a tier file sits in memory/{tier}/
+    try:
+        data = files.read_bytes(record_path)
+        text = archive.parse(data, record_path).text if data is not None else ""
+    except (TiermemError, OSError):
+        return doc
+    kept = _FRONT_MATTER.sub("", text, count=1).strip("\n")
+    return replace(doc, text=f"{doc.title}\n{kept}") if kept else doc
 
 
 def _governed_docs(path: Path, rel: str, data: bytes) -> list[Doc]:

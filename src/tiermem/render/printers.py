@@ -74,6 +74,8 @@ def markdown(command: Command) -> int:
         _json(view.to_json())
     else:
         print(view.markdown)
+        if getattr(view, "hint", ""):  # a hot view's word on the blockers it carries
+            print(f"\n{view.hint}")
     return 0
 
 

@@ -704,10 +704,14 @@ def _with_gauge(cell: Cell, used: int, budget: int) -> Cell:
 
 
 def _hot_bytes(ctx: Context, agent: str) -> int:
+    """What the hot budget counts of an agent's hot tier (`hot.tier.size`)."""
+    from ..hot import tier
+
     try:
-        return ctx.layout.tier_file("hot", agent).stat().st_size
-    except (OSError, ValueError):
+        hot = store.load(ctx.layout, "hot", ctx.layout.tier_file("hot", agent))
+    except (ParseError, OSError, ValueError):
         return 0
+    return tier.size(hot) if hot is not None else 0
 
 
 def _summary_bytes(ctx: Context, agent: str) -> int:

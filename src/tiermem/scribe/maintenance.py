@@ -174,7 +174,7 @@ def _archive_out(ctx: Context, leaving: list[tuple[str, Entry]], why: str) -> No
                 why,
                 f"cold/{agent}.md",
                 entry.title,
-                render_entry(entry),
+                archive.leaving(ctx.layout, entry),
                 trust=entry.trust,
             )
             archive.write(ctx.layout, record)

@@ -24,7 +24,7 @@ from ..team import decisions
 from ..team.classify import classify, is_structured
 from ..text import markdown
 from ..text.prose import clean_title, readable
-from .summarize import budget_for, untitled
+from .summarize import SMALL_BYTES, budget_for, untitled
 
 KNOWLEDGE_MIN_BYTES = 80
 
@@ -276,12 +276,23 @@ def _reset_hot(
 # --- compression ----------------------------------------------------------------------
 
 
-def _raw_session(items: Sequence[Entry]) -> str:
-    """The session's text as one document: what the summary is made from and judged on."""
+def _raw_session(items: Sequence[Entry], title: str = "") -> str:
+    """The session's text as one document, every item whole under its slot's label: what
+    the summary is made from and judged on (a task the entry's `title` says already left
+    out: its heading shows it)."""
     parts = []
     for entry in items:
-        parts.append(hot.slot_text(entry) if entry.slot == "note" else f"{entry.title}")
+        label = hot.LABELS.get(entry.slot)
+        text = hot.slot_text(entry)
+        if entry.slot == "task" and title and clean_title(_first_line(text)) == title:
+            continue
+        parts.append(text if entry.slot == "note" or not label else f"{label}: {text}")
     return "\n\n".join(parts)
+
+
+def _first_line(text: str) -> str:
+    """A text's first line, whole (a decision or a path is never cut)."""
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
 
 
 def _overview(items: Sequence[Entry], title: str) -> list[str]:
@@ -294,7 +305,7 @@ def _overview(items: Sequence[Entry], title: str) -> list[str]:
         ("decision", "Decided"),
         ("action", "Did"),
     ):
-        texts = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == slot]
+        texts = [_first_line(hot.slot_text(e)) for e in items if e.slot == slot]
         if slot == "task" and [clean_title(t) for t in texts] == [title]:
             continue
         if texts:
@@ -368,27 +379,47 @@ def _summary_entry(
 ) -> tuple[Entry, str]:
     """One dated cold entry: what the session did, decided, tried and left open.
 
-    A session so small that its overview and summary would not be shorter than its own
-    text is kept as it is: Scribe never makes a session bigger than its source.
+    A session of up to SMALL_BYTES, or one whose overview and summary would not be shorter
+    than its own text, is kept as it is: Scribe never makes a session bigger than its source,
+    and never cuts a short one.
     """
-    notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in _NOT_NOTES)
     title = _title(items)
+    raw = _raw_session(items)
+    if len(raw.encode("utf-8")) <= SMALL_BYTES:
+        # A short session goes to cold whole (less lines of bare names, which the archive
+        # keeps): no summarizer is called.
+        whole = readable(_raw_session(items, title))
+        return _session_entry(agent, items, kind, stamp, sources, title, whole), "extractive"
+    notes = "\n\n".join(hot.slot_text(e) for e in items if e.slot not in _NOT_NOTES)
     head = "\n".join(_overview(items, title))
-    open_items = [hot.title_of(hot.slot_text(e)) for e in items if e.slot == "blocker"]
+    open_items = [_first_line(hot.slot_text(e)) for e in items if e.slot == "blocker"]
     tail = ("Open: " + "; ".join(open_items)) if open_items else ""
     name, summary = "extractive", ""  # the overview alone: no summarizer is called
     if notes.strip():
         summarizer = ctx.summarizer()
         # The entry as a whole (title and overview included) holds the compression target.
-        budget = budget_for(_raw_session(items), ctx.config.scribe.compression_target)
+        budget = budget_for(raw, ctx.config.scribe.compression_target)
         room = max(200, budget - len(f"{title}\n{head}\n{tail}".encode()))
-        summary = summarizer.summarize(notes, title=_title(items), budget_bytes=room)
+        summary = summarizer.summarize(notes, title=title, budget_bytes=room)
         name = summarizer.name
     body = "\n".join(p for p in (head, summary, tail) if p)
-    raw = _raw_session(items)
     if len(body.encode("utf-8")) >= len(raw.encode("utf-8")):
-        body = untitled(raw, title).strip("\n")
-    entry = Entry(
+        body = raw
+    return _session_entry(agent, items, kind, stamp, sources, title, body), name
+
+
+def _session_entry(
+    agent: str,
+    items: list[Entry],
+    kind: str,
+    stamp: str,
+    sources: list[str],
+    title: str,
+    body: str,
+) -> Entry:
+    """The cold entry of a session's items, its body a summary or the session whole."""
+    body = untitled(body, title).strip("\n")
+    return Entry(
         id=content_id("c", agent, *sorted(e.id for e in items)),
         cls="status" if all(e.cls == "status" for e in items) else "learning",
         title=title,
@@ -403,7 +434,6 @@ def _summary_entry(
         # and whether the session ended or a full hot tier made it.
         extra=(("from", ",".join(sorted(e.id for e in items))), ("kind", kind)),
     )
-    return entry, name
 
 
 def _decide(ctx: Context, agent: str, items: Sequence[Entry]) -> list[str]:

@@ -4,9 +4,12 @@ The extractive summarizer keeps the session's own sentences and bullets, whole, 
 what they say: the ones that carry its facts (issue numbers, paths, backticked names,
 versions, code identifiers) with the words around them, and those that state a decision, a
 cause, a result or what is left open. A heading or a lead-in comes with what it introduces,
-and a table row is read with its header. A line of bare identifiers is never written: it
-says that things exist, not what was done with them. Output is a pure function of the
-input, so replays give byte-identical stores.
+and a table row is read with its header. A bullet keeps its subject: a later sentence of it
+is shown after its bold lead-in, or the clause that says what it is about ("**Tweet
+publishing 500 fixed**: … Root cause: ..."), never alone. A text of up to SMALL_BYTES is
+kept whole. A line of bare identifiers is never written: it says that things exist, not
+what was done with them. Output is a pure function of the input, so replays give
+byte-identical stores.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..text.prose import (
     LIST_MARK,
     PROSE_WORDS,
     clean_title,
+    cut_at_word,
     introduces,
     is_table_row,
     is_table_rule,
@@ -61,15 +65,15 @@ def _size(text: str) -> int:
 
 
 def budget_for(raw: str, target_ratio: int) -> int:
-    """Summary size: about raw/target, more for text dense with facts, never over raw/5
-    (above 2 KB; below it every fact counts more than the ratio)."""
+    """Summary size: a text of up to SMALL_BYTES whole (cutting a short session saves little
+    and loses the phrase a reader needs), else about raw/target, more for text dense with
+    facts, never over raw/5."""
     raw_bytes = _size(raw)
-    if raw_bytes <= VERBATIM_BYTES:
+    if raw_bytes <= SMALL_BYTES:
         return raw_bytes
     dense = BYTES_PER_FACT * len(key_facts(raw))
     wanted = max(raw_bytes // target_ratio, dense, VERBATIM_BYTES)
-    ceiling = raw_bytes if raw_bytes <= SMALL_BYTES else raw_bytes // FLOOR_RATIO
-    return min(ceiling, wanted)
+    return min(raw_bytes // FLOOR_RATIO, wanted)
 
 
 @dataclass
@@ -80,6 +84,35 @@ class _Block:
     sentences: list[str]
     lead: str = ""  # the line that introduces it (a lead-in, a table's header)
     chosen: set[int] = field(default_factory=set)
+
+    @property
+    def subject(self) -> str:
+        """What the block is about, shown before a later sentence of it: its bold lead-in,
+        else the clause of its first sentence before a colon or a dash, else that sentence."""
+        return subject_of(self.sentences[0]) if self.sentences else ""
+
+
+# A bold lead-in at the start of a bullet, after a date or a mark if any
+# ("2026-03-23T05:39:03Z — **Tweet publishing 500 fixed**: ...").
+_BOLD_SUBJECT = re.compile(r"^(?:[^*_\n]{0,40}?\s)?(\*\*|__)[^*_\n]+?\1\s*:?")
+# A clause that names what the rest is about: up to a colon or a spaced dash.
+_CLAUSE_SUBJECT = re.compile(r"^[^:;—–]{3,80}?(?::|\s[—–-]\s)(?=\s)")
+SEPARATOR = " … "
+# A first sentence with no lead-in or clause of its own is the subject whole up to this
+# many characters; a longer one gives its opening words (a later sentence, shown after
+# them, still says what it is about without paying for the whole first sentence).
+SUBJECT_CHARS = 80
+OPENING_CHARS = 60
+
+
+def subject_of(sentence: str) -> str:
+    """The part of a block's first sentence that says what the block is about: its bold
+    lead-in, else its clause before a colon or a dash, else the sentence, or its opening
+    words cut at a word with `…` when it is long."""
+    found = _BOLD_SUBJECT.match(sentence) or _CLAUSE_SUBJECT.match(sentence)
+    if found is not None and len(plain_words(found.group(0))) >= 1:
+        return found.group(0).rstrip()
+    return sentence if len(sentence) <= SUBJECT_CHARS else cut_at_word(sentence, OPENING_CHARS)
 
 
 @dataclass
@@ -230,9 +263,15 @@ def _choose(found: _Outline, budget: int, title: str) -> None:
     spent = 0
     facts = {(b, s): frozenset(key_facts(t)) for b, s, t in _sentences(found)}
     firsts = {(b, 0) for b, block in enumerate(found.blocks) if _opens(found, b)}
+    subjects = [frozenset(key_facts(block.subject)) for block in found.blocks]
+
+    def shows(b: int, s: int) -> frozenset[str]:
+        """The facts a sentence shows: its own, and its block's subject's before it."""
+        block = found.blocks[b]
+        return facts[b, s] | subjects[b] if s and not block.chosen else facts[b, s]
 
     def key(b: int, s: int) -> float:
-        value = _worth(found.blocks[b].sentences[s], len(facts[b, s] - covered), (b, s) in firsts)
+        value = _worth(found.blocks[b].sentences[s], len(shows(b, s) - covered), (b, s) in firsts)
         return -value / _cost(found, b, s, shown_leads, shown_sections, title)
 
     heap = [_Candidate(key(b, s), b, s) for b, s, _ in _sentences(found)]
@@ -249,9 +288,11 @@ def _choose(found: _Outline, budget: int, title: str) -> None:
         if spent + cost > budget:
             continue
         block = found.blocks[top.block]
+        covered |= shows(top.block, top.sentence)
+        if top.sentence and not block.chosen and block.subject == block.sentences[0]:
+            block.chosen.add(0)  # its subject is its whole first sentence, shown as one
         block.chosen.add(top.sentence)
         spent += cost
-        covered |= facts[top.block, top.sentence]
         shown_leads.add(block.lead)
         shown_sections.add(block.section)
 
@@ -273,6 +314,8 @@ def _cost(found: _Outline, b: int, s: int, leads: set[str], sections: set[int], 
     cost = _size(block.sentences[s]) + 1
     if not block.chosen:
         cost += 3
+        if s > 0:  # a later sentence is shown after the block's subject
+            cost += _size(block.subject) + len(SEPARATOR)
     if block.lead and block.lead not in leads:
         cost += _size(block.lead) + 1
     heading = found.headings[block.section]
@@ -298,8 +341,18 @@ def _render(found: _Outline, title: str) -> list[str]:
             lines.append(block.lead)
         lead = block.lead
         kept = " ".join(t for n, t in enumerate(block.sentences) if n in block.chosen)
+        if 0 not in block.chosen:
+            kept = _after_subject(block.subject, kept)
         lines.append(f"- {kept}")
     return lines
+
+
+def _after_subject(subject: str, kept: str) -> str:
+    """A block's later sentences after its subject: the whole first sentence as its own,
+    a lead-in or a clause with `…` for what is left out after it."""
+    if subject.endswith((".", "!", "?", "…")):
+        return f"{subject} {kept}"
+    return f"{subject}{SEPARATOR}{kept}"
 
 
 class FallbackSummarizer:

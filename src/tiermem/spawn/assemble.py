@@ -158,7 +158,7 @@ def _hot_section(ctx: Context, agent: str) -> tuple[str, str]:
     if view is None and not agents.known(ctx, agent):
         return "", f"(no hot memory for {agent})"
     entries = view.entries if view is not None else ()
-    started = min((e.created for e in entries), default="")
+    started = view.started if view is not None else ""  # the newest session's start
     body = view.markdown if view is not None else render.hot_markdown(agent, [])
     label = f'agent="{agent}" as-of="{started[:10] or "now"}"'
     return body if entries else "", prompt.fenced("hot", label, [fence_safe(body)])

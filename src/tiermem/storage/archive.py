@@ -375,6 +375,51 @@ def read(layout: Layout, agent: str, record_id: str) -> Record:
     return parse(data, path)
 
 
+def at(layout: Layout, location: str) -> Record | None:
+    """The record an entry cites (`archive/{agent}/{id}.md`, a `#L12` after it ignored);
+    None for a location that names no record, or one that cannot be read."""
+    parts = location.split("#")[0].split("/")
+    if len(parts) != 3 or parts[0] != "archive" or not parts[2].endswith(".md"):
+        return None
+    try:  # the agent and the id are checked as names: a cited location leads nowhere else
+        return read(layout, parts[1], parts[2].removesuffix(".md"))
+    except (OSError, TiermemError):
+        return None
+
+
+# Records that keep a text as the team wrote it, under its own heading and date: what a
+# search or a spawn reads of an entry's text once the entry has left its tier. A record of
+# a hot file holds the same words among metadata lines, so an entry made from one is still
+# archived whole.
+_KEEPING = frozenset({"import", "decision"})
+
+
+def kept_whole(layout: Layout, entry: Entry) -> tuple[str, int] | None:
+    """(location, line) of a source record of the entry that holds its text verbatim as the
+    team wrote it (`_KEEPING`), and its untrusted mark where it has one; None when no
+    source does."""
+    text = entry.body.strip("\n") or entry.title
+    for location in dict.fromkeys(s.split("#")[0] for s in entry.sources):
+        record = at(layout, location)
+        if record is None or record.kind not in _KEEPING or (entry.trust and not record.trust):
+            continue
+        found = record.text.find(text)
+        if found >= 0:
+            return location, record.text.count("\n", 0, found) + 1
+    return None
+
+
+def leaving(layout: Layout, entry: Entry) -> str:
+    """The text to archive of an entry leaving its tier: the entry whole, or, when a source
+    record holds its text verbatim already, its heading and metadata and where that text is
+    (text the store keeps whole is not kept whole a second time)."""
+    kept = kept_whole(layout, entry)
+    if kept is None:
+        return render_entry(entry)
+    location, line = kept
+    return render_entry(replace(entry, body=f"Its text is kept whole in {location}, line {line}."))
+
+
 def records_folders(layout: Layout) -> list[Path]:
     """The archive's folders, one per agent (or the team), sorted."""
     return files.subfolders(layout.tier_dir("archive"))

@@ -32,6 +32,10 @@ STATUSES = ("", "superseded", "expired")
 # entry of that agent in its cold tier, which Scribe neither expires nor counts against the
 # cold budget; a newer version replaces it (the old text is archived first).
 STANDING = "standing"
+# The metadata key of an entry whose text is kept elsewhere in the store (the archive record
+# named by its value): its body only points there, and the index reads that text for it
+# (a team skill: its SKILL.md, archived once, never copied again into the wiki).
+KEPT_TEXT = "text"
 
 _META_PREFIX = "<!-- tiermem "
 _FILE_PREFIX = "<!-- tiermem-file "

@@ -9,7 +9,9 @@ list is read again only when git's index file changes (its size or mtime), and k
 `.squad/memory/citations.cache` (git-ignored) between processes, so checking the entries of
 a spawn costs a few stat calls and set lookups.
 
-Only a path with a folder and a file extension is judged (`src/x.py`, not `x.py`: a bare
+Only a citation the text relies on counts: a path the text itself says is gone ("`a/b.ts`
+was not present", "deleted `a/b.ts`") does not make it stale when git agrees. Only a path
+with a folder and a file extension is judged (`src/x.py`, not `x.py`: a bare
 name may live in any folder), and only when its first folder is one the repository tracks
 (`node_modules/x/index.js` or another project's `lib/a.rb` says nothing about this one).
 Outside a git repository nothing is stale.
@@ -45,16 +47,45 @@ _PATH = re.compile(
 )
 
 
+# What a text says of a path it does not rely on: that the file is not there, or went.
+_GONE_AFTER = re.compile(
+    r"^[`'\")\]]*\s*(?:\w+\s+){0,3}?"
+    r"(?:(?:was|is|were|are|has been|had been)\s+(?:not\s+(?:present|there|found|tracked|"
+    r"in the repo\w*)|missing|absent|gone|deleted|removed)"
+    r"|(?:does|did|do)\s*(?:n't|not)\s+exist|no longer exists?|never existed)\b",
+    re.IGNORECASE,
+)
+_GONE_BEFORE = re.compile(
+    r"\b(?:deleted|removed|missing|without|no such file|absent)\s+(?:the\s+)?(?:file\s+)?"
+    r"[`'\"(\[]*$",
+    re.IGNORECASE,
+)
+_GONE_REACH = 60
+
+
 def cited_paths(text: str) -> list[str]:
-    """The repository paths a text cites, each once, in order (line references dropped)."""
+    """The repository paths a text cites and relies on, each once, in order (line
+    references dropped; a path the text says is not there, or was deleted, left out)."""
     if "/" not in text:
         return []  # most entries cite nothing: no need to scan them
     found: dict[str, None] = {}
+    gone: set[str] = set()  # a path the text says anywhere is not there, it does not rely on
     for match in _PATH.finditer(text):
         path = match.group(1).removeprefix("./")
-        if ".." not in path.split("/"):
-            found.setdefault(path, None)
-    return list(found)
+        if ".." in path.split("/"):
+            continue
+        found.setdefault(path, None)
+        if _said_gone(text, match.start(), match.end()):
+            gone.add(path)
+    return [p for p in found if p not in gone]
+
+
+def _said_gone(text: str, start: int, end: int) -> bool:
+    """Whether the words around a cited path say the file is not there (the text then
+    does not rely on it)."""
+    after = text[end : end + _GONE_REACH]
+    before = text[max(0, start - _GONE_REACH) : start]
+    return bool(_GONE_AFTER.match(after) or _GONE_BEFORE.search(before))
 
 
 @dataclass(frozen=True, slots=True)

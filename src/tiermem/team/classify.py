@@ -2,6 +2,12 @@
 
 The rules, in the order they are tried (the first that matches wins):
 
+0. A title that says what kind of record it is decides first. Scribe's own notices and logs
+   ("Scribe Inbox Merge Notice", "Session Log: ...") are ``status``; a heading that names a
+   decision, a review, an ADR or a directive, with the author or role Squad teams put
+   before it ("Lead Decision — ...", "Lead Review — Issue #117 ...", "Decision: ...",
+   "ADR-012: ...", "User Directive: ..."), is a ``decision`` (a directive a ``policy``),
+   whatever its subject says of work done or a retrospective.
 1. ``status``: team-update and session-log chatter (a heading or first line that says
    "team update", "session log", "orchestration", "status update", "standup"), a report of
    work done (a title that ends "Complete", "Implemented", "Landed", "Shipped", or says
@@ -85,10 +91,43 @@ _CONVENTION = re.compile(
 _IDENT = re.compile(r"`[^`]+`|#\d+|\w+/\w+|\w+\.\w{1,5}\b")
 
 
+# Scribe's own records: what it merged, noticed or logged.
+_NOTICE_TITLE = re.compile(
+    r"\b(notice|inbox merge|merge (note|report|summary)|session log)\b"
+    r"|\bscribe\b.*\b(log|merged?|notes?|report|summary|update|run)\b",
+    re.IGNORECASE,
+)
+# What a heading says it records: a few words of author or role, then the kind (with a
+# number, or Squad's "Record" / "Inbox" after it), then a separator or the end.
+_KIND_TITLE = re.compile(
+    r"^\W*(?:[\w'&./()-]+\s+){0,4}?(?P<kind>decision|review|adr|directive)s?"
+    r"(?:\s+(?:record|inbox))?(?:[\s-]*#?\d+)?\s*(?::|—|–|\s-\s|\||$)",
+    re.IGNORECASE,
+)
+
+
+def recorded_kind(title: str) -> str:
+    """The class a heading gives its text by naming what it records ('' when it does not):
+    `status` for Scribe's notices and logs, `policy` for a directive, `decision` for a
+    decision, a review or an ADR."""
+    plain = _EMPHASIS.sub("", title).strip()
+    if _NOTICE_TITLE.search(plain):
+        return "status"
+    found = _KIND_TITLE.match(plain)
+    if found is None:
+        return ""
+    return "policy" if found.group("kind").lower() == "directive" else "decision"
+
+
+_EMPHASIS = re.compile(r"\*\*|__|`")
+
+
 def classify(title: str, body: str = "") -> str:
     """The class of a piece of memory text; see the module docstring for the rules."""
     head = f"{title}\n{_first_line(body)}"
     text = f"{title}\n{body}"
+    if kind := recorded_kind(title):
+        return kind
     if _STATUS_TITLE.search(head) or _REPORT_TITLE.search(title) or _is_bare_status(text):
         return "status"
     if _OWN_TITLE.search(title):

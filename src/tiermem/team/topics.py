@@ -113,6 +113,9 @@ class Vocabulary:
         listed = [words(e.title, self.skip) for e in batch]
         self.raw = Counter(w for title_words in listed for w in title_words)
         self.shared = _folded(self.raw)
+        self.forms: dict[str, list[str]] = {}
+        for word in self.raw:
+            self.forms.setdefault(_stem(word), []).append(word)
         self.size = len(listed)
         # How many of the batch's entries use a word anywhere: the team's words.
         self.used = Counter(
@@ -177,11 +180,12 @@ class Vocabulary:
         return max(fits, key=lambda p: (said[p], p.count("-"), p), default="")
 
     def _form(self, word: str) -> str:
-        """The form of a word the batch uses more (`fonts` or `font`)."""
-        other = word[:-1] if word.endswith("s") else f"{word}s"
-        if self.raw[other] == self.raw[word]:
-            return min(word, other, key=len) if self.raw[word] else word
-        return other if self.raw[other] > self.raw[word] else word
+        """The form of a word the batch's titles use most (`fonts` or `font`, `publishing`
+        or `publish`): one subject is one page, whatever form each entry writes it in."""
+        forms = self.forms.get(_stem(word))
+        if not forms:
+            return word
+        return min(forms, key=lambda w: (-self.raw[w], len(w), w))
 
     def _names_a_subject(self, word: str) -> bool:
         count = self.shared[word]
@@ -224,19 +228,32 @@ def _all_words(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
     return [w for w in found if len(w) > 2 and not generic(w) and w not in skip and _valid(w)]
 
 
+# Endings that make another form of one subject's word: a plural, a verb's -ing, a noun's
+# -ion (`publishing` is `publish`, `reconnection` is `reconnect`, `tests` is `test`). Not
+# -er: a `builder` is no `build`.
+_ENDINGS = ("ing", "ion", "s")
+_ROOT_CHARS = 4
+
+
 def _stem(word: str) -> str:
-    """A word without a plural `s`, for matching page names (`fonts` finds `font`)."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    """The root a word's forms share, for matching page names (`fonts` finds `font`,
+    `publishing` finds `publish`)."""
+    while True:
+        for end in _ENDINGS:
+            cut = len(word) - len(end)
+            if word.endswith(end) and cut >= _ROOT_CHARS and not word.endswith("ss"):
+                word = word[:cut]
+                break
+        else:
+            return word
 
 
 def _folded(counts: Counter[str]) -> Counter[str]:
-    """Counts with a word's plural and singular counted together, under both forms."""
-    folded = Counter(counts)
+    """Counts with the forms of one root (see `_stem`) counted together, under each form."""
+    roots: Counter[str] = Counter()
     for word, n in counts.items():
-        if word.endswith("s") and word[:-1] in counts:
-            folded[word[:-1]] += n
-            folded[word] += counts[word[:-1]]
-    return folded
+        roots[_stem(word)] += n
+    return Counter({word: roots[_stem(word)] for word in counts})
 
 
 def _most_frequent(found: list[str]) -> list[str]:

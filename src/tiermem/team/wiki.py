@@ -146,10 +146,12 @@ def read(ctx: Context, topic: str) -> str:
 
 def vocabulary_for(ctx: Context, entries: list[Entry]) -> topics.Vocabulary:
     """The page names entries promoted together can take: the topics there are, the words
-    they share; never the name of an agent or of a person on the team."""
+    they share; never the name of an agent or of a person on the team, nor a word of the
+    team tool's own (`inbox`, `config`) that is not what the team works on."""
     existing = {_base(p.stem) for p in files.memory_files(ctx.layout.tier_dir("wiki"))}
     host = ctx.host
     names = {*agents.with_memory(ctx), *host.agent_folders(), *host.people()}
+    names |= host.tool_words()
     names |= {w for e in entries for w in host.name_words(dict(e.extra).get("by", ""))}
     return topics.Vocabulary(entries, existing, names)
 

@@ -106,3 +106,37 @@ def _name_column(text: str) -> list[str]:
         elif named and not set(row[0]) <= set("-: "):
             cells.append(row[0].strip("*`@ "))
     return cells
+
+
+# Words that name Squad's own files and roles, not what a team works on.
+_SQUAD_WORDS = frozenset("squad inbox config scribe charter roster coordinator casting".split())
+_PROJECT_FIELD = re.compile(r"\*\*(?:project|product|repository|repo)s?:?\*\*:?\s*(.+)", re.I)
+# A title's words that say it is the team's roster, not what the team works on.
+_ROSTER_WORDS = frozenset("squad team roster".split())
+
+
+def tool_words(ctx: Context) -> set[str]:
+    """Squad's own words (`inbox`, `config`, `squad`...) that name no wiki page, but those
+    the team's own subject holds (a team working on Squad itself has `squad` pages)."""
+    return set(_SQUAD_WORDS - subject_words(ctx))
+
+
+def subject_words(ctx: Context) -> set[str]:
+    """The words of what the team works on: the repository's folder name, team.md's Project
+    field, and its title but for the words that only say it is a team ("SadConsole Squad")."""
+    found = _words(ctx.layout.root.name)
+    try:
+        text = files.read_text(ctx.layout, ctx.layout.squad / "team.md") or ""
+    except ParseError:
+        return found
+    for match in _PROJECT_FIELD.finditer(text):
+        found |= _words(match.group(1))
+    title = next((ln[2:] for ln in text.splitlines() if ln.startswith("# ")), "")
+    for token in title.split():
+        joined = len(re.findall(r"[A-Za-z0-9]+", token)) > 1  # `squad-sdk` is the subject
+        found |= {w for w in _words(token) if joined or w not in _ROSTER_WORDS}
+    return found
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))

@@ -39,6 +39,12 @@ class SquadHost:
 
         return people(self.ctx)
 
+    def tool_words(self) -> set[str]:
+        """Squad's own words (`inbox`, `config`, `squad`...) unless the team works on them."""
+        from .agent_folders import tool_words
+
+        return tool_words(self.ctx)
+
     def name_words(self, text: str) -> set[str]:
         """The words of a name as Squad's files write it ("Brady (via Copilot)": brady)."""
         from .agent_folders import name_words

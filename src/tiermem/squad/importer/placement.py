@@ -28,9 +28,10 @@ from ...results import SectionPlacement
 from ...scribe.summarize import ExtractiveSummarizer, budget_for
 from ...storage import archive
 from ...storage.clock import format_time, parse_time
-from ...storage.entries import STANDING, Entry, content_id, render_entry, split_entry
+from ...storage.entries import KEPT_TEXT, STANDING, Entry, content_id, render_entry
 from ...storage.layout import TEAM
 from ...team import sections
+from ...text.prose import clean_title, cut_at_word, readable
 from ..reading import squad_markdown
 from ..reading.decision_blocks import decision_entries
 from ..reading.heading_dates import find_dates
@@ -309,7 +310,20 @@ class Planner:
             return made if made.created else undated(made, state.source)
 
         least = len(title.encode("utf-8")) + min(len(body), _LEAST_SUMMARY) + _LEAST_META
-        recent = self.recent.setdefault(agent, _Recent(self.cold_budget))
+        self._offer(agent, date, entry_id, least, make, row)
+
+    def _offer(
+        self,
+        owner: str,
+        date: str,
+        entry_id: str,
+        least: int,
+        make: Callable[[], Entry],
+        row: SectionPlacement,
+    ) -> None:
+        """A session of an agent (or a report of the team's) that may start in its cold tier:
+        the newest that fit its cold budget do (see `settle`)."""
+        recent = self.recent.setdefault(owner, _Recent(self.cold_budget))
         recent.offer(_Candidate(date, entry_id, least, make, row))
 
     def _standing(self, state: _FileState) -> None:
@@ -362,12 +376,34 @@ class Planner:
         if all(e.id in self.as_before for e in made):
             self._row(state, section, made[0].cls, TEAM, record).entries = tuple(e.id for e in made)
             return
+        row = self._row(state, section, made[0].cls, TEAM, record)
+        if made[0].cls == "status" and made[0].created != _UNDATED:
+            # A report of work done is a session of the team's: summarised like one (the
+            # archive holds it whole), and only the newest that fit the team's cold budget
+            # start there, the rest staying in the archive (never in cold only to leave).
+            report = self._report(section, made[0])
+            self.offered.add(report.id)
+            size = len(report.title.encode("utf-8")) + _LEAST_SUMMARY + _LEAST_META
+            self._offer(TEAM, report.created, report.id, size, _summarised(report, self), row)
+            return
         for entry in made:
             if entry.created == _UNDATED:
                 state.undated.append(len(self.planned))
             self.planned.append(Planned("cold", TEAM, replace(entry, used=entry.created)))
-        row = self._row(state, section, made[0].cls, TEAM, record)
         row.entries = tuple(e.id for e in made)
+
+    @staticmethod
+    def _report(section: squad_markdown.Section, first: Entry) -> Entry:
+        """A status block of the decision log as one entry, whole (its parts joined)."""
+        extra = tuple(kv for kv in first.extra if kv[0] not in ("part", "parent"))
+        return replace(
+            first,
+            id=dict(first.extra).get("parent") or first.id,
+            title=clean_title(section.title, 200) or first.title,
+            body=readable(content(body_of(section))),
+            used=first.created,
+            extra=extra,
+        )
 
     def _log(self, state: _FileState, text: str, record: archive.Record) -> None:
         """A session log: the team's; a recent one starts in its cold tier as a summary."""
@@ -379,50 +415,59 @@ class Planner:
             row = self._row(state, section, "session log", TEAM, record)
             if date < since:
                 continue  # the archive holds it
-            entry = Entry(
-                content_id("i", "log", source.rel, text),
-                "status",
-                (section.title or source.path.stem)[:200],
-                _short(text, self.target),
-                agent=TEAM,
-                created=date,
-                used=date,
-                sources=(record.location,),
-            )
-            self.offered.add(entry.id)
-            row.entries = (entry.id,)
-            if entry.id not in self.as_before:
-                self.planned.append(Planned("cold", TEAM, entry))
+            title = (section.title or source.path.stem)[:200]
+            entry_id = content_id("i", "log", source.rel, text)
+            self.offered.add(entry_id)
+            if entry_id in self.as_before:
+                row.entries = (entry_id,)  # as the last import left it, wherever it is now
+                continue
+
+            def make(title: str = title, date: str = date, entry_id: str = entry_id) -> Entry:
+                return Entry(
+                    entry_id,
+                    "status",
+                    title,
+                    _short(text, self.target, title),
+                    agent=TEAM,
+                    created=date,
+                    used=date,
+                    sources=(record.location,),
+                )
+
+            least = len(title.encode("utf-8")) + min(len(text), _LEAST_SUMMARY) + _LEAST_META
+            self._offer(TEAM, date, entry_id, least, make, row)
         state.line += text.count("\n")
 
     def _skill(self, state: _FileState, text: str, record: archive.Record) -> None:
-        """A team skill (`.squad/skills/{name}/SKILL.md`): a convention, filed whole in the
-        wiki under the skill's name, with the file it came from."""
+        """A team skill (`.squad/skills/{name}/SKILL.md`): a convention in the wiki under the
+        skill's name that points at its file instead of copying it. The text is the archive
+        record of the file (the one copy the store keeps), which the index reads for the
+        entry's passages; a newer version of the file replaces the entry."""
         source = state.source
-        fields, body = squad_markdown.front_matter(text) if not state.line else ({}, text)
+        fields, _ = squad_markdown.front_matter(text) if not state.line else ({}, text)
         folder = source.path.parent.name
-        name = fields.get("name") or folder
-        about = fields.get("description", "")
-        title = (f"{name}: {about}" if about else name)[:200]
+        name = " ".join((fields.get("name") or folder).split())
+        about = " ".join(fields.get("description", "").split())
+        title = cut_at_word(f"{name}: {about}" if about else name, 200)
+        where = f"`{source.rel}`" + (f" (from line {state.line + 1})" if state.line else "")
         entry = Entry(
-            content_id("s", source.rel, text),
+            content_id("s", source.rel, str(state.line)),
             "convention",
             title,
-            body.strip("\n"),
+            f"The team's skill, read whole in {where}.",
             agent=TEAM,
             created=source.committed,  # a skill says when it was written only through git
             used=source.committed,
             sources=(record.location,),
             tags=(skill_topic(folder),),
-            extra=(("path", source.rel),),
+            extra=(("path", source.rel), (KEPT_TEXT, record.location)),
         )
-        parts = split_entry(entry)
-        self.offered.update(p.id for p in parts)
-        if not all(p.id in self.as_before for p in parts):
-            self.planned += [Planned("wiki", skill_topic(folder), part) for part in parts]
+        self.offered.add(entry.id)
+        if entry.id not in self.as_before:
+            self.planned.append(Planned("wiki", skill_topic(folder), entry))
         line = state.line + 1
         section = squad_markdown.Section("skill", title, None, text, 0, 0, line, 0, None, None)
-        self._row(state, section, "skill", TEAM, record).entries = tuple(p.id for p in parts)
+        self._row(state, section, "skill", TEAM, record).entries = (entry.id,)
         state.line += text.count("\n")
 
     def _row(
@@ -433,10 +478,17 @@ class Planner:
         agent: str,
         record: archive.Record,
     ) -> SectionPlacement:
-        title = " ".join((section.title or section.kind).split())[:200]
+        # A title written with its line breaks escaped (`First\\n\\nSecond`) ends at them.
+        title = (section.title or section.kind).split("\\n\\n", 1)[0]
+        title = cut_at_word(" ".join(title.split()), 200)
         row = SectionPlacement(state.source.rel, section.line, title, kind, agent, record.location)
         self.rows.append(row)
         return row
+
+
+def _summarised(report: Entry, planner: Planner) -> Callable[[], Entry]:
+    """A report's entry with its text summarised, made only when it starts in cold."""
+    return lambda: replace(report, body=_short(report.body, planner.target, report.title))
 
 
 def days_before(stamp_: str, days: int) -> str:

@@ -26,7 +26,7 @@ from ...render.progress import bar, working
 from ...results import ImportReport, SectionPlacement, Totals, count
 from ...scribe import maintenance, supersede
 from ...storage import archive, audit, bootstrap, files, store
-from ...storage.entries import Entry, render_entry
+from ...storage.entries import Entry
 from ...storage.layout import TEAM, Layout
 from ...team import decisions, sections, wiki
 from ...team.classify import is_structured
@@ -362,7 +362,8 @@ def _put_cold(
 def _archive_replaced(
     ctx: Context, agent: str, old: list[Entry], why: str = "a newer version"
 ) -> None:
-    """The text of entries a newer version replaces, archived before they go."""
+    """The text of entries a newer version replaces, archived before they go (as where
+    it is kept, when a record they cite holds it verbatim: `archive.leaving`)."""
     for entry in old:
         record = archive.new_record(
             agent,
@@ -370,7 +371,7 @@ def _archive_replaced(
             "replace",
             f"cold/{agent}.md",
             entry.title,
-            render_entry(entry),
+            archive.leaving(ctx.layout, entry),
             trust=entry.trust,
         )
         archive.write(ctx.layout, record)
@@ -390,7 +391,8 @@ def _retire_superseded(ctx: Context, planned: Plan) -> None:
             return
         retired = [e for e in cold.entries if e.id in ours and e.status == "superseded"]
         for entry in retired:
-            marked = f"Superseded by {entry.superseded_by}.\n\n{render_entry(entry)}"
+            leaving = archive.leaving(ctx.layout, entry)
+            marked = f"Superseded by {entry.superseded_by}.\n\n{leaving}"
             record = archive.new_record(
                 TEAM,
                 ctx.stamp(),

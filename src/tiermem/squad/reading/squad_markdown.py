@@ -520,13 +520,38 @@ def _front_end(lines: Sequence[str], first: int) -> int | None:
 
 
 def _fields(lines: Sequence[str]) -> dict[str, str]:
-    """`key: value` pairs of front matter lines, keys lower-cased, quotes dropped."""
+    """`key: value` pairs of front matter lines, keys lower-cased, values read as YAML
+    writes its plain scalars: quotes dropped (a double-quoted one's escapes read, so `\\n`
+    is a line break, not two characters), a folded or literal block (`>`, `|-`) its
+    indented lines."""
     fields: dict[str, str] = {}
-    for line in lines:
+    for n, line in enumerate(lines):
         key, sep, value = line.partition(":")
         if sep and key.strip() and not line.startswith((" ", "\t")):
-            fields.setdefault(key.strip().lower(), value.strip().strip("\"'"))
+            fields.setdefault(key.strip().lower(), _scalar(value.strip(), lines[n + 1 :]))
     return fields
+
+
+_BLOCK = re.compile(r"[>|][+-]?\d?")
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "r": ""}
+
+
+def _scalar(value: str, after: Sequence[str]) -> str:
+    """One front matter value: a block scalar's lines, a quoted string's text."""
+    if _BLOCK.fullmatch(value):
+        block = []
+        for line in after:
+            if line.strip() and not line.startswith((" ", "\t")):
+                break
+            block.append(line.strip())
+        joiner = " " if value.startswith(">") else "\n"
+        return joiner.join(block).strip()
+    if len(value) > 1 and value[0] == value[-1] == '"':
+        inner = value[1:-1]
+        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), inner)
+    if len(value) > 1 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    return value.strip("\"'")
 
 
 # --- inbox ----------------------------------------------------------------------------------
