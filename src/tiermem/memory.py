@@ -337,7 +337,9 @@ class Memory:
 
         if entry_ids(id) != [id]:
             raise UsageError(f"{id!r} is not an entry id (as search and spawn list them)")
-        return _said(forget(self._writing(), id, reason, purge))
+        ctx = self._writing()
+        with ctx.index.uncounted():  # it reads ids and text, and shows no token count
+            return _said(forget(ctx, id, reason, purge))
 
     def forgotten(self, query: str, hits: list[SearchHit]) -> list[str]:
         """For a query of entry ids: each id no hit holds that was forgotten or purged,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..storage.digest import same as same_digest
-from . import parsing, schema
+from . import parsing, schema, tokens
 from .database import Database
 from .derived import Derived
 from .protocol import Doc, SyncReport
@@ -17,10 +17,12 @@ from .schema import DOC_COLUMNS, cut_passages
 # Changed files are written together, up to this much text: a folder of 50 MB of archive
 # records is indexed in bounded memory.
 PENDING_CHARS = 4_000_000
-# Up to this much text, a sync derives its documents' token counts and passages at once (a
-# note, a session end: reads after ordinary writes never write). Above it, reads derive them
-# for the documents they return (`derived`): cutting passages and counting tokens cost about
-# 0.2 s per million characters, two thirds of a 100,000-entry store's build.
+# Up to this much text, a sync cuts its documents' passages at once (a note, a session end:
+# reads after ordinary writes never write), and takes their token counts from the cache, or
+# counts them when this process has the encoding already (see `tokens.ready`: a note never
+# pays 0.35 s to load it). Above it, and for any count not made, reads derive them for the
+# documents they return (`derived`): cutting passages and counting tokens cost about 0.2 s per
+# million characters, two thirds of a 100,000-entry store's build.
 EAGER_CHARS = 65_536
 
 
@@ -74,8 +76,8 @@ class Rows:
 
     def write(self, batch: Batch, rel_dir: str) -> None:
         """Index changed files of a folder: their old rows dropped, then every document in
-        one statement per table; token counts and passages with them when the batch is small
-        (in one pass of the counter), else left to the reads (see `EAGER_CHARS`)."""
+        one statement per table; passages and known token counts with them when the batch is
+        small, else left to the reads (see `EAGER_CHARS`)."""
         docs = [d for p in batch.files for d in p.docs]
         if not batch.files:
             return
@@ -85,7 +87,8 @@ class Rows:
         shas = [sha for p in batch.files for sha in p.parsed.texts]
         derived: list[tuple[int | None, str | None]] = [(None, None)] * len(docs)
         if batch.chars <= EAGER_CHARS:
-            counts = self.derived.counts(shas, [d.text for d in docs])
+            now = tokens.ready(self.derived.counter)
+            counts = self.derived.known_counts(shas, [d.text for d in docs], count=now)
             derived = [(n, cut_passages(d.text)) for n, d in zip(counts, docs, strict=True)]
         self._insert(batch.files, shas, derived)
         self.db.executemany(

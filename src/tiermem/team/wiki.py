@@ -183,7 +183,8 @@ def _pages_of_parents(
         parent = _parent(entry)
         if not parent or parent in pages:
             continue
-        placed = [d.path for d in ctx.index.parts(parent) if d.tier == "wiki"]
+        with ctx.index.uncounted():  # paths alone
+            placed = [d.path for d in ctx.index.parts(parent) if d.tier == "wiki"]
         pages[parent] = _base(Path(placed[0]).stem) if placed else vocabulary.topic(entry)
     return pages
 
