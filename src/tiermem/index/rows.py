@@ -74,10 +74,10 @@ class Rows:
     def db(self) -> sqlite3.Connection:
         return self.database.db
 
-    def write(self, batch: Batch, rel_dir: str) -> None:
+    def write(self, batch: Batch, rel_dir: str, eager: bool = True) -> None:
         """Index changed files of a folder: their old rows dropped, then every document in
         one statement per table; passages and known token counts with them when the batch is
-        small, else left to the reads (see `EAGER_CHARS`)."""
+        small and `eager`, else left to the reads (see `EAGER_CHARS`)."""
         if not batch.files:
             return
         for item in batch.files:
@@ -85,7 +85,7 @@ class Rows:
                 self.drop(item.rel)
         shas = [sha for p in batch.files for sha in p.parsed.texts]
         derived: list[tuple[int | None, str | None]] = [(None, None)] * len(shas)
-        if batch.chars <= EAGER_CHARS:
+        if eager and batch.chars <= EAGER_CHARS:
             texts = [str(r[schema.TEXT_AT]) for p in batch.files for r in p.rows]
             counts = self.derived.known_counts(shas, texts, tokens.ready(self.derived.counter))
             derived = [(n, cut_passages(t)) for n, t in zip(counts, texts, strict=True)]
