@@ -26,9 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .generated import NOW, generate
+from .generated import NOW, generate, workload
 from .import_scale import Run, measured
-from .speed import workload
 
 DEFAULT_ENTRIES = 100_000
 DEFAULT_RUNS = 5

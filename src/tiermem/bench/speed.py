@@ -28,7 +28,7 @@ from ..index.fts import FtsIndex
 from ..memory import Memory
 from ..storage.layout import Layout
 from . import headline, mcp_speed, startup, write_speed
-from .generated import AGENTS, NOW, TARGET_SIZE, generate, prose_for
+from .generated import NOW, TARGET_SIZE, Workload, generate, workload
 from .import_scale import measured
 from .write_speed import percentile
 
@@ -196,22 +196,6 @@ def _latency(
         f"{name}_p50_ms": percentile(steady, 50),
         f"{name}_p95_ms": percentile(steady, 95),
     }
-
-
-@dataclass(frozen=True)
-class Workload:
-    """The queries and tasks one store is measured with."""
-
-    queries: tuple[tuple[str, str], ...]  # (agent, query)
-    tasks: tuple[tuple[str, str], ...]  # (agent, task)
-
-
-def workload(entries: int, runs: int) -> Workload:
-    """`runs` different searches and spawn tasks, drawn like the store's own text."""
-    prose = prose_for(entries)
-    queries = tuple((AGENTS[n % len(AGENTS)], prose.query()) for n in range(runs))
-    tasks = tuple((AGENTS[(n * 7) % len(AGENTS)], prose.task()) for n in range(runs))
-    return Workload(queries, tasks)
 
 
 def _build(root: Path) -> tuple[float, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..context import Context
-from ..results import HotEntry, HotView
+from ..results.hot import HotEntry, HotView
 from ..storage import store
 from ..storage.entries import Entry
 from .tier import LABELS, SINGLE_SLOTS, slot_text

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..context import Context
 from ..errors import ParseError, StoreError
-from ..results import SpawnRecord, SpawnResult
+from ..results.spawn import SpawnRecord, SpawnResult
 from ..storage import files
 from ..storage.layout import Layout
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..context import Context
 from ..errors import NotFoundError, ParseError
 from ..hot import tier as hot
-from ..results import Page, WikiEntry
+from ..results.reading import Page, WikiEntry
 from ..storage import archive, files, store, validate
 from ..storage.entries import Entry, content_id, render, render_entry
 from . import agents, topics
