@@ -137,6 +137,14 @@ def shipped_vocabulary() -> bytes:
         return shipped.read()
 
 
+def joins_exactly(before: str, after: str) -> bool:
+    """Whether `before + after` counts exactly as the two counted apart: they meet at a cut
+    where no o200k_base word runs across (a line break that neither white space nor a slash
+    follows, see PIECE_CHARS), or one is empty. Counts kept by text (`Index.token_counts`)
+    then add up to the count of the text they make, with no encoding loaded."""
+    return not before or not after or _CUT.match(before[-1] + after[0]) is not None
+
+
 def pieces(text: str, size: int) -> Iterator[str]:
     """A text in pieces of more than `size` characters, each cut where no o200k_base word
     can run across (see PIECE_CHARS); a text with no such place stays whole."""
