@@ -119,3 +119,41 @@ def test_stats_counts_only_text_never_counted(counted: Path) -> None:
     again, loaded = run(counted, "stats", "--format", "json")
     assert not loaded
     assert json.loads(again) == json.loads(after) != json.loads(before)
+
+
+SERVER = (  # the MCP server, which says at exit whether it loaded the encoding
+    "import atexit, sys\n"
+    "from pathlib import Path\n"
+    "said = Path(sys.argv.pop())\n"
+    "def say():\n"
+    "    from tiermem.index import tokens\n"
+    "    said.write_text(repr(['tiktoken' in sys.modules, bool(tokens._LOADED)]))\n"
+    "atexit.register(say)\n"
+    "from tiermem.cli.main import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def test_the_mcp_server_starts_and_answers_a_search_without_the_encoding(
+    counted: Path, tmp_path: Path
+) -> None:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    said = tmp_path / "said"
+    argv = ["-c", SERVER, "--root", str(counted), "--now", NOW, "serve", str(said)]
+    server = StdioServerParameters(command=sys.executable, args=argv, env=child_env())
+
+    async def session() -> dict[str, object]:
+        async with Client(server) as client:
+            await client.list_tools()
+            found = await client.call_tool("search", {"query": "signed release tags"})
+            assert not found.is_error and isinstance(found.structured_content, dict)
+            hot = await client.call_tool("hot_show", {"agent": "ada"})
+            assert not hot.is_error
+            return found.structured_content
+
+    answer = anyio.run(session)
+    results = answer["results"]
+    assert isinstance(results, list) and results
+    assert ast.literal_eval(said.read_text()) == [False, False]
