@@ -80,11 +80,14 @@ def test_commands_that_show_no_new_count_never_load_the_encoding(counted: Path) 
         ["stats"],  # every text counted already
         ["search", "signed", "release", "tags"],
         ["hot", "show", "ada"],
+        ["hot", "set", "ada", "--task", "Feed the otters", "--why", "They are hungry."],
         ["hot", "note", "ada", "Otters hold hands while they sleep."],
+        ["hot", "decide", "ada", "Otters are fed at noon, never at night."],
         ["hot", "action", "ada", "Fed the otters at the aquarium."],
         ["hot", "block", "ada", "Waiting on the otter keeper."],
         ["hot", "unblock", "ada", "Waiting on the otter keeper."],
         ["search", "signed", "release", "tags"],  # the new notes are not among its results
+        ["decision", "add", "--by", "ada", "The keeper feeds the otters every day."],
         ["doctor"],
         ["wiki", "list"],
         ["wiki", "show", "release"],
