@@ -18,7 +18,7 @@ from reliability import child_env
 from tiermem.bench.generated import NOW, generate
 from tiermem.index import database
 from tiermem.storage import files
-from tiermem.storage.layout import Layout
+from tiermem.storage.layout import LOCAL_FOLDER, Layout
 
 ENTRIES = 3000  # a store whose build takes a noticeable while, made once
 
@@ -45,7 +45,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fresh(generated: Path, tmp_path: Path) -> Path:
     """A copy of the generated store as a clone brings it: no index, no clone-local state."""
     root = tmp_path / "clone"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*", "local"))
+    left_out = shutil.ignore_patterns("index.sqlite*", LOCAL_FOLDER)  # as git leaves them out
+    shutil.copytree(generated, root, ignore=left_out)
     return root
 
 
