@@ -283,6 +283,18 @@ def _speed_table(speed: dict[str, Any]) -> list[str]:
     )
 
 
+def _speed_headline(speed: dict[str, Any]) -> list[str]:
+    """The headline figures as `bench speed` prints them (runs before they were printed have
+    none)."""
+    from tiermem.bench import headline
+
+    found = speed.get("headline") or []
+    if not found:
+        return ["(the headline figures were not measured in this run)"]
+    first, *rest = headline.lines(found)
+    return [first.capitalize(), "", *(f"- {line.strip()}" for line in rest)]
+
+
 def _charts(results: dict[str, Any], speed: dict[str, Any] | None) -> list[str]:
     try:
         import matplotlib
@@ -409,6 +421,7 @@ def main(argv: list[str]) -> int:
         readability_table="\n".join(_readability_table(results)),
         curve_table="\n".join(_curve_table(results)),
         speed_table="\n".join(_speed_table(speed)) if speed else "(not measured)",
+        speed_headline="\n".join(_speed_headline(speed)) if speed else "(not measured)",
         speed_load=(
             f"load average {speed['machine']['load_before']} before, "
             f"{speed['machine']['load_after']} after"

@@ -18,7 +18,7 @@ from canaries import CANARIES
 from loopback import chat_completion, send, serving
 from reliability import cli
 from tiermem.memory import Memory
-from tiermem.results import SessionReport
+from tiermem.results.scribe import SessionReport
 from tiermem.team import decisions, wiki
 
 T0 = "2026-03-02T10:00:00Z"

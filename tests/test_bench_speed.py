@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from test_bench_locomo import write_fixture
+from tiermem.bench import headline
 from tiermem.bench.generated import Prose, generate, plan
 from tiermem.bench.speed import GROWTH_FIGURES, ROWS, TARGETS, StoreReport, growth, percentile
 from tiermem.bench.startup import outside_times, own_times
@@ -183,3 +184,35 @@ def test_generated_store_reads_back_in_every_tier(tmp_path: Path) -> None:
         assert mem.search("the", limit=3)
     finally:
         mem.close()
+
+
+def test_headline_figures_are_each_said_against_python_in_the_same_run() -> None:
+    keys = [k for line in headline.HEADLINES for k in (*line.keys, *line.also)]
+    small = {"entries": 10_000, "cli_baseline_ms": 10.0, "cli_spawn_mb": 40.0}
+    small |= {k: 20.0 for k in keys} | {"cli_spawn_ratio": 2.0, "cli_search_ratio": 9.0}
+    large = {"entries": 100_000, "cli_baseline_ms": 20.0, "clone_first_search_mb": 150.0}
+    large |= {k: 4.0 if k.endswith("_s") else 40.0 for k in keys}
+    found = headline.rows([small, large], TARGETS)
+    said = {(row["label"], row["entries"]) for row in found}
+    assert ("`spawn --auto`, whole process", 10_000) in said
+    assert ("git clone: first `search` / the next", 100_000) in said
+    for row in found:
+        base = 10.0 if row["entries"] == 10_000 else 20.0
+        assert row["ratios"] == [pytest.approx(ms / base) for ms in row["ms"]]
+    spawn, search = found[0], found[1]
+    assert spawn["peak_mb"] == 40.0 and spawn["goals"][0]["met"]  # 2x against 12x
+    assert not search["goals"][0]["met"]  # 9x against 6x
+    clone = next(row for row in found if row["label"].startswith("git clone"))
+    assert clone["ms"] == [4000.0, 4000.0]  # seconds shown as milliseconds
+    verdicts = {g["figure"]: g["met"] for g in clone["goals"]}
+    assert verdicts == {"clone_first_search_s": True, "clone_next_search_s": False}
+    text = headline.lines(found)
+    assert text[0].startswith("headline figures") and len(text) == len(found) + 1
+    assert "MISSED" in text[2] and "mcp sdk import" in "\n".join(text)
+
+
+def test_the_headline_table_is_in_the_report(speed_report: dict[str, Any]) -> None:
+    found = speed_report["headline"]  # one store of 300: the lines of the largest store
+    assert {row["entries"] for row in found} == {300}
+    clone = next(row for row in found if row["figures"][0] == "clone_first_search_s")
+    assert clone["peak_mb"] > 0 and all(r > 1 for r in clone["ratios"])

@@ -12,8 +12,10 @@ from tiermem.relevance.ranking import Ranker
 from tiermem.storage.archive import Record
 from tiermem.storage.config import Config
 
-# Names memory.py imports for type checkers only.
+# Names memory.py imports for type checkers only: a few parts, and the result types (a command
+# loads only the results it returns), each taken from the package's exports.
 _ONLY_TYPED = {"Any": typing.Any, "Config": Config, "Ranker": Ranker, "Record": Record}
+_ONLY_TYPED |= {name: getattr(tiermem, name) for name in tiermem.__all__ if name[0].isupper()}
 
 
 def test_all_is_sorted_and_every_name_resolves() -> None:

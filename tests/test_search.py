@@ -13,7 +13,7 @@ from tiermem.index import queries
 from tiermem.index.matching import fts_query
 from tiermem.index.protocol import Scope
 from tiermem.memory import Memory
-from tiermem.results import SearchHit
+from tiermem.results.reading import SearchHit
 from tiermem.storage import archive
 from tiermem.storage import store as files
 from tiermem.storage.entries import Entry, TierFile, split_entry

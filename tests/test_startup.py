@@ -33,6 +33,11 @@ NEVER = {
 PARSER = {"argparse", "gettext", "locale", "tiermem.cli.parser"}
 # OpenSSL, for a few short digests (`storage.digest` hashes them without it).
 OPENSSL = {"hashlib", "hmac", "_hashlib"}
+# The results of other commands: a hot tier's reads and writes return hot's alone.
+NOT_HOT_RESULTS = {
+    f"tiermem.results.{part}"
+    for part in ("reading", "figures", "scribe", "upkeep", "spawn", "report", "imports")
+}
 # Per command, beside NEVER: what it does not need either.
 NOT_FOR = {
     ("hot", "show", "ada"): {
@@ -47,6 +52,7 @@ NOT_FOR = {
         "tiermem.index.fts",
         "tiermem.storage.config",
         *PARSER,
+        *NOT_HOT_RESULTS,
     },
     ("hot", "note", "ada", "a plain note"): {
         "sqlite3",
@@ -57,6 +63,7 @@ NOT_FOR = {
         "threading",  # a lock keeps what a thread holds in _thread's own local
         *PARSER,
         *OPENSSL,
+        *NOT_HOT_RESULTS,
     },
     ("search", "release"): {
         "tiermem.text.redact",

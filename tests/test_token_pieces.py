@@ -57,3 +57,23 @@ def test_real_histories_count_the_same_in_pieces() -> None:
     for path in histories:
         text = path.read_text(encoding="utf-8")
         assert sum(_whole(p) for p in tokens.pieces(text, 2000)) == _whole(text), path
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    before=st.lists(st.sampled_from(TRICKY), max_size=40).map("".join),
+    after=st.lists(st.sampled_from(TRICKY), max_size=40).map("".join),
+)
+def test_texts_that_join_exactly_count_as_their_parts(before: str, after: str) -> None:
+    if tokens.joins_exactly(before, after):
+        assert _whole(before + after) == _whole(before) + _whole(after)
+
+
+def test_a_join_is_exact_only_at_a_line_break_before_a_word() -> None:
+    assert tokens.joins_exactly("## Title\n", "- a bullet\n")
+    assert tokens.joins_exactly("", " anything") and tokens.joins_exactly("anything", "")
+    assert not tokens.joins_exactly("## Title\n", " indented")  # the spaces join the break
+    assert not tokens.joins_exactly("path\n", "/etc")  # a slash runs on from the break
+    assert not tokens.joins_exactly("no break", "here")
+    # Where it says no, the parts can indeed count otherwise than the whole.
+    assert _whole("a\n" + "\n") != _whole("a\n") + _whole("\n")

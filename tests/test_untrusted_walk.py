@@ -28,7 +28,7 @@ import pytest
 
 from tiermem import options
 from tiermem.memory import Memory
-from tiermem.results import RunReport
+from tiermem.results.scribe import RunReport
 from tiermem.storage import archive, store
 
 CANARY = "quokkaweb"

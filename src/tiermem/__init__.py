@@ -19,32 +19,14 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .options import SpawnRequest
     from .relevance.ranking import Ranker
-    from .results import (
-        AgentInfo,
-        DoctorReport,
-        EntryText,
-        Finding,
-        ForgetReport,
-        HotEntry,
-        HotView,
-        ImportReport,
-        Loaded,
-        Page,
-        ReportResult,
-        RunReport,
-        SearchHit,
-        SectionPlacement,
-        SessionReport,
-        SpawnLog,
-        SpawnRecord,
-        SpawnResult,
-        SquadLoad,
-        Stats,
-        TierRow,
-        Totals,
-        WikiEntry,
-        WriteReport,
-    )
+    from .results.figures import SquadLoad, Stats, TierRow, Totals
+    from .results.hot import AgentInfo, HotEntry, HotView, WriteReport
+    from .results.imports import ImportReport, SectionPlacement
+    from .results.reading import EntryText, Page, SearchHit, WikiEntry
+    from .results.report import ReportResult
+    from .results.scribe import RunReport, SessionReport
+    from .results.spawn import Loaded, SpawnLog, SpawnRecord, SpawnResult
+    from .results.upkeep import DoctorReport, Finding, ForgetReport
     from .storage.archive import Record
 
 __all__ = [
@@ -99,10 +81,39 @@ _LAZY = {
     "TokenCounter": "index.tokens",
 }
 
+# The module of `results/` each result type lives in.
+_RESULTS = {
+    "SquadLoad": "figures",
+    "Stats": "figures",
+    "TierRow": "figures",
+    "Totals": "figures",
+    "AgentInfo": "hot",
+    "HotEntry": "hot",
+    "HotView": "hot",
+    "WriteReport": "hot",
+    "ImportReport": "imports",
+    "SectionPlacement": "imports",
+    "EntryText": "reading",
+    "Page": "reading",
+    "SearchHit": "reading",
+    "WikiEntry": "reading",
+    "ReportResult": "report",
+    "RunReport": "scribe",
+    "SessionReport": "scribe",
+    "Loaded": "spawn",
+    "SpawnLog": "spawn",
+    "SpawnRecord": "spawn",
+    "SpawnResult": "spawn",
+    "DoctorReport": "upkeep",
+    "Finding": "upkeep",
+    "ForgetReport": "upkeep",
+}
+
 
 def __getattr__(name: str) -> Any:
     if name in __all__ and name not in globals():
         from importlib import import_module
 
-        return getattr(import_module(f".{_LAZY.get(name, 'results')}", __name__), name)
+        where = _LAZY.get(name) or f"results.{_RESULTS[name]}"
+        return getattr(import_module(f".{where}", __name__), name)
     raise AttributeError(f"module 'tiermem' has no attribute {name!r}")

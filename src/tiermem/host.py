@@ -17,7 +17,7 @@ from typing import Protocol
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .errors import TiermemError
-    from .results import SquadLoad
+    from .results.figures import SquadLoad
     from .storage.archive import Record
     from .storage.entries import Entry
 

@@ -16,24 +16,6 @@ from .context import Context
 from .errors import NotFoundError, UsageError
 from .hot import view as render
 from .options import LogRequest, SearchRequest, SpawnRequest
-from .results import (
-    AgentInfo,
-    DoctorReport,
-    EntryText,
-    ForgetReport,
-    HotView,
-    ImportReport,
-    Page,
-    ReportResult,
-    RunReport,
-    SearchHit,
-    SessionReport,
-    SpawnLog,
-    SpawnResult,
-    Stats,
-    WikiEntry,
-    WriteReport,
-)
 from .scribe.keeper import ScribeKeeper, configured_summarizer
 from .squad.adapter.squad_host import SquadHost
 from .storage import files, validate
@@ -51,6 +33,16 @@ if TYPE_CHECKING:
     from .index.protocol import IndexFactory
     from .index.tokens import TokenCounter
     from .relevance.ranking import Ranker
+
+    # A command loads the results it returns, when its step makes them, and no others.
+    from .results.figures import Stats
+    from .results.hot import AgentInfo, HotView, WriteReport
+    from .results.imports import ImportReport
+    from .results.reading import EntryText, Page, SearchHit, WikiEntry
+    from .results.report import ReportResult
+    from .results.scribe import RunReport, SessionReport
+    from .results.spawn import SpawnLog, SpawnResult
+    from .results.upkeep import DoctorReport, ForgetReport
     from .storage.archive import Record
     from .storage.config import Config
 
@@ -257,6 +249,8 @@ class Memory:
         if view is not None:
             return render.shown(view)
         agents.require(ctx, agent, even_alone=True)
+        from .results.hot import HotView
+
         return HotView(agent, "", 0, render.hot_markdown(agent, []), ())
 
     def agents(self) -> list[str]:
@@ -337,7 +331,9 @@ class Memory:
 
         if entry_ids(id) != [id]:
             raise UsageError(f"{id!r} is not an entry id (as search and spawn list them)")
-        return _said(forget(self._writing(), id, reason, purge))
+        ctx = self._writing()
+        with ctx.index.uncounted():  # it reads ids and text, and shows no token count
+            return _said(forget(ctx, id, reason, purge))
 
     def forgotten(self, query: str, hits: list[SearchHit]) -> list[str]:
         """For a query of entry ids: each id no hit holds that was forgotten or purged,
@@ -493,6 +489,8 @@ class Memory:
         if agent is not None:
             agents.require(ctx, agent)
         found, skipped = spawn_log.spawns(ctx, agent, entry, limit)
+        from .results.spawn import SpawnLog
+
         return SpawnLog(found, agent or "", entry or "", skipped)
 
     @_moves_local_state

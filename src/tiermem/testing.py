@@ -21,9 +21,11 @@ can say exactly what it will do:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
@@ -141,6 +143,10 @@ class RecordingIndex:
     def token_counts(self, texts: list[str]) -> list[int]:
         """The inner index's token counts."""
         return self.inner.token_counts(texts)
+
+    def uncounted(self) -> AbstractContextManager[None]:
+        """The inner index's reads without counting."""
+        return self.inner.uncounted()
 
     def close(self) -> None:
         """The inner index released."""
@@ -308,6 +314,10 @@ class MemoryIndex(Index):
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, counted anew each time."""
         return self.counter.count_many(texts)
+
+    def uncounted(self) -> AbstractContextManager[None]:
+        """Nothing changes: every document was counted when it was read in."""
+        return contextlib.nullcontext()
 
     def close(self) -> None:
         """Nothing is held open."""

@@ -26,9 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .generated import NOW, generate
+from .generated import NOW, generate, workload
 from .import_scale import Run, measured
-from .speed import workload
 
 DEFAULT_ENTRIES = 100_000
 DEFAULT_RUNS = 5
@@ -49,6 +48,12 @@ def repository(folder: Path, entries: int, say: Any) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     say(f"generating a store of {entries:,} entries in {folder}")
     generate(folder, entries, say)
+    return committed(folder)
+
+
+def committed(folder: Path) -> Path:
+    """A store's folder made a git repository of it, as a team commits its memory (the
+    index and this clone's own state stay out, as `init` sets git to)."""
     _git("init", "-q", cwd=folder)
     _git("add", "-A", cwd=folder)
     _git("commit", "-q", "-m", "the team's memory", cwd=folder)
@@ -82,6 +87,27 @@ def one_run(source: Path, scratch: Path, env: dict[str, str], entries: int) -> d
     found["first_spawn"] = measured(_tiermem(clone, "spawn", agent, "--task", task, "--auto"), env)
     shutil.rmtree(clone, ignore_errors=True)
     return found
+
+
+def first_reads(source: Path, scratch: Path, entries: int, runs: int) -> dict[str, float]:
+    """The first search on fresh clones of a repository and the search after it (medians
+    of `runs` clones): wall seconds, CPU seconds (with the workers it forks), peak MB; what
+    `bench speed` reports for its largest store."""
+    work = workload(entries, 2)
+    (_, query), (_, other) = work.queries[:2]
+    clone = scratch / "clone"
+    found: dict[str, list[Run]] = {"first_search": [], "next_search": []}
+    for _ in range(runs):
+        _clone(source, clone)
+        found["first_search"].append(measured(_tiermem(clone, "search", query)))
+        found["next_search"].append(measured(_tiermem(clone, "search", other)))
+    shutil.rmtree(clone, ignore_errors=True)
+    figures = {}
+    for step, got in found.items():
+        figures[f"clone_{step}_s"] = statistics.median(r.seconds for r in got)
+        figures[f"clone_{step}_cpu_s"] = statistics.median(r.cpu_seconds for r in got)
+        figures[f"clone_{step}_mb"] = statistics.median(r.peak_mb for r in got)
+    return figures
 
 
 def _medians(runs: list[dict[str, Run]]) -> dict[str, dict[str, float]]:

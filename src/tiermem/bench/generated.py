@@ -370,3 +370,19 @@ def generate(root: Path, entries: int, say: Callable[[str], None]) -> Plan:
     say(f"  wiki written ({sizes.wiki:,} entries); archiving {sizes.archive:,} records")
     _write_archive(layout, prose, sizes.archive)
     return sizes
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The queries and tasks one store is measured with."""
+
+    queries: tuple[tuple[str, str], ...]  # (agent, query)
+    tasks: tuple[tuple[str, str], ...]  # (agent, task)
+
+
+def workload(entries: int, runs: int) -> Workload:
+    """`runs` different searches and spawn tasks, drawn like the store's own text."""
+    prose = prose_for(entries)
+    queries = tuple((AGENTS[n % len(AGENTS)], prose.query()) for n in range(runs))
+    tasks = tuple((AGENTS[(n * 7) % len(AGENTS)], prose.task()) for n in range(runs))
+    return Workload(queries, tasks)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..context import Context
-from ..results import HotEntry, HotView
+from ..results.hot import HotEntry, HotView
 from ..storage import store
 from ..storage.entries import Entry
 from . import clone_sessions

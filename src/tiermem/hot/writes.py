@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..context import Context
 from ..errors import NotFoundError, TiermemError
-from ..results import WriteReport
+from ..results.hot import WriteReport
 from ..storage import files, store
 from ..storage.entries import Entry, TierFile
 from . import clone_sessions

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import StoreError
+from ..errors import LockTimeout, StoreError
 from ..storage import clone, files, safepath
 from ..storage.digest import same as same_digest
 from ..storage.layout import Layout
@@ -30,6 +30,14 @@ from .protocol import SyncReport
 UNTRUSTED = "not sealed by this clone"  # built elsewhere, or changed since: built again
 BUILDING = f"{files.TEMP_PREFIX}index-"  # the temp files a build writes, then renames
 TURNS = "index.sqlite.sync"  # the lock syncs take turns by (the index lock is for writes)
+# How long a process that must build the index waits for another one building it (a fresh
+# clone's first reads at once): a large store's build takes seconds, and nothing it needs is
+# there until it ends.
+BUILD_WAIT_SECONDS = 1.0
+BUILDING_ELSEWHERE = (
+    "the search index is being built (or brought up to date) by another process; "
+    "run the command again in a few seconds"
+)
 _SIDES = ("-wal", "-shm", "-journal")  # what SQLite writes beside a database
 _FILL_CACHE_KB = 16_384  # the page cache of a build (SQLite's default is 2 MB)
 # FTS5 keeps the terms it is handed in memory up to this much before it writes them out as a
@@ -254,12 +262,22 @@ class Database:
 
         The index is built whole in a temp file no other process sees (see `_fill`), holding
         no lock but the turns of syncs, so that processes opening a fresh clone at once build
-        it once. It is put in place under the index lock, and only when no other process has
-        the old file open (the users lock, exclusive): SQLite keeps the write-ahead log
-        beside the database by name, and a database swapped under an open connection would
-        later be paired with that connection's log.
+        it once: one that finds another building waits up to BUILD_WAIT_SECONDS for it, then
+        says so in one line (`BUILDING_ELSEWHERE`) rather than wait out a large store's build
+        or build it a second time. It is put in place under the index lock, and only when no
+        other process has the old file open (the users lock, exclusive): SQLite keeps the
+        write-ahead log beside the database by name, and a database swapped under an open
+        connection would later be paired with that connection's log.
         """
-        with files.locked(self.layout, self.layout.memory / TURNS):
+        with contextlib.ExitStack() as turns:
+            wait = None if force else BUILD_WAIT_SECONDS
+            turn = files.locked(self.layout, self.layout.memory / TURNS, timeout=wait)
+            try:
+                turns.enter_context(turn)
+            except LockTimeout:
+                if force:
+                    raise
+                raise StoreError(BUILDING_ELSEWHERE) from None
             if not force:
                 db = self._current(users)  # another process built it while we waited
                 if db is not None:

@@ -1,19 +1,24 @@
 """What the index derives from a document's text: its token count and its passages.
 
-A sync that takes in much text at once (a fresh clone's first read, an import) writes its
-documents without them (see `rows.EAGER_CHARS`); the first read that returns such a document
-derives them and keeps them after its snapshot, so a fresh clone's first search pays for the
-documents it shows, not for the whole store. Token counts are also kept by the hash of the
-text they count (`token_cache`), for texts that are no document's.
+A sync writes its documents without token counts (unless this process has the encoding
+already, see `rows.Rows.write`), and without passages when it takes in much text at once (a
+fresh clone's first read, an import: see `rows.EAGER_CHARS`); the first read that returns
+such a document derives them and keeps them after its snapshot, so a fresh clone's first
+search pays for the documents it shows, not for the whole store, and a write pays for no
+count. Token counts are also kept by the hash of the text they count (`token_cache`): a text
+counted once, as a document or not (an entry moved to another tier keeps its text), is never
+counted again. A read that needs no counts (`uncounted`) takes them from the row or the
+cache, and counts nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from . import schema
 from .database import Database
@@ -41,6 +46,17 @@ class Derived:
         # (rewriting every row of a large store for them took longer than counting), under
         # the hash the row holds; in arrays, so as not to hold a text hash per document.
         self._counted = (array("q"), array("q"))
+        self.counting = True  # reads count what neither a row nor the cache holds
+
+    @contextlib.contextmanager
+    def uncounted(self) -> Iterator[None]:
+        """Reads that need no token counts: a document never counted is returned without
+        one (`tokens` None), as its row holds it, instead of counted."""
+        saved, self.counting = self.counting, False
+        try:
+            yield
+        finally:
+            self.counting = saved
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -72,10 +88,12 @@ class Derived:
             return docs
         uncounted = [(n, d) for n, d in todo if d.tokens is None]
         shas = [rows[n][1] for n, _ in uncounted]
-        made = self.counts(shas, [d.text for _, d in uncounted], keep=False)
+        texts = [d.text for _, d in uncounted]
+        made = self.known_counts(shas, texts, count=self.counting, keep=False)
         counts = {n: count for (n, _), count in zip(uncounted, made, strict=True)}
         for n, doc in todo:
-            tokens = counts.get(n, doc.tokens)
+            # None only within `uncounted`, whose reads never look at it.
+            tokens = cast(int, counts.get(n, doc.tokens))
             cut = cut_passages(doc.text) if doc.passages is None else doc.passages
             docs[n] = replace(doc, tokens=tokens, passages=cut)
             self._made[rows[n][0]] = (rows[n][1], tokens, cut)
@@ -147,6 +165,16 @@ class Derived:
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, cached by content hash across runs."""
         return self.counts([_sha(t) for t in texts], texts, keep=True)
+
+    def known_counts(
+        self, shas: Sequence[str], texts: Sequence[str], count: bool, keep: bool = True
+    ) -> list[int | None]:
+        """Token counts of texts by their hashes: the cache's, the rest counted when `count`
+        (see `counts`), else None."""
+        if count:
+            return list(self.counts(shas, texts, keep))
+        known = self._cached(shas)
+        return [known.get(sha) for sha in shas]
 
     def counts(self, shas: Sequence[str], texts: Sequence[str], keep: bool = True) -> list[int]:
         """Token counts of texts by their hashes: the cache's, else counted in one pass of

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..errors import TiermemError
@@ -140,6 +141,11 @@ class FtsIndex(Index):
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts, cached by content hash across runs."""
         return self._derived.token_counts(texts)
+
+    def uncounted(self) -> AbstractContextManager[None]:
+        """Reads within it count no tokens: a count neither a row nor the cache holds stays
+        None (see `Derived.uncounted`)."""
+        return self._derived.uncounted()
 
     def close(self) -> None:
         """Close the connection, and let other processes replace the index again."""

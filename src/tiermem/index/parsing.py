@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import operator
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -18,8 +17,8 @@ from ..errors import ParseError, TiermemError, UnsafePathError
 from ..storage import files, governed, retired, safepath
 from ..storage.layout import Layout
 from ..vocabulary import FILE_TIERS, TIERS
-from .protocol import Doc, SyncReport
-from .schema import STORED, parsed_docs
+from .protocol import SyncReport
+from .schema import TEXT_AT, Stored, parsed_docs, stored
 from .schema import sha as _sha
 
 # The tier a sync reads Squad's governed memory folders as (their entries are the wiki's).
@@ -43,7 +42,7 @@ class Parsed:
 
     ident: tuple[int, int, int, int, int]
     sha: str
-    docs: list[Doc]
+    rows: list[Stored]  # each document's stored fields (`schema.stored`), in file order
     conflicts: list[str]
     error: ParseError | None = None
     texts: list[str] = field(default_factory=list)  # the hash of each document's text
@@ -76,9 +75,10 @@ def parse_file(
         docs, conflicts = parsed_docs(path, rel, tier, data)
     except ParseError as exc:
         return Parsed(ident(st), sha, [], [], exc, read_ns=read_ns)
+    rows = [stored(d) for d in docs]
     texts = [hashed(d.text) for d in docs]
-    digest = rows_digest(docs, texts, hashed)
-    return Parsed(ident(st), sha, docs, conflicts, None, texts, digest, read_ns)
+    digest = rows_digest(rows, texts, hashed)
+    return Parsed(ident(st), sha, rows, conflicts, None, texts, digest, read_ns)
 
 
 def _bulk_sha(data: bytes | str) -> str:
@@ -162,17 +162,14 @@ def jobs(
     return [(str(folder), rel_dir, tier, names[n : n + step]) for n in range(0, len(names), step)]
 
 
-# What a file's rows hold of their own (token counts and passages are derived from the text).
-_DIGESTED = operator.attrgetter(*(f for f in STORED if f != "text"))
-
-
 def rows_digest(
-    docs: Sequence[Doc], texts: Sequence[str], hashed: Callable[[bytes | str], str] = _sha
+    rows: Sequence[Stored], texts: Sequence[str], hashed: Callable[[bytes | str], str] = _sha
 ) -> str:
-    """What the rows of one file hold (all but what is derived from their text), each text
-    by its hash (`texts`): the texts themselves, a whole store's, are not written out again
-    to be hashed."""
-    return hashed(repr([(_DIGESTED(d), t) for d, t in zip(docs, texts, strict=True)]))
+    """What the rows of one file hold (their stored fields: all but what is derived from
+    their text), each text by its hash (`texts`): the texts themselves, a whole store's, are
+    not written out again to be hashed."""
+    kept = [(r[:TEXT_AT] + r[TEXT_AT + 1 :], t) for r, t in zip(rows, texts, strict=True)]
+    return hashed(repr(kept))
 
 
 # --- the folders a sync reads --------------------------------------------------------------

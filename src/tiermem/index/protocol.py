@@ -1,7 +1,7 @@
 """The search index: what tiermem asks of it, and the units it holds.
 
 The markdown files are the truth; an index is a cache derived from them that can be
-deleted at any time. `Index` is what every step uses, twelve methods; SQLite FTS5
+deleted at any time. `Index` is what every step uses, thirteen methods; SQLite FTS5
 (`fts.FtsIndex`) is the implementation, kept at `.squad/memory/index.sqlite`.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -154,6 +155,12 @@ class Index(Protocol):
 
     def token_counts(self, texts: list[str]) -> list[int]:
         """Token counts of texts (a cache may keep them by content)."""
+        ...
+
+    def uncounted(self) -> AbstractContextManager[None]:
+        """For reads within it that need no token counts (ids, paths, text): a document
+        whose count the index does not hold yet comes without one (`tokens` None) instead of
+        being counted, which would load the encoding."""
         ...
 
     def close(self) -> None:

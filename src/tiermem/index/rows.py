@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..storage.digest import same as same_digest
-from . import parsing, schema
+from . import parsing, schema, tokens
 from .database import Database
 from .derived import Derived
 from .protocol import Doc, SyncReport
@@ -17,10 +17,12 @@ from .schema import DOC_COLUMNS, cut_passages
 # Changed files are written together, up to this much text: a folder of 50 MB of archive
 # records is indexed in bounded memory.
 PENDING_CHARS = 4_000_000
-# Up to this much text, a sync derives its documents' token counts and passages at once (a
-# note, a session end: reads after ordinary writes never write). Above it, reads derive them
-# for the documents they return (`derived`): cutting passages and counting tokens cost about
-# 0.2 s per million characters, two thirds of a 100,000-entry store's build.
+# Up to this much text, a sync cuts its documents' passages at once (a note, a session end:
+# reads after ordinary writes never write), and takes their token counts from the cache, or
+# counts them when this process has the encoding already (see `tokens.ready`: a note never
+# pays 0.35 s to load it). Above it, and for any count not made, reads derive them for the
+# documents they return (`derived`): cutting passages and counting tokens cost about 0.2 s per
+# million characters, two thirds of a 100,000-entry store's build.
 EAGER_CHARS = 65_536
 
 
@@ -34,8 +36,8 @@ class Pending:
     indexed: bool  # it has rows from before, which go first
 
     @property
-    def docs(self) -> list[Doc]:
-        return self.parsed.docs
+    def rows(self) -> list[schema.Stored]:
+        return self.parsed.rows
 
 
 @dataclass(slots=True)
@@ -47,7 +49,7 @@ class Batch:
 
     def add(self, item: Pending) -> None:
         self.files.append(item)
-        self.chars += sum(len(d.text) for d in item.docs)
+        self.chars += sum(len(str(r[schema.TEXT_AT])) for r in item.rows)
 
 
 def _terms_of(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[str, ...]]:
@@ -72,21 +74,21 @@ class Rows:
     def db(self) -> sqlite3.Connection:
         return self.database.db
 
-    def write(self, batch: Batch, rel_dir: str) -> None:
+    def write(self, batch: Batch, rel_dir: str, eager: bool = True) -> None:
         """Index changed files of a folder: their old rows dropped, then every document in
-        one statement per table; token counts and passages with them when the batch is small
-        (in one pass of the counter), else left to the reads (see `EAGER_CHARS`)."""
-        docs = [d for p in batch.files for d in p.docs]
+        one statement per table; passages and known token counts with them when the batch is
+        small and `eager`, else left to the reads (see `EAGER_CHARS`)."""
         if not batch.files:
             return
         for item in batch.files:
             if item.indexed:
                 self.drop(item.rel)
         shas = [sha for p in batch.files for sha in p.parsed.texts]
-        derived: list[tuple[int | None, str | None]] = [(None, None)] * len(docs)
-        if batch.chars <= EAGER_CHARS:
-            counts = self.derived.counts(shas, [d.text for d in docs])
-            derived = [(n, cut_passages(d.text)) for n, d in zip(counts, docs, strict=True)]
+        derived: list[tuple[int | None, str | None]] = [(None, None)] * len(shas)
+        if eager and batch.chars <= EAGER_CHARS:
+            texts = [str(r[schema.TEXT_AT]) for p in batch.files for r in p.rows]
+            counts = self.derived.known_counts(shas, texts, tokens.ready(self.derived.counter))
+            derived = [(n, cut_passages(t)) for n, t in zip(counts, texts, strict=True)]
         self._insert(batch.files, shas, derived)
         self.db.executemany(
             "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?)",
@@ -105,14 +107,14 @@ class Rows:
         """The documents of files (with their text hashes and what is derived of them), as
         rows and search terms, numbered after the last row."""
         (first,) = self.db.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM docs").fetchone()
-        placed = [(order, d) for p in written for order, d in enumerate(p.docs)]
+        placed = [(order, r) for p in written for order, r in enumerate(p.rows)]
         made = zip(placed, shas, derived, strict=True)
-        rows = [schema.row(first + n, sha, o, doc, d) for n, ((o, doc), sha, d) in enumerate(made)]
+        rows = [schema.row(first + n, sha, o, r, d) for n, ((o, r), sha, d) in enumerate(made)]
         self.db.executemany(schema.INSERT_DOC, rows)
         self.database.writes += len(placed)
         self.db.executemany(
             schema.INSERT_TERMS,
-            [(first + n, *schema.terms(d)) for n, (_, d) in enumerate(placed)],
+            [(first + n, *schema.stored_terms(r)) for n, (_, r) in enumerate(placed)],
         )
 
     def forget(self, rel_dir: str, keep: set[str], report: SyncReport) -> None:
@@ -131,7 +133,8 @@ class Rows:
         ).fetchall()
         docs = [Doc(*row[1:]) for row in rows]
         texts = [schema.sha(d.text) for d in docs]
-        if not same_digest(digest or "", parsing.rows_digest(docs, texts)):
+        held = parsing.rows_digest([schema.stored(d) for d in docs], texts)
+        if not same_digest(digest or "", held):
             return False
         if _terms_of(self.db, [row[0] for row in rows]) != {
             row[0]: schema.terms(d) for row, d in zip(rows, docs, strict=True)

@@ -97,19 +97,31 @@ INSERT_TERMS = (
 )
 stored = operator.attrgetter(*STORED)  # a document's fields that are not derived
 _searched = operator.attrgetter(*(name for name, _ in SEARCHED))
+# Where a field lies in a document's stored fields (`stored`): what a parse hands on is those
+# tuples, not `Doc`s (a frozen dataclass of 17 fields costs more to make and to pickle than
+# to index: a fresh clone's build unpickled 100,000 of them from its workers).
+TEXT_AT = STORED.index("text")
+_SEARCHED_AT = tuple(STORED.index(name) for name, _ in SEARCHED)
+_OWNER_AT = (STORED.index("agent"), STORED.index("tier"))
+Stored = tuple[object, ...]  # a document's stored fields, in `STORED` order
 
 
-def row(
-    rowid: int, sha: str, order: int, doc: Doc, derived: tuple[object, ...]
-) -> tuple[object, ...]:
-    """A document's row as `INSERT_DOC` writes it, with what is derived of its text."""
-    return (rowid, sha, order, *stored(doc), *derived)
+def row(rowid: int, sha: str, order: int, fields: Stored, derived: Stored) -> Stored:
+    """A document's row as `INSERT_DOC` writes it, from its stored fields (`stored`), with
+    what is derived of its text."""
+    return (rowid, sha, order, *fields, *derived)
 
 
 def terms(doc: Doc) -> tuple[str, ...]:
     """What FTS5 holds of a document, column by column (`SEARCHED`, then its owners)."""
     found = _searched(doc)
     return (*(found if len(SEARCHED) > 1 else (found,)), owners(doc))
+
+
+def stored_terms(fields: Stored) -> Stored:
+    """What FTS5 holds of a document given by its stored fields (as `terms`)."""
+    agent, tier = (fields[n] for n in _OWNER_AT)
+    return (*(fields[n] for n in _SEARCHED_AT), owner_terms(str(agent), str(tier)))
 
 
 def cut_passages(text: str) -> str:

@@ -113,6 +113,13 @@ class Sync:
             # many writers): what it holds is one consistent state; the next read syncs.
             return SyncReport(stale=BUSY)
 
+    @property
+    def _eager(self) -> bool:
+        """Whether a small batch's passages are cut as it is written: not in a build of a new
+        index (`fill`), whose first reads want it whole and soon; they derive what they
+        return (see `rows.EAGER_CHARS`)."""
+        return self._settled != _OWN_READS
+
     def _up_to_date(self) -> bool:
         """Whether the index was synced with the files as they stand (by their fingerprint,
         kept in `_seen` for the sync that follows)."""
@@ -299,9 +306,9 @@ class Sync:
                 if isinstance(changed, Pending):
                     batch.add(changed)
                     if batch.chars > PENDING_CHARS:
-                        self.rows.write(batch, rel_dir)
+                        self.rows.write(batch, rel_dir, self._eager)
                         batch = Batch()
-        self.rows.write(batch, rel_dir)
+        self.rows.write(batch, rel_dir, self._eager)
         self.rows.forget(rel_dir, on_disk, report)
         stamp = self._folder_stamp(*mtime, tier)  # its mtime, and the clock before its listing
         self.db.execute("INSERT OR REPLACE INTO dirs VALUES(?, ?)", (rel_dir, stamp))

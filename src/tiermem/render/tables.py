@@ -9,7 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..results import ImportReport, SectionPlacement, SpawnLog, Stats, Totals
+from ..results.figures import Stats, Totals
+from ..results.imports import ImportReport, SectionPlacement
+from ..results.spawn import SpawnLog
 
 _NUMBERS = ("entries", "bytes", "tokens")
 

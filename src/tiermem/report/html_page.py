@@ -37,7 +37,9 @@ from ..options import SpawnRequest
 from ..relevance import candidates
 from ..relevance.pinning import POLICY_SHARE
 from ..render import charts
-from ..results import ReportResult, SpawnRecord, SpawnResult, TierRow, Totals
+from ..results.figures import TierRow, Totals
+from ..results.report import ReportResult
+from ..results.spawn import SpawnRecord, SpawnResult
 from ..scribe.maintenance import budgeted
 from ..spawn import log as spawn_log
 from ..spawn.assemble import assemble

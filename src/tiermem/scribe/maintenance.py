@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from ..context import Context
 from ..errors import ParseError, TiermemError, UsageError
-from ..results import RunReport
+from ..results.scribe import RunReport
 from ..storage import archive, files, store, validate
 from ..storage.clock import parse_time
 from ..storage.entries import Entry, TierFile, render_entry

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..context import Context
 from ..errors import TiermemError
 from ..hot import tier as hot
-from ..results import SessionReport
+from ..results.scribe import SessionReport
 from ..storage import archive, files, store
 from ..storage.entries import Entry, TierFile, content_id, render_entry, split_entry
 from ..storage.layout import TEAM

@@ -19,7 +19,7 @@ from ..relevance import candidates, excerpts, places, words
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
 from ..relevance.words import gist
-from ..results import SearchHit
+from ..results.reading import SearchHit
 from ..storage.layout import TEAM
 from ..team import provenance, use
 from ..text import shown

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from ..context import Context
 from ..errors import NotFoundError, UsageError
-from ..results import EntryText
+from ..results.reading import EntryText
 from ..storage import archive, files
 from ..text.shown import meta, titled
 from .hits import entry_ids, search

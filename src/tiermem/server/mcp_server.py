@@ -12,6 +12,7 @@ refused before anything is written, and a `TiermemError` reaches the agent as an
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -53,7 +54,7 @@ from ..options import (
     options_of,
     told,
 )
-from ..results import SearchHit
+from ..results.reading import SearchHit
 from ..storage import validate
 from ..text.shown import as_json, control
 from .arguments import not_null, problems
@@ -141,6 +142,15 @@ def request_parameters(request: type) -> list[inspect.Parameter]:
 
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + "."
+
+
+@functools.cache
+def _result_types() -> dict[str, Any]:
+    """The result types by name: `Memory` imports them for type checkers only (a command
+    loads only the results it returns), so its annotations are read with these."""
+    import tiermem
+
+    return {name: getattr(tiermem, name) for name in tiermem.__all__}
 
 
 def _declared(request: type) -> Callable[[_F], _F]:
@@ -318,7 +328,7 @@ def _returns(op: Operation) -> Any:
     """What an operation's `Memory` method returns."""
     from ..memory import Memory
 
-    return get_type_hints(getattr(Memory, op.door))["return"]
+    return get_type_hints(getattr(Memory, op.door), localns=_result_types())["return"]
 
 
 def paging_parameters(op: Operation) -> list[inspect.Parameter]:

@@ -23,7 +23,7 @@ from ..options import SpawnRequest as SpawnRequest  # where callers of the assem
 from ..relevance import candidates, engine, packing, pinning, query, situation
 from ..relevance.candidates import Candidate
 from ..relevance.packing import Group
-from ..results import Loaded, SpawnResult
+from ..results.spawn import Loaded, SpawnResult
 from ..storage.layout import TEAM
 from ..team import agents, citations, use
 from ..text.shown import control, fence_safe, meta

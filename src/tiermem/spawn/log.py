@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..context import Context
 from ..errors import ParseError, StoreError
-from ..results import SpawnRecord, SpawnResult
+from ..results.spawn import SpawnRecord, SpawnResult
 from ..storage import files
 from ..storage.layout import Layout
 
@@ -127,7 +127,8 @@ def spawns(
     wanted: set[str] = set()
     if entry:
         ctx.sync()
-        wanted = {entry, *(d.id for d in ctx.index.parts(entry))}
+        with ctx.index.uncounted():  # ids alone
+            wanted = {entry, *(d.id for d in ctx.index.parts(entry))}
     logged, left_out = read_checked(ctx.layout)
     found = []
     for item in reversed(logged):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ParseError, TiermemError, UsageError
-from ..results import Result, about
+from ..results.base import Result, about
 from ..text import markdown
 from . import files, validate
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value

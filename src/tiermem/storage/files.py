@@ -616,9 +616,12 @@ def read_tail(path: Path, limit: int) -> tuple[bytes, int] | None:
 
 
 @contextlib.contextmanager
-def locked(layout: Layout, path: Path, shared: bool = False) -> Iterator[None]:
+def locked(
+    layout: Layout, path: Path, shared: bool = False, timeout: float | None = None
+) -> Iterator[None]:
     """Hold the cross-process lock of one memory file (re-entrant within a thread), and with
-    it the store's lock, shared (`store_locked`).
+    it the store's lock, shared (`store_locked`), waiting up to `timeout` seconds for the
+    file's (LOCK_TIMEOUT_SECONDS unless told) before LockTimeout.
 
     Locks are advisory OS locks on files in `.squad/memory/.locks/`: the OS releases them
     when a process dies, so a crash never leaves a store locked. `shared` locks are held
@@ -637,7 +640,7 @@ def locked(layout: Layout, path: Path, shared: bool = False) -> Iterator[None]:
         fd = open_lock(layout, name)
         try:
             # Each thread opens its own descriptor: the OS lock then keeps threads apart too.
-            acquire(fd, layout.relative(path), shared)
+            acquire(fd, layout.relative(path), shared, timeout)
             held[name] = 1
             try:
                 yield
@@ -750,9 +753,9 @@ def _lock_name(layout: Layout, path: Path) -> str:
     return name + ".lock"
 
 
-def acquire(fd: int, what: str, shared: bool = False) -> None:
-    """Take a lock on fd, waiting up to LOCK_TIMEOUT_SECONDS."""
-    deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+def acquire(fd: int, what: str, shared: bool = False, timeout: float | None = None) -> None:
+    """Take a lock on fd, waiting up to `timeout` seconds (LOCK_TIMEOUT_SECONDS unless told)."""
+    deadline = time.monotonic() + (LOCK_TIMEOUT_SECONDS if timeout is None else timeout)
     pause = 0.001
     while not try_lock(fd, shared):
         if time.monotonic() > deadline:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..context import Context
 from ..errors import NotFoundError, UsageError
-from ..results import AgentInfo
+from ..results.hot import AgentInfo
 from ..storage import files, validate
 from ..storage.layout import TEAM
 

@@ -241,7 +241,8 @@ def fold(ctx: Context, dry_run: bool = False) -> list[str]:
 def _kept(ctx: Context, days: Mapping[str, str]) -> dict[str, str]:
     """The ledger's lines of entries still in cold or the wiki (an entry that left for the
     archive, or was forgotten, no longer ages)."""
-    present = {doc.id for tier in FOLDED_TIERS for doc in ctx.index.docs(tier=tier)}
+    with ctx.index.uncounted():  # ids alone: a fold never loads the token encoding
+        present = {doc.id for tier in FOLDED_TIERS for doc in ctx.index.docs(tier=tier)}
     return {i: day for i, day in days.items() if i in present}
 
 

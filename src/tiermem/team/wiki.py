@@ -10,7 +10,7 @@ from pathlib import Path
 from ..context import Context
 from ..errors import NotFoundError, ParseError
 from ..hot import tier as hot
-from ..results import Page, WikiEntry
+from ..results.reading import Page, WikiEntry
 from ..storage import archive, files, store, validate
 from ..storage.entries import Entry, content_id, render, render_entry
 from . import agents, topics
@@ -185,7 +185,8 @@ def _pages_of_parents(
         parent = _parent(entry)
         if not parent or parent in pages:
             continue
-        placed = [d.path for d in ctx.index.parts(parent) if d.tier == "wiki"]
+        with ctx.index.uncounted():  # paths alone
+            placed = [d.path for d in ctx.index.parts(parent) if d.tier == "wiki"]
         pages[parent] = _base(Path(placed[0]).stem) if placed else vocabulary.topic(entry)
     return pages
 

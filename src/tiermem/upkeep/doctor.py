@@ -59,7 +59,7 @@ from pathlib import Path
 
 from ..context import Context
 from ..errors import ParseError, StoreError, TiermemError, UnsafePathError, UsageError
-from ..results import DoctorReport, Finding
+from ..results.upkeep import DoctorReport, Finding
 from ..storage import archive, entries, files, governed, safepath, store, validate
 from ..storage.layout import TEAM, Layout
 from ..vocabulary import FILE_TIERS, QUEUE, TIERS

@@ -38,7 +38,7 @@ from pathlib import Path
 from ..context import Context
 from ..errors import NotFoundError, ParseError, TiermemError, UsageError
 from ..index.protocol import Doc
-from ..results import ForgetReport
+from ..results.upkeep import ForgetReport
 from ..spawn import log as spawn_log
 from ..storage import archive, audit, files, governed, retired, safepath, store
 from ..storage.entries import Entry, escape_value, render_entry

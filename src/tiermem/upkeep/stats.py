@@ -9,7 +9,7 @@ those of their text as indexed, tokens the index's counts of the same text.
 from __future__ import annotations
 
 from ..context import Context
-from ..results import Stats, TierRow, Totals
+from ..results.figures import Stats, TierRow, Totals
 from ..storage.layout import TEAM
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ...context import Context
 from ...errors import ParseError
-from ...results import SquadLoad
+from ...results.figures import SquadLoad
 from ...storage import files
 from . import agent_folders
 

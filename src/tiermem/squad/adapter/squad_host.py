@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ...context import Context
     from ...host import FollowReport, InboxReport
-    from ...results import SquadLoad
+    from ...results.figures import SquadLoad
     from ...storage.entries import Entry
 
 

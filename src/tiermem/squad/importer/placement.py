@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from ...context import Context
-from ...results import SectionPlacement
+from ...results.imports import SectionPlacement
 from ...scribe.summarize import ExtractiveSummarizer, budget_for
 from ...storage import archive
 from ...storage.clock import format_time, parse_time

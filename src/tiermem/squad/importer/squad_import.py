@@ -23,7 +23,9 @@ from pathlib import Path
 from ...context import Context
 from ...errors import PartlyDone, TiermemError
 from ...render.progress import bar, working
-from ...results import ImportReport, SectionPlacement, Totals, count
+from ...results.base import count
+from ...results.figures import Totals
+from ...results.imports import ImportReport, SectionPlacement
 from ...scribe import maintenance, supersede
 from ...storage import archive, audit, bootstrap, files, store
 from ...storage.entries import Entry
