@@ -240,6 +240,10 @@ def walk() -> list[Step]:
         ("doctor", {"repair": True}, later),
         ("import_squad", {}, later),
         ("import_squad", {"dry_run": True}, later),
+        ("!grow", {}, later),  # the team's history grew since: Scribe follows it
+        ("scribe_run", {}, later),
+        ("!grow", {}, later),
+        ("scribe_run", {}, later),
         ("reindex", {}, later),
         ("reindex", {"check": True}, later),
         ("report", {}, later),
@@ -258,6 +262,18 @@ def _damage(root: Path) -> None:
             with path.open("ab") as f:
                 f.write(b"\nA line a merge added.\n")
             return
+
+
+def _grow(root: Path) -> None:
+    """Flight's history grew since the import: a new learning, and at the next growth the
+    same learning written longer (the section's entry in cold is replaced)."""
+    history = root / ".squad/agents/flight/history.md"
+    text = history.read_text("utf-8")
+    if "Release notes" in text:
+        text += "Each note links the PR it came from.\n"
+    else:
+        text += "\n### 2026-03-08: Release notes\nRelease notes are drafted from the merged PRs.\n"
+    history.write_text(text, "utf-8")
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -281,7 +297,8 @@ def _repo(root: Path) -> None:
     (squad / "agents/flight").mkdir(parents=True)
     (squad / "agents/flight/charter.md").write_text("# Flight\nShips releases.\n", "utf-8")
     (squad / "agents/flight/history.md").write_text(
-        "# Flight\n\n## Learnings\n\n### 2026-02-20: Release branch\n"
+        "# Flight\n\n## Core Context\n\nFlight owns the release pipeline.\n\n"
+        "## Learnings\n\n### 2026-02-20: Release branch\n"
         "Releases are cut from the release branch after the smoke tests pass.\n",
         "utf-8",
     )
@@ -322,6 +339,9 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             _inbox(root)
         if door == "!damage":
             _damage(root)
+            continue
+        if door == "!grow":
+            _grow(root)
             continue
         before = _snapshot(root)
         mem = Memory(root, now=now)
