@@ -51,14 +51,47 @@ def earlier_with(*events: Event) -> EarlierText:
 
 def test_a_probe_is_a_section_whose_facts_the_team_had_written_before() -> None:
     earlier = earlier_with(event(1, FIRST))
-    probe = probe_of(event(2, LATER, day=1), earlier.facts, earlier.writers)
+    probe = probe_of(event(2, LATER, day=1), earlier)
     assert probe is not None
     assert probe.agent == "ada" and "Parser retries" in probe.query
     assert {"src/parse/retry.ts", "#412"} <= probe.known
     assert "src/parse/backoff.ts" not in probe.known  # new in this section: not known before
+    assert "src/parse" not in probe.known  # no key fact of the section
     # Nothing written before: nothing to carry forward.
     empty = earlier_with()
-    assert probe_of(event(2, LATER), empty.facts, empty.writers) is None
+    assert probe_of(event(2, LATER), empty) is None
+
+
+def test_a_fact_is_known_where_it_occurs_in_earlier_text_even_inside_a_longer_one() -> None:
+    # METRICS.md: the known facts are those that "already occur in text written in earlier
+    # sessions", not only those that were key facts there: `retry.ts` occurs in the path.
+    earlier = earlier_with(event(1, FIRST))
+    later = "### Parser retries, third\n- `retry.ts` again; RetryPolicy and `src/parse/retry.ts`.\n"
+    probe = probe_of(event(2, later, day=1), earlier)
+    assert probe is not None
+    assert {"retry.ts", "retrypolicy", "src/parse/retry.ts"} <= probe.known
+
+
+def test_the_line_packer_takes_the_lines_whose_facts_match_best_under_their_heading() -> None:
+    from tiermem.bench.line_packer import LinePool
+
+    pool = LinePool(O200K.count_many)
+    pool.add_sections(
+        [
+            "### Parser retries\n- The retry loop lives in `src/parse/retry.ts`.\n- Chatter.",
+            "### Docs\n- Rewrote `docs/guide.md` for the release.",
+        ]
+    )
+    packed = pool.pack("parser retries", "ada", room=40)
+    assert packed.splitlines() == [
+        "### Parser retries",
+        "- The retry loop lives in `src/parse/retry.ts`.",
+    ]
+    # A line without a fact is never taken, nor one whose facts no line matching the query
+    # holds (its facts are worth nothing), however much room is left.
+    roomy = pool.pack("parser retries", "ada", room=400)
+    assert "chatter" not in roomy and "docs/guide.md" not in roomy
+    assert "docs/guide.md" in pool.pack("guide for the release", "ada", room=400)
 
 
 def section(text: str, tokens: int, facts: set[str]) -> Section:
@@ -80,15 +113,17 @@ def test_bm25_puts_the_section_sharing_the_query_words_first() -> None:
 
 
 def test_the_oracle_packs_only_known_facts_within_the_room() -> None:
-    a = section("a", 40, {"x", "y"})
-    b = section("b", 40, {"y", "z"})
-    c = section("c", 100, {"w"})
-    assert oracle_sections([a, b, c], frozenset({"x", "y", "z", "w"}), 80) == [a, b]
+    # A section holds a known fact where the fact occurs in its text.
+    a = section("xa.ts ya.ts", 40, set())
+    b = section("ya.ts za.ts", 40, set())
+    c = section("wa.ts", 100, set())
+    known = frozenset({"xa.ts", "ya.ts", "za.ts", "wa.ts"})
+    assert oracle_sections([a, b, c], known, 80) == [a, b]
 
 
 def test_baselines_are_cut_to_the_spawns_tokens() -> None:
     earlier = earlier_with(event(1, FIRST))
-    probe = probe_of(event(2, LATER, day=1), earlier.facts, earlier.writers)
+    probe = probe_of(event(2, LATER, day=1), earlier)
     assert probe is not None
     seen = baselines(earlier, probe, room=2000)
     assert seen["recent"].raw == seen["everything"].raw == 1.0

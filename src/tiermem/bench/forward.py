@@ -27,6 +27,7 @@ from ..storage.clock import format_time
 from ..text.facts import key_facts, present_facts
 from . import carried_in_prose
 from .corpus import Event, Session, load_events, sessions
+from .line_packer import LinePool
 from .probes import MIN_PROBE_FACTS, SECTION_HEADING, WORDS, clean_heading, first_section
 from .replay import ReplaySummary, mem_agent, replay
 
@@ -79,6 +80,8 @@ class ProbeFigures:
     everything_tokens: int
     readable: carried_in_prose.Readability
     prompt: str = field(repr=False, default="")
+    budget: int = 0  # the spawn's budget, which the prompt's tokens are a share of
+    left_out: bool = False  # the prompt lists memory as left out for room
 
     def page(self) -> str:
         """The probe's prompt under what it was asked and which known facts it carries, for
@@ -106,50 +109,76 @@ def sections_of(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def probe_of(event: Event, known_before: set[str], writers: set[str]) -> ForwardProbe | None:
+class Written:
+    """What the team had written before the current session: its text, to tell which facts
+    already occur in it, and the agents that had written history."""
+
+    def __init__(self) -> None:
+        self.writers: set[str] = set()
+        self._text: list[str] = []
+        self._joined = ""
+
+    def add(self, events: Iterable[Event]) -> None:
+        """Take in one session's events (after its probes were asked)."""
+        for event in events:
+            self._text.append(event.text.lower())
+            if event.kind == "history" and event.agent:
+                self.writers.add(mem_agent(event.agent))
+        self._joined = ""
+
+    def occurs(self, fact: str) -> bool:
+        """Whether a (lower-cased) fact occurs anywhere in the earlier text, as METRICS.md
+        says: inside a longer path or name too, and whether or not it was a key fact there."""
+        if not self._joined and self._text:
+            self._joined = "\n".join(self._text)
+        return fact in self._joined
+
+
+def probe_of(event: Event, written: Written) -> ForwardProbe | None:
     """The forward probe of a history event, or None when it makes none."""
-    if event.kind != "history" or not event.agent or mem_agent(event.agent) not in writers:
+    if event.kind != "history" or not event.agent or mem_agent(event.agent) not in written.writers:
         return None
     section = first_section(event.text)
     if section is None:
         return None
     facts = key_facts(section)
-    known = facts & known_before
+    known = {f for f in facts if written.occurs(f)}
     query = clean_heading(section.splitlines()[0][len(SECTION_HEADING) :])
     if len(facts) < MIN_PROBE_FACTS or len(known) < MIN_KNOWN_FACTS or not query:
         return None
     return ForwardProbe(mem_agent(event.agent), query, frozenset(known), event.seq)
 
 
-class EarlierText:
+class EarlierText(Written):
     """What the team had written before the current session, cut into sections."""
 
     def __init__(self, count: Callable[[list[str]], list[int]]) -> None:
+        super().__init__()
         self.count = count
-        self.facts: set[str] = set()
-        self.writers: set[str] = set()
         self.history: dict[str, list[Section]] = {}
         self.decisions: list[Section] = []
         self.source = carried_in_prose.Source()
+        self.lines = LinePool(count)
         self._seen_decisions: set[str] = set()
 
     def add(self, events: Iterable[Event]) -> None:
         """Take in one session's events (after its probes were asked)."""
+        events = list(events)
+        super().add(events)
         for event in events:
-            self.facts |= key_facts(event.text)
             self.source.add(event.text)
             if event.kind == "history" and event.agent:
                 agent = mem_agent(event.agent)
-                self.writers.add(agent)
-                self.history.setdefault(agent, []).extend(self._sections(event.text))
+                cut = sections_of(event.text)
+                self.history.setdefault(agent, []).extend(self._made(cut))
+                self.lines.add_sections(cut)
+                self.lines.add_session(agent, event.text)
             elif event.kind in ("decision", "inbox"):
                 # The team's tools rewrite and merge the decision log: a repeat is folded.
                 fresh = [s for s in sections_of(event.text) if s not in self._seen_decisions]
                 self._seen_decisions.update(fresh)
                 self.decisions.extend(self._made(fresh))
-
-    def _sections(self, text: str) -> list[Section]:
-        return self._made(sections_of(text))
+                self.lines.add_sections(fresh)
 
     def _made(self, texts: list[str]) -> list[Section]:
         counts = self.count(texts) if texts else []
@@ -202,20 +231,21 @@ def _bm25(
 
 def oracle_sections(pool: Sequence[Section], known: frozenset[str], room: int) -> list[Section]:
     """Greedy, knowing the facts: the section adding most known facts per token, while one
-    fits."""
+    fits (a section holds a fact where the fact occurs in its text, as in a prompt)."""
     got: set[str] = set()
     taken: list[Section] = []
     spent = 0
-    candidates = [s for s in pool if s.facts & known]
+    holds = {id(s): present_facts(known, s.text) for s in pool}
+    candidates = [s for s in pool if holds[id(s)]]
     while True:
-        fits = [s for s in candidates if spent + s.tokens <= room and (s.facts & known) - got]
+        fits = [s for s in candidates if spent + s.tokens <= room and holds[id(s)] - got]
         if not fits:
             return taken
-        best = max(fits, key=lambda s: len((s.facts & known) - got) / max(1, s.tokens))
+        best = max(fits, key=lambda s: len(holds[id(s)] - got) / max(1, s.tokens))
         candidates.remove(best)
         taken.append(best)
         spent += best.tokens
-        got |= best.facts & known
+        got |= holds[id(best)]
 
 
 def covered(known: frozenset[str], text: str, source: carried_in_prose.Source) -> Covered:
@@ -242,6 +272,9 @@ def baselines(earlier: EarlierText, probe: ForwardProbe, room: int) -> dict[str,
         "recent": cover(take_while_fits(reversed(own), room)),
         "bm25": cover(take_while_fits(bm25_order(pool, probe.query), room)),
         "oracle": cover(oracle_sections(pool, probe.known, room)),
+        "lines": covered(
+            probe.known, earlier.lines.pack(probe.query, probe.agent, room), earlier.source
+        ),
         "everything": cover(pool),
     }
 
@@ -285,10 +318,24 @@ class ForwardRun:
             "fragments": round(sum(x.readable.fragments for x in r) / lines, 4),
             "memory_lines": lines,
             "situations": dict(Counter(x.situation for x in r).most_common()),
+            **_room(r),
         }
 
 
-KINDS = ("tiermem", "recent", "bm25", "oracle", "everything")
+KINDS = ("tiermem", "recent", "bm25", "lines", "oracle", "everything")
+
+
+def _room(results: Sequence[ProbeFigures]) -> dict[str, Any]:
+    """How much of its budget each prompt used, and of the prompts that list memory as left
+    out for room (METRICS.md: those should have used at least 95 % of it) the share and the
+    least used."""
+    used = [x.tokens / x.budget for x in results if x.budget]
+    listing = [x.tokens / x.budget for x in results if x.budget and x.left_out]
+    return {
+        "room_used_median": round(statistics.median(used), 3) if used else 0.0,
+        "left_out_share": round(len(listing) / len(results), 3) if results else 0.0,
+        "left_out_room_used_min": round(min(listing), 3) if listing else None,
+    }
 
 
 def _best_baseline(figures: ProbeFigures) -> float:
@@ -314,15 +361,11 @@ def chosen_probes(corpus: Path, sample: int | None, seed: int) -> set[int] | Non
     drawn with `seed` from every forward probe of the corpus."""
     if sample is None:
         return None
-    facts: set[str] = set()
-    writers: set[str] = set()
+    written = Written()
     every: list[int] = []
     for session in sessions(load_events(corpus)):
-        every += [e.seq for e in session.events if probe_of(e, facts, writers)]
-        for event in session.events:
-            facts |= key_facts(event.text)
-            if event.kind == "history" and event.agent:
-                writers.add(mem_agent(event.agent))
+        every += [e.seq for e in session.events if probe_of(e, written)]
+        written.add(session.events)
     return set(random.Random(seed).sample(every, min(sample, len(every))))
 
 
@@ -343,7 +386,7 @@ def run_forward(
     chosen = chosen_probes(corpus, sample, seed)
 
     def before(session: Session) -> None:
-        probes = [p for e in session.events if (p := probe_of(e, earlier.facts, earlier.writers))]
+        probes = [p for e in session.events if (p := probe_of(e, earlier))]
         if chosen is not None:
             probes = [p for p in probes if p.seq in chosen]
         if limit is not None:
@@ -379,6 +422,8 @@ def _ask(
                 everything_tokens=_everything_tokens(earlier, probe.agent),
                 readable=carried_in_prose.readability(result.prompt),
                 prompt=result.prompt,
+                budget=mem.context.config.spawn.budget_tokens,
+                left_out=bool(result.left_out),
             )
         )
     mem.close()

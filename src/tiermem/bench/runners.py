@@ -138,27 +138,35 @@ def print_forward(summaries: list[dict[str, Any]]) -> None:
     own tokens, and the share of the prompts' memory lines that are fact lists or fragments."""
     print(
         f"{'forward (raw / in prose)':<26}{'probes':>7}{'tiermem':>14}{'recent':>14}"
-        f"{'bm25':>14}{'oracle':>14}{'all':>14}{'ratio':>6}{'tokens p50/p90':>15}"
-        f"{'wins/losses':>12}{'lists':>7}{'frags':>7}"
+        f"{'bm25':>14}{'lines':>14}{'oracle':>14}{'all':>14}{'ratio':>6}{'tokens p50/p90':>15}"
+        f"{'wins/losses':>12}{'lists':>7}{'frags':>7}{'room':>6}{'left out (least room)':>23}"
     )
     for s in summaries:
         raw, read = s["coverage"], s["coverage_in_prose"]
         pairs = "".join(
             f"{f'{raw[k]:.3f} / {read[k]:.3f}':>14}"
-            for k in ("tiermem", "recent", "bm25", "oracle", "everything")
+            for k in ("tiermem", "recent", "bm25", "lines", "oracle", "everything")
         )
         tokens = f"{s['tokens_median']:.0f}/{s['tokens_p90']:.0f}"
         ratio = s["ratio_to_best_baseline"]
         print(
             f"{s['corpus']:<26}{s['probes']:>7}{pairs}{ratio if ratio is not None else '-':>6}"
             f"{tokens:>15}{s['wins']:>6}/{s['losses']:<5}"
-            f"{s['fact_list_lines']:>7.1%}{s['fragments']:>7.1%}"
+            f"{s['fact_list_lines']:>7.1%}{s['fragments']:>7.1%}{s['room_used_median']:>6.0%}"
+            f"{_left_out(s):>23}"
         )
     print(
         "ratio: tiermem's mean coverage in prose over the better of recent and bm25 in prose, "
-        "at the same tokens; lists, frags: fact-list lines and fragments among the prompts' "
-        "memory lines (METRICS.md)"
+        "at the same tokens; lines: the line packer of METRICS.md; lists, frags: fact-list "
+        "lines and fragments among the prompts' memory lines; room: the median prompt's "
+        "tokens over its budget; left out: the share of prompts listing memory as left out for "
+        "room, and the least room such a prompt used (METRICS.md)"
     )
+
+
+def _left_out(summary: dict[str, Any]) -> str:
+    least = summary["left_out_room_used_min"]
+    return f"{summary['left_out_share']:.0%} ({least:.0%})" if least is not None else "0%"
 
 
 def _replay(args: argparse.Namespace) -> int:
