@@ -330,11 +330,11 @@ def _words(text: str) -> list[str]:
 def _counted(doc: Doc, words: set[str]) -> dict[str, float]:
     """How often each of the words occurs in a document's searched fields, each occurrence
     by the weight of its field (a title word four times, as the real index weighs it)."""
-    from .index.schema import SEARCHED
+    from .index.schema import SEARCHED, searched
 
     found: dict[str, float] = {}
-    for name, weight in SEARCHED:
-        for word in _words(getattr(doc, name, "")) if weight else ():
+    for (_, weight), field in zip(SEARCHED, searched(doc.title, doc.text), strict=True):
+        for word in _words(field) if weight else ():
             if word in words:
                 found[word] = found.get(word, 0.0) + weight
     return found

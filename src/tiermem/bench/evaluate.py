@@ -120,8 +120,8 @@ def _retired(mem: Memory) -> list[str]:
     """The gist of every superseded entry's body that no active entry still holds: what a
     spawn must not serve (a decision recorded again under its title supersedes its first
     record, and the text stays current in the second)."""
-    from ..relevance.words import gist
     from ..text.prose import readable
+    from ..text.words import gist
 
     mem.sync()
     docs = mem.context.index.docs()
@@ -136,8 +136,8 @@ def _retired(mem: Memory) -> list[str]:
 
 def _serves(prompt: str, retired: list[str]) -> bool:
     """Whether a prompt holds the text of a superseded entry."""
-    from ..relevance.words import gist
     from ..text.prose import readable
+    from ..text.words import gist
 
     held = gist(readable(prompt))
     return any(body in held for body in retired)

@@ -28,7 +28,7 @@ from .rows import Rows
 from .sync import Sync
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "18"
+SCHEMA_VERSION = "19"  # 19: CamelCase names' parts searched
 
 _T = TypeVar("_T")
 _P = ParamSpec("_P")

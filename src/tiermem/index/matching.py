@@ -11,24 +11,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..text.words import dropped, name_parts
 from .protocol import EVERYWHERE, Scope
 from .schema import WIKI_TERM, WORDS, owner_term
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-
-
-# Words too common to rank by: matching them only makes the query slower.
-_STOP_WORDS = frozenset(
-    "a an and are as at be but by for from has have in into is it its of on or that the "
-    "their then there these this to was were will with".split()
-)
-# A query asked as a question ("what did we decide about retries?") is about its other words:
-# its question words and auxiliaries only favour chatty text that happens to hold them. Not
-# so in a query without a question mark: "What was done" is a heading teams write.
-_QUESTION_WORDS = frozenset(
-    "about been being can could did do does doing had how might should what when "
-    "where which who whom whose why would".split()
-)
 
 
 _PHRASE = re.compile(r'"([^"]*)"')  # a quoted run of words
@@ -37,11 +24,11 @@ _PHRASE = re.compile(r'"([^"]*)"')  # a quoted run of words
 def fts_query(query: str) -> str:
     """Turn any user text into a safe FTS5 query: each word quoted, any word may match; a
     quoted run of words ("retry budget", a path) matches as a phrase."""
-    stop = _STOP_WORDS | _QUESTION_WORDS if query.rstrip().endswith("?") else _STOP_WORDS
+    stop = dropped(query)
     phrases = [" ".join(_WORD.findall(p.lower())) for p in _PHRASE.findall(query)]
     loose = _PHRASE.sub(" ", query).lower()
     words: list[str] = [p for p in dict.fromkeys(phrases) if p]
-    for word in _WORD.findall(loose):
+    for word in [*_WORD.findall(loose), *name_parts(_PHRASE.sub(" ", query))]:
         if word not in words and word not in stop:
             words.append(word)
     if not words:  # a query of stop words only still means something

@@ -20,8 +20,9 @@ from ..text.facts import key_facts
 from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
 
 # Bumped when the cut changes: an index of passages cut another way is built again.
-CUT_VERSION = "4"  # 2: leads; 3: a heading alone joins the archived chunk after it;
-# 4: a heading with nothing under it is a passage
+CUT_VERSION = "6"  # 2: leads; 3: a heading alone joins the archived chunk after it;
+# 4: a heading with nothing under it is a passage; 5: a code block is one passage; 6: no
+# sentence ends inside a quoted span
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
 # relevant sentence should not bring a paragraph with it.
@@ -105,20 +106,31 @@ class _Cutter:
         self.said: tuple[int, int, int] | None = None  # a heading nothing came under yet
 
     def spans(self, start: int) -> list[Span]:
+        block: tuple[int, int] | None = None  # the code block being read: its first and last line
         code = False
         at = start
         for line in self.text[start:].split("\n"):
             line_start, at = at, at + len(line) + 1
             end = line_start + len(line.rstrip())
             if _FENCE.match(line):
-                code = not code
+                if code and block is not None:
+                    self._code(*block)
+                code, block = not code, None
             elif code:
                 if line.strip():
-                    self._add(line_start, end, True, self.lead)
+                    block = (block[0] if block else line_start, end)
             else:
                 self._line(line, line_start, end)
+        if code and block is not None:
+            self._code(*block)  # a block the text never closes ends with it
         self._close(0)
         return self.found
+
+    def _code(self, start: int, end: int) -> None:
+        """A code block is one passage: shown whole or not at all, never a fence around one
+        stray line of it."""
+        self.said = None
+        self.found.append((start, end, True, self.lead))
 
     def _line(self, line: str, start: int, end: int) -> None:
         stripped = line.strip()
@@ -183,6 +195,8 @@ def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     pieces: list[tuple[int, int]] = []
     at = start
     for match in _SENTENCE_END.finditer(text, start, end):
+        if text.count("`", start, match.start()) % 2:
+            continue  # inside a quoted span (`?? 0`): not a sentence's end
         if match.start() - at > 0:
             pieces.append((at, match.start()))
         at = match.end()

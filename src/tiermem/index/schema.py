@@ -18,6 +18,7 @@ from ..errors import ParseError, TiermemError
 from ..storage import archive, digest, files, governed, retired, store
 from ..storage.entries import KEPT_TEXT, Entry
 from ..storage.layout import Layout
+from ..text.words import name_parts
 from . import passages
 from .protocol import Doc, archive_docs, entry_doc
 
@@ -45,10 +46,12 @@ _SQL_TYPES = {"str": "TEXT", "int": "INTEGER"}
 DOC_COLUMNS = ", ".join(DOC_FIELDS)
 
 # The fields of a document FTS5 finds words in, with their weight in a ranking: a title
-# weighs four times the body (a word in the heading says what the entry is about). After them
-# FTS5 holds the owner column: terms that narrow a search to agents (see `owners`), which
-# add nothing to a score.
-SEARCHED = (("title", 4.0), ("text", 1.0))
+# weighs four times the body (a word in the heading says what the entry is about), and the
+# parts of its CamelCase names a fifth of the body (FTS5 reads `PdfViewer` as one word, and a task
+# says "pdf viewer"; a part alone says less than a word as written: `LayeredScreenSurface`
+# is not about layers). After them FTS5 holds the owner column: terms that narrow a search
+# to agents (see `owners`), which add nothing to a score.
+SEARCHED = (("title", 4.0), ("text", 1.0), ("names", 0.2))
 _SEARCHED_FIELDS = ", ".join(name for name, _ in SEARCHED)
 TERM_COLUMNS = f"{_SEARCHED_FIELDS}, owner"
 WORDS = f"{{{' '.join(name for name, _ in SEARCHED)}}}"  # an FTS5 filter: words, not owners
@@ -96,12 +99,11 @@ INSERT_TERMS = (
     f"INSERT INTO docs_fts(rowid, {TERM_COLUMNS}) VALUES({', '.join('?' * (2 + len(SEARCHED)))})"
 )
 stored = operator.attrgetter(*STORED)  # a document's fields that are not derived
-_searched = operator.attrgetter(*(name for name, _ in SEARCHED))
 # Where a field lies in a document's stored fields (`stored`): what a parse hands on is those
 # tuples, not `Doc`s (a frozen dataclass of 17 fields costs more to make and to pickle than
 # to index: a fresh clone's build unpickled 100,000 of them from its workers).
 TEXT_AT = STORED.index("text")
-_SEARCHED_AT = tuple(STORED.index(name) for name, _ in SEARCHED)
+_TITLE_AT = STORED.index("title")
 _OWNER_AT = (STORED.index("agent"), STORED.index("tier"))
 Stored = tuple[object, ...]  # a document's stored fields, in `STORED` order
 
@@ -114,14 +116,21 @@ def row(rowid: int, sha: str, order: int, fields: Stored, derived: Stored) -> St
 
 def terms(doc: Doc) -> tuple[str, ...]:
     """What FTS5 holds of a document, column by column (`SEARCHED`, then its owners)."""
-    found = _searched(doc)
-    return (*(found if len(SEARCHED) > 1 else (found,)), owners(doc))
+    return (*searched(doc.title, doc.text), owners(doc))
+
+
+def searched(title: str, text: str) -> tuple[str, str, str]:
+    """The searched fields of a document with this title and text, in `SEARCHED` order
+    (names joined by `_`, `-`, `.` or `/` FTS5 splits itself; `names` holds the parts of the
+    CamelCase ones)."""
+    return title, text, " ".join(name_parts(f"{title}\n{text}"))
 
 
 def stored_terms(fields: Stored) -> Stored:
     """What FTS5 holds of a document given by its stored fields (as `terms`)."""
     agent, tier = (fields[n] for n in _OWNER_AT)
-    return (*(fields[n] for n in _SEARCHED_AT), owner_terms(str(agent), str(tier)))
+    title, text = str(fields[_TITLE_AT]), str(fields[TEXT_AT])
+    return (*searched(title, text), owner_terms(str(agent), str(tier)))
 
 
 def cut_passages(text: str) -> str:

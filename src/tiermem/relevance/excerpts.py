@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..index import passages
-from . import words
+from ..text import words
 
 # An entry up to this many tokens shows whole (see `places`).
 EXCERPT_TOKENS = 240

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..index.protocol import Index
-from . import words
+from ..text import words
 
 HOT_WEIGHT = 0.5
 RECENT_WEIGHT = 0.3

@@ -15,14 +15,14 @@ from dataclasses import dataclass, replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit, Scope
-from ..relevance import candidates, excerpts, places, words
+from ..relevance import candidates, excerpts, places
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
-from ..relevance.words import gist
 from ..results.reading import SearchHit
 from ..storage.layout import TEAM
 from ..team import provenance, use
-from ..text import shown
+from ..text import shown, words
+from ..text.words import gist
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
 # (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
@@ -119,8 +119,9 @@ def _places(query: str, hits: list[Hit], limit: int) -> list[Found]:
     """The best places in the entries found (see `relevance.places`); an entry the query
     names by its title shows whole."""
     terms = words.terms(query)
-    named = frozenset(candidates.named([Candidate(h.doc, 1.0) for h in hits], terms))
-    return [Found(p.hit, p.excerpt) for p in places.best(query, hits, limit, named)]
+    named = candidates.named([Candidate(h.doc, 1.0) for h in hits], terms)
+    whole = frozenset(doc_id for doc_id, lead in named if lead is None)
+    return [Found(p.hit, p.excerpt) for p in places.best(query, hits, limit, whole)]
 
 
 def _entries(found: list[Found]) -> list[Found]:
