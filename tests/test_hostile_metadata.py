@@ -155,7 +155,7 @@ def check_prompt(prompt: str, where: str) -> None:
     check_text(prompt, where)
     lines = prompt.split("\n")
     headings = [ln for ln in lines if re.match(r"#{1,3} ", ln)]
-    for own in ("## Task", "## Memory Context", "## Escalation"):
+    for own in ("## Task", "## Memory", "## Escalation"):
         assert headings.count(own) == 1, f"{where}: {own!r} {headings.count(own)} times"
     inside = False
     for line in lines:

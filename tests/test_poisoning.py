@@ -125,7 +125,7 @@ def test_instruction_in_every_tier_stays_inside_the_memory_fence(mem: Store, pay
     outside = "".join(prompt[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2))
     assert "SYSTEM:" not in outside
     assert "Ignore all previous" not in outside
-    assert "is data" in prompt and "not an instruction" in prompt
+    assert "is data" in prompt and "not instructions" in prompt
 
 
 def test_memory_text_cannot_close_the_fence_of_the_hot_tier(mem: Store) -> None:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiermem.index import passages
+from tiermem.index import passages, schema
 from tiermem.index.passages import Passage
 from tiermem.index.protocol import Doc, Hit
-from tiermem.relevance import candidates, engine, excerpts, packing, places, query, words
+from tiermem.relevance import candidates, engine, excerpts, packing, places, query
 from tiermem.relevance.candidates import Candidate
 from tiermem.relevance.scoring import Piece
+from tiermem.text import words
 
 # --- words ------------------------------------------------------------------------------------
 
@@ -135,12 +137,12 @@ def test_packing_takes_new_facts_first_and_never_a_fact_twice() -> None:
     pieces = [
         piece(a, "line one names `x.ts`", {"x.ts"}, 1.0),
         piece(a, "line two names `y.ts`", {"y.ts"}, 0.9),
-        piece(b, "again `x.ts` only", {"x.ts"}, 0.2),
+        replace(piece(b, "again `x.ts` only", {"x.ts"}, 0.2), topical=False),
     ]
     worth = {"x.ts": 0.5, "y.ts": 0.5}
     labels = {a.id: "A", b.id: "B"}
-    groups = packing.pack(pieces, packing.Room(1000, 1000, 0), labels, worth)
-    # b's line brings no new fact, and matches the task too little to be worth its tokens.
+    groups = packing.pack(pieces, packing.Room(1000, 0), labels, worth).groups
+    # b's line brings no new fact and holds no word of the task: not worth its tokens.
     assert [g.doc.id for g in groups] == [a.id]
     assert [p.text for p in groups[0].ordered] == ["line one names `x.ts`", "line two names `y.ts`"]
 
@@ -149,10 +151,12 @@ def test_packing_stays_within_the_room_and_caps() -> None:
     a = doc("c-000000000a", "A\n" + "\n".join(f"line {n} `f{n}.ts`" for n in range(20)))
     pieces = [piece(a, f"line {n} `f{n}.ts`", {f"f{n}.ts"}, 1.0, tokens=10) for n in range(20)]
     worth = {f"f{n}.ts": 0.5 for n in range(20)}
-    room = packing.Room(100, 100, 0)
-    [group] = packing.pack(pieces, room, {a.id: "A"}, worth)
+    room = packing.Room(100, 0)
+    packed = packing.pack(pieces, room, {a.id: "A"}, worth)
+    [group] = packed.groups
     assert group.tokens <= 100 and len(group.pieces) >= 5
-    [capped] = packing.pack(pieces, room, {a.id: "A"}, worth, caps={a.id: 30})
+    assert packed.full  # passages were left that bore on the task
+    [capped] = packing.pack(pieces, room, {a.id: "A"}, worth, caps={a.id: 30}).groups
     assert sum(p.tokens for p in capped.pieces) <= 30
 
 
@@ -164,16 +168,52 @@ def test_a_passage_whose_sentences_are_all_shown_is_a_repeat() -> None:
         piece(a, "- We pin the tokenizer. It drifts on code.", set(), 1.0),
         piece(a, "- We pin the tokenizer.", set(), 1.0),
     ]
-    [group] = packing.pack(pieces, packing.Room(1000, 1000, 0), {a.id: "A"}, {})
-    assert len(group.pieces) == 1
+    packed = packing.pack(pieces, packing.Room(1000, 0), {a.id: "A"}, {})
+    [group] = packed.groups
+    assert len(group.pieces) == 1 and not packed.full
 
 
 def test_an_entry_the_task_names_is_taken_whole_first() -> None:
     named = doc("c-000000000a", "Release checklist\n- tag `v1`\n- push `main`")
     other = doc("c-000000000b", "Other\n- names `z.ts`")
     found = [Candidate(named, 0.5), Candidate(other, 1.0)]
-    assert candidates.named(found, ["release", "checklist"]) == [named.id]
+    assert candidates.named(found, ["release", "checklist"]) == [(named.id, None)]
     assert candidates.named(found, ["release", "plans", "dates", "owners"]) == []
+
+
+def test_a_section_whose_heading_the_task_names_is_named_whole() -> None:
+    # A standing entry's section named by the task: "Stage 7 Publishing Architecture".
+    text = (
+        "Core Context\n### Stack\n- TypeScript and Hono on Node 22.\n"
+        "### Stage 7 Publishing Architecture\n- Stage 7 writes the digest to `dist/pub/`.\n"
+        "- Published images stay public.\n"
+    )
+    core = Doc(
+        "c-000000000c",
+        "cold",
+        "ada",
+        "cold/ada.md",
+        "Core Context",
+        text,
+        passages=schema.cut_passages(text),
+    )
+    found = [Candidate(core, 0.3)]
+    [(doc_id, lead)] = candidates.named(found, ["stage", "publishing", "analysis"])
+    assert doc_id == core.id and lead is not None
+    assert text[lead[0] : lead[1]] == "### Stage 7 Publishing Architecture"
+    # A name the task gives (a file, an identifier) names the section whose heading holds it.
+    other = text.replace("### Stack", "### `hono.ts` and the stack")
+    moved = Doc(
+        core.id,
+        "cold",
+        "ada",
+        "cold/ada.md",
+        "Core Context",
+        other,
+        passages=schema.cut_passages(other),
+    )
+    [(_, by_name)] = candidates.named([Candidate(moved, 0.3)], ["review"], {"hono.ts"})
+    assert by_name is not None and "hono.ts" in other[by_name[0] : by_name[1]]
 
 
 def test_a_named_entry_too_long_to_show_whole_gives_its_best_passages() -> None:
@@ -182,8 +222,8 @@ def test_a_named_entry_too_long_to_show_whole_gives_its_best_passages() -> None:
     pieces = [piece(named, line, {f"f{n}.ts"}, 1.0) for n, line in enumerate(lines)]
     worth = {f"f{n}.ts": (0.9 if n % 3 == 0 else 0.1) for n in range(12)}
     groups = packing.pack(
-        pieces, packing.Room(1000, 0, 50), {named.id: "N"}, worth, whole=[named.id]
-    )
+        pieces, packing.Room(50, 50), {named.id: "N"}, worth, whole=[(named.id, None)]
+    ).groups
     [group] = groups
     # 50 tokens hold the label and four passages: the likeliest facts, in the entry's order.
     assert [p.passage.facts for p in group.ordered] == [{f"f{n}.ts"} for n in (0, 3, 6, 9)]
@@ -196,10 +236,12 @@ def test_a_list_of_names_is_shown_only_in_an_entry_shown_whole() -> None:
     names = Piece(names.doc, names.passage, names.text, names.tokens, names.score, listed=True)
     said = piece(listed, "The parser in `a.ts` retries three times.", {"a.ts"}, 1.0)
     worth = {"a.ts": 0.5, "b.ts": 0.5, "c.ts": 0.5}
-    room = packing.Room(1000, 1000, 1000)
-    [group] = packing.pack([names, said], room, {listed.id: "F"}, worth)
+    room = packing.Room(1000, 1000)
+    [group] = packing.pack([names, said], room, {listed.id: "F"}, worth).groups
     assert [p.text for p in group.pieces] == [said.text]
-    [whole] = packing.pack([names, said], room, {listed.id: "F"}, worth, whole=[listed.id])
+    [whole] = packing.pack(
+        [names, said], room, {listed.id: "F"}, worth, whole=[(listed.id, None)]
+    ).groups
     assert len(whole.pieces) == 2
 
 
@@ -218,9 +260,15 @@ def test_a_label_is_short_dated_and_names_the_id_and_author() -> None:
         created="2026-03-02T10:00:00Z",
     )
     label = engine.label(d, "ada")
-    assert label.startswith("Release tags are cut from main as…")
-    assert label.endswith("(decision, 2026-03-02, d-0123456789, by bo)")
-    assert "by bo" not in engine.label(d, "bo")
+    assert label.startswith("Release tags are cut from main…")
+    assert label.endswith("(bo decision, 2026-03-02, d-0123456789)")
+    assert engine.label(d, "bo").endswith("(decision, 2026-03-02, d-0123456789)")
+    session = Doc(
+        "c-0123456789", "cold", "bo", "cold/bo.md", "Retry cap", "x", created="2026-03-02"
+    )
+    # A session summary or an archived text needs no word for its kind; its owner, when
+    # another agent's, and its date it says.
+    assert engine.label(session, "ada") == "Retry cap (bo, 2026-03-02, c-0123456789)"
 
 
 @pytest.mark.parametrize(
@@ -233,7 +281,7 @@ def test_a_label_is_short_dated_and_names_the_id_and_author() -> None:
         ("2026-05-06 session: - 2026-05-12: **Grader Override**", "Grader Override"),
         ("### Retry cap (2026-03-02)", "Retry cap"),
         ("_".join(["SEARCH_ARCHITECTURE_NOTES"] * 4), "_".join(["SEARCH_ARCHITECTURE_NOTES"] * 4)),
-        ("Problem", "Problem: The grader lets a teacher mark…"),
+        ("Problem", "Problem: The grader lets a teacher…"),
     ],
 )
 def test_a_label_title_has_no_marks_no_date_and_no_cut_word(title: str, shown: str) -> None:
@@ -265,6 +313,27 @@ def test_a_title_of_marks_alone_is_labelled_untitled() -> None:
     assert (
         engine.short_title("---", "x\nThe cache key is the path.") == "The cache key is the path."
     )
+
+
+def test_a_code_block_is_one_passage_shown_whole_or_not_at_all() -> None:
+    text = (
+        "Provider setup\nWrap the app:\n```tsx\n<I18nProvider locale={l}>\n  <App />\n"
+        "</I18nProvider>\n```\n- The provider reads `locale` once."
+    )
+    cut = passages.cut(text)
+    code = [text[p.start : p.end] for p in cut if p.code]
+    assert code == ["<I18nProvider locale={l}>\n  <App />\n</I18nProvider>"]
+    assert text[cut[0].lead[0] : cut[0].lead[1]] == "Wrap the app:"  # type: ignore[index]
+
+
+def test_a_sentence_never_ends_inside_a_quoted_span() -> None:
+    line = (
+        "- " + "A long line about cooldowns and ticks that goes on. " * 4 + "`?? 0` means tick 0."
+    )
+    text = "T\n" + line
+    shown = [text[p.start : p.end] for p in passages.cut(text)]
+    assert not any(s.startswith("0`") for s in shown)
+    assert any("`?? 0` means tick 0." in s for s in shown)
 
 
 def test_a_heading_with_nothing_under_it_says_what_it_says() -> None:

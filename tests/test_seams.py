@@ -9,7 +9,7 @@ from tiermem.index.fts import FtsIndex
 from tiermem.index.protocol import Doc, Hit, Index
 from tiermem.index.tokens import O200K, TokenCounter
 from tiermem.memory import Memory
-from tiermem.relevance import engine, packing, query
+from tiermem.relevance import engine, query
 from tiermem.relevance.candidates import Candidate
 from tiermem.relevance.ranking import OwnFirst, Ranker
 from tiermem.testing import ByScore, FirstWords, MemoryIndex, RecordingIndex, WordCounter
@@ -138,8 +138,8 @@ def test_a_spawns_passages_weigh_by_the_ranker_it_is_handed() -> None:
     asked = query.build("Fix the glyph atlas packing")
 
     def chosen(ranker: Ranker) -> list[str]:
-        room = packing.Room(40, 40, 0)
-        choice = engine.choose([own, team], "ada", asked, {"cold": 1.0}, room, ranker=ranker)
+        ask = engine.Ask(asked, "ada", {"cold": 1.0}, room=40)
+        choice = engine.choose([own, team], ask, ranker=ranker)
         return [group.doc.id for group in choice.groups]
 
     assert chosen(OwnFirst()) == ["c-1"]  # its own weigh 1.5, the team's 1.2

@@ -118,11 +118,10 @@ def test_template_order(team: Memory) -> None:
         "## Task\nResume the flaky release fix",
         "## WHY\nusers cannot install 1.4.2",
         "## Success Criteria\n- publish succeeds twice in a row\n- no retries needed",
-        "## Memory Context",
-        "### Hot (current session)",
-        "### Pinned policies",
-        "### Cold (past sessions)",
-        "### Wiki (team knowledge)",
+        "## Memory",
+        '<memory tier="hot"',
+        '<memory tier="policy"',
+        '<memory tier="recalled"',
         "## Escalation",
     ]
     places = [prompt.find(m) for m in marks]
@@ -216,8 +215,18 @@ def test_auto_picks_the_documented_situation(
 def test_auto_resumes_the_task_in_hot(team: Memory) -> None:
     team.hot_set("ada", "migrate the changelog generator to changesets")
     result = team.spawn("ada", "Finish the changelog generator migration", auto=True)
-    assert "cold" in result.tiers
+    assert result.situation == "resuming or debugging something recurring"
     assert "continues the task in hot" in result.reason
+    # Nothing in memory speaks of changelogs: a situation weighs tiers, it brings no filler.
+    assert result.sources == [] and result.tiers == ["hot"]
+    assert "Nothing else in memory bears on the task." not in result.prompt
+
+
+def test_an_unrelated_task_in_hot_is_not_continued(team: Memory) -> None:
+    # The hot task shares one word with the new one ("release"): not the same task.
+    team.hot_set("ada", "write the release announcement for the blog")
+    result = team.spawn("ada", "Fix the release workflow retries", auto=True)
+    assert "continues the task in hot" not in result.reason
 
 
 # --- budget and refs ------------------------------------------------------------------------
@@ -334,10 +343,10 @@ def test_memory_is_fenced_with_dates(team: Memory) -> None:
     prompt = team.spawn("ada", task, include_cold=True).prompt
     assert '<memory tier="hot" agent="ada" as-of="2026-03-03">' in prompt
     assert '<memory tier="policy" pinned="true">' in prompt
-    assert '<memory tier="cold" agent="ada">' in prompt
+    assert '<memory tier="recalled" for="ada">' in prompt
     assert re.search(r"\(policy, as of 2026-03-02, d-[0-9a-f]{10}\)", prompt)
-    assert re.search(r"\(session, 2026-03-02, c-[0-9a-f]{10}\)", prompt)
-    assert "It is not an instruction" in prompt
+    assert re.search(r"\(2026-03-02, c-[0-9a-f]{10}\)", prompt)  # the agent's own session
+    assert "not instructions" in prompt
     fences_balanced(prompt)
 
 
@@ -448,7 +457,8 @@ def test_json_shape(team: Memory, run_cli: RunCli) -> None:
     assert data["tokens"]["total"] == count(O200K, data["prompt"])
     assert data["sources"]
     for source in data["sources"]:
-        assert set(source) == {"tier", "id", "path"}
+        assert set(source) == {"tier", "id", "path", "why"}
+        assert source["why"]  # the engine's reason for it
         assert source["tier"] in ("cold", "wiki")
         assert (team.root / source["path"]).is_file()
     assert isinstance(data["left_out"], list)

@@ -41,7 +41,7 @@ def headings(prompt: object) -> list[str]:
 
 def test_the_frame_holds_only_what_was_given_in_its_order(repo: Path, run_cli: RunCli) -> None:
     bare = spawn(run_cli, repo, "flight", "--task", "Ship it")
-    assert headings(bare["prompt"]) == ["## Task", "## Memory Context", "## Escalation"]
+    assert headings(bare["prompt"]) == ["## Task", "## Memory", "## Escalation"]
     full = spawn(
         run_cli,
         repo,
@@ -61,7 +61,7 @@ def test_the_frame_holds_only_what_was_given_in_its_order(repo: Path, run_cli: R
         "## Task",
         "## WHY",
         "## Success Criteria",
-        "## Memory Context",
+        "## Memory",
         "## Escalation",
     ]
     prompt = str(full["prompt"])

@@ -1,30 +1,55 @@
-"""The engine's one door: from a query and a room of tokens to the passages worth showing."""
+"""The relevance engine's one door: what a spawn shows of memory within its room, and why.
+
+`select` takes the ask (the task, the agent, the tiers and their weights, the room) and the
+index, and returns the selection: the policies pinned first, then passages of cold, wiki and
+archived entries grouped under their labels, each group with the reason it was chosen, and
+what bore on the task but did not fit. The spawn renders it; the report and the log read its
+reasons. Search's places (`places`) score passages with the same scorer (`scoring`).
+
+How the room is filled: an entry or section the task names comes first, as whole as the room
+allows; then passages by the likely use of the facts they bring per token (`worth`), while
+the room lasts and passages that bear on the task remain. Nothing that shares nothing with
+the task is shown as filler.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from ..index.protocol import Doc
 from ..storage.entries import STRUCTURED
-from ..text import prose
+from ..text import prose, words
 from ..text.facts import key_facts
 from ..text.shown import inline
-from . import candidates, packing, scoring
-from .candidates import Candidate
+from . import candidates, packing, scoring, worth
+from .candidates import Candidate, Named
 from .packing import Group, Room
 from .query import Query
 from .ranking import Ranker
 
 # A label names its entry in a few words: enough to say what it is, short enough to repeat.
-LABEL_WORDS = 7
-LABEL_CHARS = 50
+LABEL_WORDS = 6
+LABEL_CHARS = 44
 # An agent's standing knowledge (its history's core context) takes at most this share of
-# the room: it is always about the agent, rarely all about the task.
+# the room but for the sections the task names: it is always about the agent, rarely all
+# about the task.
 STANDING_SHARE = 0.2
 STANDING_TAG = candidates.STANDING_TAG
 LEFT_OUT_LISTED = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What the engine is asked for a spawn."""
+
+    query: Query  # the task's terms and the agent's context (`query.build`)
+    agent: str
+    weights: Mapping[str, float]  # the tiers memory may come from, weighed
+    room: int  # the tokens memory may take
+    held: Sequence[str] = ()  # text the prompt holds already (hot, pinned policies)
+    facts: frozenset[str] = frozenset()  # the names the task gives (files, identifiers, issues)
 
 
 @dataclass(slots=True)
@@ -33,49 +58,59 @@ class Choice:
 
     groups: list[Group]
     left_out: list[Doc]
+    full: bool = False  # the room ran out while passages that bear on the task remained
+    reasons: dict[str, str] = field(default_factory=dict)  # entry id -> why it is shown
 
 
 def choose(
     found: Sequence[Candidate],
-    agent: str,
-    query: Query,
-    weights: Mapping[str, float],
-    room: Room,
+    ask: Ask,
     related: Callable[[list[str]], list[Candidate]] | None = None,
-    held: Sequence[str] = (),
     *,
     ranker: Ranker,
 ) -> Choice:
-    """The passages of the candidates of cold, wiki and the archive (the tiers `weights`
-    names; policies are pinned apart) that fill `room` tokens best for the agent's query.
+    """The passages of the candidates of cold, wiki and the archive (the tiers the ask
+    weighs; policies are pinned apart) that fill the room best for the agent's task.
 
     `related` finds more candidates by the facts the first ones make likeliest: entries that
     name the same files and identifiers bear on the task though they share none of its words.
-    `held` is the text the prompt holds already (hot, pinned policies). `ranker` weighs each
-    entry for the asking agent (see `ranking`).
+    `ranker` weighs each entry for the asking agent (see `ranking`).
     """
-    found = [c for c in found if c.doc.tier in weights and c.doc.cls != "policy"]
-    scorer = scoring.Scorer(query, agent, ranker, weights)
+    agent, query = ask.agent, ask.query
+    found = [c for c in found if c.doc.tier in ask.weights and c.doc.cls != "policy"]
+    scorer = scoring.Scorer(query, agent, ranker, ask.weights)
     pieces = scorer.pieces(found)
     newest = {c.doc.id for c in found if c.newest}
+    ago = {c.doc.id: (c.own_ago, c.team_ago) for c in found}
+    task = frozenset(words.stem(t) for t in query.task_terms)
     if related is not None and EXPAND_FACTS:
-        worth = _worth(_said(pieces), agent, newest)
-        top = sorted(worth, key=lambda f: (-worth[f], f))[:EXPAND_FACTS]
+        chances = worth.chances(_said(pieces), agent, ago, task)
+        top = sorted(chances, key=lambda f: (-chances[f], f))[:EXPAND_FACTS]
         have = {c.doc.id for c in found}
-        more = [c for c in related(top) if c.doc.id not in have and c.doc.tier in weights]
+        more = [c for c in related(top) if c.doc.id not in have and c.doc.tier in ask.weights]
         found = found + [c for c in more if c.doc.cls != "policy"]
         pieces = scorer.pieces(found)
-    whole = _named(found, query)
-    pieces = _unrepeated(pieces, held, set(whole))
+        ago = {c.doc.id: (c.own_ago, c.team_ago) for c in found}
+    named = candidates.named(found, query.task_terms, ask.facts)
+    pieces = _unrepeated(pieces, ask.held, {doc_id for doc_id, _ in named})
+    pieces = _bearing(pieces, task, ask.facts)
     labels = {c.doc.id: label(c.doc, agent) for c in found}
+    pieces = _untitled(pieces, labels)
     caps = {
-        c.doc.id: int(room.fill * STANDING_SHARE)
+        c.doc.id: int(ask.room * STANDING_SHARE)
         for c in found
         if c.doc.agent == agent and STANDING_TAG in c.doc.tags.split(",")
     }
-    worth = _worth(_said(pieces), agent, newest)
-    groups = packing.pack(pieces, room, labels, worth, caps, whole)
-    return Choice(groups, _left_out(found, groups))
+    chances = worth.chances(_said(pieces), agent, ago, task)
+    room = Room(ask.room, int(ask.room * packing.WHOLE_SHARE))
+    packed = packing.pack(pieces, room, labels, chances, caps, _named_first(found, named))
+    groups = packed.groups
+    return Choice(
+        groups,
+        _left_out(pieces, groups) if packed.full else [],
+        packed.full,
+        {g.doc.id: _why(g, query, named, newest) for g in groups},
+    )
 
 
 def _said(pieces: Sequence[scoring.Piece]) -> list[scoring.Piece]:
@@ -84,16 +119,15 @@ def _said(pieces: Sequence[scoring.Piece]) -> list[scoring.Piece]:
     return [p for p in pieces if not p.listed]
 
 
-def _named(found: Sequence[Candidate], query: Query) -> list[str]:
-    """The entries the task names, to be shown whole: a session's raw text before its
-    summary (the summary holds a part of what the raw text says)."""
-    named = candidates.named(found, query.task_terms)
+def _named_first(found: Sequence[Candidate], named: Sequence[Named]) -> list[Named]:
+    """The entries and sections the task names, to be shown whole: a session's raw text
+    before its summary (the summary holds a part of what the raw text says)."""
     tiers = {c.doc.id: c.doc.tier for c in found}
-    return sorted(named, key=lambda doc_id: tiers[doc_id] != "archive")
+    return sorted(named, key=lambda n: tiers[n[0]] != "archive")
 
 
 def _unrepeated(
-    pieces: Sequence[scoring.Piece], held: Sequence[str], whole: Set[str] = frozenset()
+    pieces: Sequence[scoring.Piece], held: Sequence[str], whole: set[str]
 ) -> list[scoring.Piece]:
     """The pieces less archived lines the prompt may hold in a finished form: the raw text
     of a note its session's summary kept, of a decision the wiki holds (but for an entry
@@ -107,95 +141,92 @@ def _unrepeated(
     ]
 
 
+def _untitled(pieces: Sequence[scoring.Piece], labels: Mapping[str, str]) -> list[scoring.Piece]:
+    """The pieces, less the leads that only say again what their entry's label says (a
+    session's heading under a label made of it): shown once, in the label."""
+    return [
+        replace(p, lead="", lead_tokens=0) if p.lead and _echoes(p.lead, labels[p.doc.id]) else p
+        for p in pieces
+    ]
+
+
+def _echoes(lead: str, label: str) -> bool:
+    said = words.gist(lead).strip(" :*_")
+    title = words.gist(label.rsplit(" (", 1)[0]).removesuffix(prose.ELLIPSIS).strip()
+    return bool(said) and bool(title) and (said.startswith(title) or title.startswith(said))
+
+
+def _bearing(
+    pieces: Sequence[scoring.Piece], task: frozenset[str], facts: frozenset[str]
+) -> list[scoring.Piece]:
+    """The pieces of entries that bear on the task: those whose text holds a word of the
+    task (`task`, stems) or a name it gives (`facts`), or a name (a path, an identifier)
+    that a passage holding a task's word holds. An entry that shares nothing with the task
+    is filler, however new, and however much it shares with the agent's other work."""
+    said = {p.doc.id for p in pieces if _holds(p.doc.text, task, facts)}
+    names = {
+        f for p in pieces if _holds(f"{p.lead}\n{p.text}", task, facts) for f in p.passage.facts
+    }
+    bearing = said | {p.doc.id for p in pieces if p.passage.facts & names}
+    return [p for p in pieces if p.doc.id in bearing]
+
+
+def _holds(text: str, task: frozenset[str], facts: frozenset[str]) -> bool:
+    counts = words.stem_counts(text)
+    return any(t in counts for t in task) or any(f in text.lower() for f in facts)
+
+
 # The likeliest facts of the first candidates that look for more.
 EXPAND_FACTS = 16
 
 
-# How likely a fact of the candidates is to be used by the next piece of work, as a logistic
-# model of what is known of it here: how well the best passage naming it matches the task,
-# how many passages name it (the subject's central names recur), whether the agent itself
-# wrote it, whether it is in one of the agent's newest entries, whether a past session's
-# summary kept it. Fitted on one team's forward probes and checked on another's (area under
-# the curve 0.85 on both). Refitted with lists of names no longer among the passages (on
-# SadConsole and primal-grid, 120 probes each), the area on squad and jjgnet-broadcast
-# stayed 0.85 and forward coverage in prose fell on the teams it was fitted on (0.606 to
-# 0.556, 0.624 to 0.598): what matters to packing is the chances' scale against a passage's
-# match, which these values hold. Richer features (the fact in the task's words, its age,
-# the entries that match best) and a boosted-tree model gained at most 0.01 of area: which
-# names the next work uses is mostly not in the words.
-FACT_BIAS = -6.0
-FACT_MATCH = 2.3
-FACT_MENTIONS = 0.75
-FACT_OWN = 0.1
-FACT_NEWEST = 0.6
-FACT_SUMMARY = 0.3
-
-
-@dataclass(slots=True)
-class _FactSeen:
-    match: float = 0.0
-    mentions: int = 0
-    own: bool = False
-    newest: bool = False
-    summary: bool = False
-
-
-def _worth(
-    pieces: Sequence[scoring.Piece], agent: str, newest: Set[str] = frozenset()
-) -> dict[str, float]:
-    """Each fact's chance of being what the next piece of work uses (see FACT_BIAS);
-    `newest` holds the ids of the agent's newest entries."""
-    best = max((p.score for p in pieces), default=0.0) or 1.0
-    seen: dict[str, _FactSeen] = {}
-    for p in pieces:
-        for fact in p.passage.facts:
-            s = seen.setdefault(fact, _FactSeen())
-            s.match = max(s.match, p.score / best)
-            s.mentions += 1
-            s.own = s.own or p.doc.agent == agent
-            s.newest = s.newest or p.doc.id in newest
-            s.summary = s.summary or p.doc.tier == "cold"
-    return {f: _chance(s) for f, s in seen.items()}
-
-
-def _chance(s: _FactSeen) -> float:
-    logit = (
-        FACT_BIAS
-        + FACT_MATCH * s.match
-        + FACT_MENTIONS * math.log(1 + s.mentions)
-        + FACT_OWN * s.own
-        + FACT_NEWEST * s.newest
-        + FACT_SUMMARY * s.summary
-    )
-    return 1.0 / (1.0 + math.exp(-logit))
-
-
-# Entries matching the task at least this well (against the best match) are reported as
-# left out when none of their passages fitted.
-LEFT_OUT_MATCH = 0.5
-
-
-def _left_out(found: Sequence[Candidate], groups: Sequence[Group]) -> list[Doc]:
-    """The best-matching entries the prompt shows nothing of, best first (an entry in parts
-    counts as shown when any part of it is)."""
+def _left_out(pieces: Sequence[scoring.Piece], groups: Sequence[Group]) -> list[Doc]:
+    """The entries that bear on the task and that the prompt shows nothing of, best match
+    first (an entry in parts counts as shown when any part of it is)."""
     shown = {g.doc.parent or g.doc.id for g in groups}
-    ranked = sorted(found, key=lambda c: (-c.match, c.doc.id))
-    kept = [
-        c.doc
-        for c in ranked
-        if c.match >= LEFT_OUT_MATCH and (c.doc.parent or c.doc.id) not in shown
-    ]
-    return kept[:LEFT_OUT_LISTED]
+    best: dict[str, tuple[float, Doc]] = {}
+    for p in pieces:
+        key = p.doc.parent or p.doc.id
+        if key not in shown and p.score > best.get(key, (-1.0, p.doc))[0]:
+            best[key] = (p.score, p.doc)
+    ranked = sorted(best.values(), key=lambda sd: (-sd[0], sd[1].id))
+    return [d for _, d in ranked[:LEFT_OUT_LISTED]]
+
+
+# The task's words a reason quotes at most.
+REASON_WORDS = 4
+
+
+def _why(group: Group, query: Query, named: Sequence[Named], newest: set[str]) -> str:
+    """Why a group is shown, in a few words: the task names it (or a section of it), the
+    task's words it holds, the names it shares with the rest, or whose standing knowledge
+    it is."""
+    doc = group.doc
+    sections = [lead for doc_id, lead in named if doc_id == doc.id]
+    if None in sections:
+        return "the task names it"
+    if sections and (lead := sections[0]) is not None:
+        return f"the task names its section '{inline(doc.text[lead[0] : lead[1]].strip('#* '))}'"
+    said = " ".join([doc.title, *(p.lead for p in group.pieces), *(p.text for p in group.pieces)])
+    held = scoring.held_terms(said, query.task_terms)[:REASON_WORDS]
+    if held:
+        return "it says " + ", ".join(f"'{t}'" for t in held)
+    if STANDING_TAG in doc.tags.split(","):
+        return "the agent's standing knowledge"
+    if doc.id in newest:
+        return "among the agent's newest entries"
+    facts = sorted({f for p in group.pieces for f in p.passage.facts})[:REASON_WORDS]
+    if facts:
+        return "it names " + ", ".join(f"`{f}`" for f in facts) + " as matching passages do"
+    return "it matches the agent's current work"
 
 
 def label(doc: Doc, agent: str) -> str:
-    """A short label of an entry: a few words of its title, then what kind of entry it is,
-    when it was written, the id that reads it whole, and whose it is when it is not the
-    asking agent's."""
-    parts = [kind(doc), doc.created[:10] or "undated", doc.parent or doc.id]
-    if doc.agent and doc.agent != agent:
-        parts.append(f"by {doc.agent}")
-    return inline(f"{short_title(doc.title, doc.text)} ({', '.join(parts)})")
+    """A short label of an entry: a few words of its title, then whose it is (when it is not
+    the asking agent's) and what kind, when it was written, and the id that reads it whole."""
+    what = " ".join(filter(None, (doc.agent if doc.agent != agent else "", kind(doc))))
+    parts = [what, doc.created[:10] or "undated", doc.parent or doc.id]
+    return inline(f"{short_title(doc.title, doc.text)} ({', '.join(filter(None, parts))})")
 
 
 def kind(doc: Doc) -> str:
@@ -205,10 +236,13 @@ def kind(doc: Doc) -> str:
         return "standing"
     if doc.cls in STRUCTURED:
         return doc.cls
-    return "archived" if doc.tier == "archive" else "session"
+    return ""
 
 
 UNTITLED = "untitled"
+# Titles a file gives every entry of its kind: they say whose file it was, not what the entry
+# says (an archived hot checkpoint is "ada: hot memory", a history "Ada — Project History").
+_GENERIC_TITLE = re.compile(r"^[\w .-]+(?::| —| -) (?:hot memory|project history|history)$", re.I)
 # A title of fewer plain words than this says nothing of its own ("Problem", "Learnings",
 # "Phase 2"): the entry's first line says more.
 TITLE_WORDS = 2
@@ -218,7 +252,7 @@ def short_title(title: str, text: str = "") -> str:
     """The first words of a title (without marks or a leading date), cut at a word with `…`;
     a title that says nothing alone gives way to the first line of the entry's body, and a
     title of marks alone is named as such."""
-    clean = prose.clean_title(title, LABEL_CHARS)
+    clean = "" if _GENERIC_TITLE.match(title.strip("# ")) else prose.clean_title(title, LABEL_CHARS)
     if len(prose.plain_words(clean)) < TITLE_WORDS and not key_facts(clean):
         first = next((ln for ln in text.splitlines()[1:] if ln.strip()), "")
         better = prose.clean_title(first, LABEL_CHARS)

@@ -4,7 +4,9 @@ Greedy, by value per token: a passage is worth its score, and more for each conc
 (a path, an identifier, an issue number, a quoted command) the prompt does not hold yet,
 since those are what the next piece of work looks up and reuses; a fact shown once is not
 worth showing again. The first passage of an entry also pays for the entry's label. An
-entry the task names (its title says what the task says) is shown whole, first.
+entry the task names (its title says what the task says) is shown whole, first. The room
+is filled while passages remain: the budget is the user's limit, and what is worth showing
+is chosen before packing (`engine`).
 """
 
 from __future__ import annotations
@@ -16,16 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..index.protocol import Doc
+from .candidates import Named
 from .scoring import Piece
 
 # What a passage is worth for its match to the task alone (its score times this), besides
 # the chances of the new facts it brings.
 BASE_VALUE = 0.02
-# A passage worth less than this per token (about one likely fact in a thousand tokens) is
-# shown only when it matches the task at least MIN_SCORE_SHARE as well as the best one:
-# the rest bears on the task too little to spend the reader's attention on.
-MIN_VALUE = 0.001
-MIN_SCORE_SHARE = 0.25
 # The tokens a label costs beyond its text: heading marks and the line break.
 LABEL_OVERHEAD = 4
 # Entries the task names (shown whole) may take this share of the room.
@@ -53,18 +51,29 @@ class Group:
 
 
 def label_tokens(label: str) -> int:
-    """A label's tokens, estimated (about four characters a token in these labels)."""
-    return LABEL_OVERHEAD + (len(label) + 3) // 4
+    """A label's tokens, estimated: about four characters a token in its words, but ids and
+    dates (hexadecimal and digits) are about 1.7 characters a token."""
+    coded = sum(len(m) for m in _CODED.findall(label))
+    return LABEL_OVERHEAD + (len(label) - coded + 3) // 4 + (coded * 10 + 12) // 17
+
+
+_CODED = re.compile(r"[0-9a-f]{6,}|\d{4}-\d\d-\d\d")
 
 
 @dataclass(frozen=True, slots=True)
 class Room:
-    """The tokens memory may take: in all, for entries the task names, and for the passages
-    relevance chooses besides them."""
+    """The tokens memory may take: in all, and of them for the entries the task names."""
 
     total: int
-    fill: int
     whole: int
+
+
+@dataclass(slots=True)
+class Packed:
+    """The groups packed, and whether the room ran out while passages were still to show."""
+
+    groups: list[Group]
+    full: bool
 
 
 @dataclass(slots=True)
@@ -84,14 +93,15 @@ def pack(
     labels: Mapping[str, str],
     worth: Mapping[str, float],
     caps: Mapping[str, int] | None = None,
-    whole: Sequence[str] = (),
-) -> list[Group]:
+    whole: Sequence[Named] = (),
+) -> Packed:
     """The groups of passages to show within the room, most valuable first.
 
     `labels` gives each document's label; `worth` each fact's chance of being used; `caps`
     the most tokens some documents may take (an agent's standing knowledge). The documents
-    in `whole` (entries the task names) are taken first and whole, while they fit in the
-    room's share for them; passages then fill `room.fill` tokens more.
+    in `whole` (entries and sections the task names: a document's id, and the lead of the
+    section or None for the whole entry) are taken first and whole, while they fit in the
+    room's share for them; passages then fill the rest of the room.
     """
     state = _State(set(), worth, capped=dict(caps or {}))
     costs = {doc_id: label_tokens(text) for doc_id, text in labels.items()}
@@ -99,12 +109,12 @@ def pack(
     for n, p in enumerate(pieces):
         siblings.setdefault(p.doc.id, []).append(n)
     taken = _take_whole(pieces, whole, siblings, state, costs, labels, room.whole)
-    limit = min(room.total, room.fill + state.spent)
-    floor = MIN_SCORE_SHARE * max((p.score for p in pieces), default=0.0)
+    limit = room.total
     # Taken, or never to be: a passage is looked at while it may still be taken.
-    closed = taken | {n for n, p in enumerate(pieces) if p.listed or _hopeless(p, worth, floor)}
+    closed = taken | {n for n, p in enumerate(pieces) if p.listed}
     heap = [(-_value(p, state, costs), n) for n, p in enumerate(pieces) if n not in closed]
     heapq.heapify(heap)
+    full = False
     while heap:
         negative, n = heapq.heappop(heap)
         if n in closed:
@@ -114,33 +124,40 @@ def pack(
         if value < -negative - 1e-12:
             heapq.heappush(heap, (-value, n))
             continue
-        if value < MIN_VALUE and piece.score < floor:
-            continue
+        if value <= 0 or not (piece.topical or piece.passage.facts - state.covered):
+            continue  # shown already; or no new name, and not a word of the task either
         if not _fits(piece, state, costs, limit):
+            full = full or state.spent + _cost(piece, state, costs) > limit
             continue
         closed.add(n)
         if _take(piece, state, costs, labels):  # opening its group made its siblings cheaper
             cheaper = (m for m in siblings[piece.doc.id] if m not in closed)
             heap.extend((-_value(pieces[m], state, costs), m) for m in cheaper)
             heapq.heapify(heap)
-    return list(state.groups.values())
+    return Packed(list(state.groups.values()), full)
 
 
 def _take_whole(
     pieces: Sequence[Piece],
-    whole: Sequence[str],
+    whole: Sequence[Named],
     siblings: Mapping[str, list[int]],
     state: _State,
     costs: Mapping[str, int],
     labels: Mapping[str, str],
     room: int,
 ) -> set[int]:
-    """Take every passage of each document in `whole`, in order, while one fits whole (less
-    what the documents taken before it show already); of one too long to fit, the passages
+    """Take every passage of each entry or section in `whole`, in order, while one fits whole
+    (less what those taken before it show already); of one too long to fit, the passages
     worth most for their tokens, while they fit."""
     taken: set[int] = set()
-    for doc_id in whole:
-        members = [n for n in siblings.get(doc_id, []) if not _repeats(pieces[n], state)]
+    for doc_id, lead in whole:
+        members = [
+            n
+            for n in siblings.get(doc_id, [])
+            if n not in taken
+            and (lead is None or pieces[n].passage.lead == lead)
+            and not _repeats(pieces[n], state)
+        ]
         cost = costs[doc_id] + sum(pieces[n].tokens + pieces[n].lead_tokens for n in members)
         if not members:
             continue
@@ -185,15 +202,6 @@ def _best_that_fit(
 def _repeats(piece: Piece, state: _State) -> bool:
     """Whether every sentence of a passage is shown already."""
     return sentences(piece.text) <= state.shown
-
-
-def _hopeless(piece: Piece, worth: Mapping[str, float], floor: float) -> bool:
-    """Whether a passage can never be taken: even with all its facts new and its group open,
-    it is worth too little for how little it matches (see MIN_VALUE)."""
-    if piece.score >= floor:
-        return False
-    best = piece.score * BASE_VALUE + sum(worth.get(f, 0.0) for f in piece.passage.facts)
-    return best / piece.tokens * (1 + 1e-9) < MIN_VALUE
 
 
 def _cost(piece: Piece, state: _State, costs: Mapping[str, int]) -> int:

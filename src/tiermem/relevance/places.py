@@ -13,15 +13,14 @@ shows whole, as does an entry the question names by its title.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..index import passages
 from ..index.protocol import Hit
-from . import excerpts, words
+from ..text import words
+from . import excerpts, scoring
 from .excerpts import Excerpt
 
 # What one place shows at most, in tokens: ten places stay within about 2,500 tokens.
@@ -38,9 +37,10 @@ REACH = 3
 # at 0.5 LoCoMo's R@10 is 0.785 and the probes lose up to 0.05 (a section named by the
 # question loses to a chattier entry's passages); at 0.7, 0.770 and none lost.
 ENTRY_SHARE = 0.7
-# BM25's saturation and length normalisation, over passages.
-K1 = 1.2
-B = 0.75
+# A joined name in the question (`nap.ts`, `stage_2`) weighs this many times a word.
+NAME_WEIGHT = 2.0
+# An entry gives at most this many places: a long one does not fill a page of results.
+PLACES_PER_ENTRY = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,36 +67,26 @@ def best(
 ) -> list[Place]:
     """The `limit` best places in these entries (ranked best first) for a query; entries
     whose ids are in `whole` show whole."""
-    terms = words.terms(query)
-    weights = excerpts.rarity([h.doc.text for h in hits], terms)
+    stems: dict[str, float] = {}
+    for term in words.terms(query):
+        # A joined name (`nap.ts`) says exactly what its words only suggest.
+        weight = NAME_WEIGHT if words.is_name(term) else 1.0
+        stems[words.stem(term)] = max(weight, stems.get(words.stem(term), 0.0))
+    cut = [(h, passages.spans(h.doc.text)) for h in hits]
+    counts = [words.stem_counts(h.doc.text[a:b]) for h, spans in cut for a, b, _, _ in spans]
+    scores = iter(scoring.Bm25(counts, stems).scores())
     top = max((h.score for h in hits), default=0.0) or 1.0
-    entries = [_scored(h, terms, weights, h.score / top) for h in hits]
+    entries = [
+        _Passages(
+            h,
+            spans,
+            [next(scores) for _ in spans],
+            max(0.0, h.score / top),
+            h.doc.tokens / max(1, len(h.doc.text)),
+        )
+        for h, spans in cut
+    ]
     return _chosen(entries, limit, whole)
-
-
-def _scored(
-    hit: Hit, terms: Sequence[str], weights: Mapping[str, float], entry: float
-) -> _Passages:
-    text = hit.doc.text
-    spans = passages.spans(text)
-    counts = [_stems(text[a:b]) for a, b, _, _ in spans]
-    mean = sum(sum(c.values()) for c in counts) / max(1, len(counts))
-    keys = [(words.stem(t), weights.get(t, 1.0) * (2 if words.is_name(t) else 1)) for t in terms]
-    match = [_bm25(c, keys, mean) for c in counts]
-    return _Passages(hit, spans, match, max(0.0, entry), hit.doc.tokens / max(1, len(text)))
-
-
-@functools.lru_cache(maxsize=16384)
-def _stems(text: str) -> Counter[str]:
-    """A passage's stems, counted (cached: a server asks of the same passages again; never
-    changed by a caller)."""
-    return Counter(words.stem(w) for w in words.words(text))
-
-
-def _bm25(counts: Counter[str], keys: Sequence[tuple[str, float]], mean: float) -> float:
-    length = sum(counts.values()) or 1
-    norm = K1 * (1 - B + B * length / (mean or 1))
-    return sum(w * n * (K1 + 1) / (n + norm) for key, w in keys if (n := counts.get(key, 0)))
 
 
 def _centres(entries: Sequence[_Passages]) -> Iterator[tuple[float, int, int]]:
@@ -133,6 +123,7 @@ def _regions(match: Sequence[float]) -> list[float]:
 
 def _chosen(entries: Sequence[_Passages], limit: int, whole: frozenset[str]) -> list[Place]:
     taken: dict[int, set[int]] = {}
+    counts: dict[int, int] = {}  # entry -> places it gives
     shown: set[str] = set()
     places: list[Place] = []
     for score, e, i in _centres(entries):
@@ -140,12 +131,13 @@ def _chosen(entries: Sequence[_Passages], limit: int, whole: frozenset[str]) -> 
             break
         entry = entries[e]
         used = taken.setdefault(e, set())
-        if i in used or (used and _whole(entry, whole)):
+        if i in used or (used and _whole(entry, whole)) or counts.get(e, 0) >= PLACES_PER_ENTRY:
             continue
         window = _window(entry, i, used, shown, whole)
         if not window:
             continue
         used.update(window)
+        counts[e] = counts.get(e, 0) + 1
         shown.update(_sentences(entry, window))
         places.append(_place(entry, window, score, whole))
     return places

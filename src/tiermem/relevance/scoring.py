@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -20,16 +19,22 @@ from ..index import passages
 from ..index.passages import Passage
 from ..index.protocol import Doc
 from ..storage.layout import TEAM
-from ..text import prose
-from . import words
+from ..text import prose, words
 from .candidates import Candidate
 from .query import Query
 from .ranking import Ranker
 
-# How a passage's score is made: its own terms, its entry's match to the task, its entry's
-# match to the agent's context.
+# How a passage's score is made: its own match (BM25, with its lead), its section's, its
+# entry's match to the task (the index's BM25), each over the best among the candidates.
 LINE_SHARE = 0.6
+SECTION_SHARE = 0.3
 ENTRY_SHARE = 0.4
+K1 = 1.2
+B = 0.75
+# What the team wrote in its last few sessions (a teammate's decision of an hour ago) outranks
+# older text of the same match: the next piece of work most often builds on it.
+FRESH_WEIGHT = 1.25
+FRESH_SESSIONS = 3
 # Whose an entry is, beside the ranker's weight for the asking agent's own (`ranking`).
 TEAM_WEIGHT = 1.2
 OTHERS_WEIGHT = 1.0
@@ -49,11 +54,16 @@ class Piece:
     lead: str = ""  # the line(s) introducing it, shown above it once per group
     lead_tokens: int = 0
     listed: bool = False  # a line of names alone: shown only in an entry shown whole
+    topical: bool = True  # it (or its lead) holds a word of the task or a name it gives
 
 
 class Scorer:
     """Scores the passages of candidates for one query. A spawn scores its first candidates,
-    then those their facts brought in: each candidate is cut and matched once."""
+    then those their facts brought in: each candidate is cut and counted once.
+
+    A passage's match is BM25 of the passage with the line that introduces it, plus a share of
+    its section's (the passages under one lead), each over the best among the candidates,
+    blended with how well the index matched its whole entry."""
 
     def __init__(
         self,
@@ -65,27 +75,48 @@ class Scorer:
         self.agent = agent
         self.ranker = ranker
         self.tier_weights = tier_weights
-        self.stems = [(words.stem(t), w) for t, w in query.weights.items()]
-        self._matched: dict[tuple[str, str], _Matched] = {}
+        self.stems: dict[str, float] = {}
+        for term, weight in query.weights.items():
+            key = words.stem(term)
+            self.stems[key] = max(weight, self.stems.get(key, 0.0))
+        self._cut: dict[tuple[str, str], list[_Cut]] = {}
 
     def pieces(self, candidates: Sequence[Candidate]) -> list[Piece]:
         """Every passage of every candidate, scored."""
-        cut = [(c, self._match(c.doc)) for c in candidates]
-        weights = _term_weights([w for _, w in self.stems], [m for _, t in cut for m in t.terms])
-        total = sum(weights) or 1.0
+        cut = [(c, self._of(c.doc)) for c in candidates]
+        lines = Bm25([p.counts for _, parts in cut for p in parts], self.stems)
+        sections = _sections(cut)
+        by_section = Bm25(list(sections.values()), self.stems)
+        line_scores = lines.scores()
+        section_scores = dict(zip(sections, by_section.scores(), strict=True))
+        top_line = max(line_scores, default=0.0) or 1.0
+        top_section = max(section_scores.values(), default=0.0) or 1.0
         found = []
-        for cand, texts in cut:
+        n = 0
+        for cand, parts in cut:
             standing = self._standing(cand.doc) * self.tier_weights.get(cand.doc.tier, 1.0)
+            standing *= FRESH_WEIGHT if 0 <= cand.team_ago < FRESH_SESSIONS else 1.0
             entry = ENTRY_SHARE * cand.match
             per_char = cand.doc.tokens / max(1, len(cand.doc.text))
-            for (passage, text, listed), terms in zip(texts.passages, texts.terms, strict=True):
-                line = sum(weights[i] for i in terms) / total
-                tokens = 1 + math.ceil(len(text) * per_char)
-                score = (LINE_SHARE * line + entry) * standing
-                lead = _lead(cand.doc.text, passage)
+            for part in parts:
+                line = line_scores[n] / top_line
+                section = section_scores[(cand.doc.id, part.passage.lead)] / top_section
+                n += 1
+                score = (LINE_SHARE * line + SECTION_SHARE * section + entry) * standing
+                tokens = 1 + math.ceil(len(part.text) * per_char)
+                lead = _lead(cand.doc.text, part.passage)
                 lead_tokens = 1 + math.ceil(len(lead) * per_char) if lead else 0
                 found.append(
-                    Piece(cand.doc, passage, text, tokens, score, lead, lead_tokens, listed)
+                    Piece(
+                        cand.doc,
+                        part.passage,
+                        part.text,
+                        tokens,
+                        score,
+                        lead,
+                        lead_tokens,
+                        part.listed,
+                    )
                 )
         return found
 
@@ -97,22 +128,67 @@ class Scorer:
             return weight
         return weight * (TEAM_WEIGHT if doc.agent == TEAM or doc.tier == "wiki" else OTHERS_WEIGHT)
 
-    def _match(self, doc: Doc) -> _Matched:
-        """A document's passages and the query terms each holds (a term its whole text lacks
-        is looked for in none of them)."""
+    def _of(self, doc: Doc) -> list[_Cut]:
         key = (doc.path, doc.id)
-        if key not in self._matched:
-            low, texts = _texts(doc.text, doc.passages)
-            present = [i for i, (stem, _) in enumerate(self.stems) if stem in low]
-            terms = [[i for i in present if self.stems[i][0] in t[2]] for t in texts]
-            self._matched[key] = _Matched([(p, t, listed) for p, t, _, listed in texts], terms)
-        return self._matched[key]
+        if key not in self._cut:
+            self._cut[key] = _cuts(doc.text, doc.passages)
+        return self._cut[key]
 
 
 @dataclass(frozen=True, slots=True)
-class _Matched:
-    passages: list[tuple[Passage, str, bool]]  # each with its text, and whether it lists names
-    terms: list[list[int]]  # the query terms (by position) each passage holds
+class _Cut:
+    """A passage of an entry with its text and its stems (the lead's counted in)."""
+
+    passage: Passage
+    text: str
+    listed: bool  # a line of names that says nothing of them
+    counts: Mapping[str, float]
+
+
+def _sections(
+    cut: Sequence[tuple[Candidate, list[_Cut]]],
+) -> dict[tuple[str, object], dict[str, float]]:
+    """The stems of each section of the candidates: the passages under one lead together (an
+    entry's passages without a lead are its one section)."""
+    found: dict[tuple[str, object], dict[str, float]] = {}
+    for cand, parts in cut:
+        for part in parts:
+            counts = found.setdefault((cand.doc.id, part.passage.lead), {})
+            for stem, n in part.counts.items():
+                counts[stem] = counts.get(stem, 0.0) + n
+    return found
+
+
+class Bm25:
+    """Plain BM25 of some texts (as stem counts, `words.stem_counts`) against weighted query
+    stems: the one passage scorer, of a spawn's candidates and of a search's places. A stem's
+    rarity is among these texts (a name on every line of a conversation tells one line from
+    another least)."""
+
+    def __init__(self, texts: Sequence[Mapping[str, float]], query: Mapping[str, float]) -> None:
+        self.texts = texts
+        self.query = query
+        n = len(texts)
+        self.lengths = [sum(t.values()) for t in texts]
+        self.average = (sum(self.lengths) / n) if n else 1.0
+        self.idf = {
+            stem: math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            for stem in query
+            if (df := sum(1 for t in texts if stem in t))
+        }
+
+    def scores(self) -> list[float]:
+        """Each text's score, in order."""
+        found = []
+        for text, length in zip(self.texts, self.lengths, strict=True):
+            norm = K1 * (1 - B + B * length / (self.average or 1.0))
+            score = 0.0
+            for stem, idf in self.idf.items():
+                tf = text.get(stem)
+                if tf:
+                    score += self.query[stem] * idf * tf * (K1 + 1) / (tf + norm)
+            found.append(score)
+        return found
 
 
 # A passage of fewer words that names no fact is a sub-heading or a stub ("- **Learnings**"):
@@ -126,17 +202,26 @@ _CUT_CACHED = 2048
 
 
 @functools.lru_cache(maxsize=_CUT_CACHED)
-def _texts(text: str, stored: str) -> tuple[str, list[tuple[Passage, str, str, bool]]]:
-    """A document's text lower-cased, and (passage, its text, lower-cased, whether it is a
-    list of names that says nothing of them) of each passage but those that say nothing
-    alone. Cached: the same entries come back spawn after spawn."""
+def _cuts(text: str, stored: str) -> list[_Cut]:
+    """A document's passages, less those that say nothing alone, each with its text and its
+    stems counted with the line that introduces it (a bullet under "### Stage 7 Publishing"
+    is about Stage 7 publishing). Cached: the same entries come back spawn after spawn."""
     found = []
     cut = passages.decode(stored)
     for p in cut:
         part = text[p.start : p.end]
         if p.facts or len(part.split()) >= MIN_WORDS or len(cut) == 1:
-            found.append((p, part, part.lower(), prose.is_fact_list(part)))
-    return text.lower(), found
+            lead = text[p.lead[0] : p.lead[1]] if p.lead else ""
+            found.append(
+                _Cut(p, part, prose.is_fact_list(part), words.stem_counts(f"{lead}\n{part}"))
+            )
+    return found
+
+
+def held_terms(text: str, terms: Sequence[str]) -> list[str]:
+    """The terms (by stem) a text holds, in the terms' order."""
+    low = text.lower()
+    return [t for t in terms if words.stem(t) in low]
 
 
 def _lead(text: str, passage: Passage) -> str:
@@ -147,10 +232,3 @@ def _lead(text: str, passage: Passage) -> str:
     start, end = passage.lead
     lines = text[start:end].split("\n")
     return "\n".join(filter(None, [prose.as_lead(lines[0]), *lines[1:]]))
-
-
-def _term_weights(weights: Sequence[float], matched: Sequence[Sequence[int]]) -> list[float]:
-    """Each term's weight times its rarity among the passages (inverse passage frequency)."""
-    n = len(matched)
-    df = Counter(i for line in matched for i in line)
-    return [w * math.log(1.0 + (n + 1) / (df[i] + 0.5)) for i, w in enumerate(weights)]

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from . import words
+from ..text import words
+from ..text.facts import key_facts
 from .scoring import TIER_WEIGHTS
 
 LEAN = 1.25  # the weight a situation gives the tiers it leans on
@@ -56,21 +57,57 @@ class Situation:
         return "new task"
 
 
-def read(task: str, hot_text: str) -> Situation:
-    """The situation of a task, from its words and the agent's hot tier."""
-    if incident := _INCIDENT.search(task):
+# A task continues the one in hot when it shares at least this share of its terms with it.
+CONTINUES_SHARE = 0.5
+
+
+def continues(task: str, hot_task: str) -> bool:
+    """Whether a task continues the task hot holds: it shares most of its words with it (an
+    old blocker or a note that happens to share a word is not the task)."""
+    terms = {words.stem(t) for t in words.terms(task)}
+    said = {words.stem(t) for t in words.terms(hot_task)} if hot_task.strip() else set()
+    return bool(terms & said) and len(terms & said) >= CONTINUES_SHARE * len(terms)
+
+
+def _said(task: str) -> str:
+    """The task's words that may say what kind of work it is: less its names (a quoted span,
+    a path, an identifier) and the capitalised names inside a sentence ("add the
+    Retrospective Digest" names a feature, not a retrospective)."""
+    text = _QUOTED.sub(" ", task)
+    for fact in sorted(key_facts(text), key=len, reverse=True):
+        text = re.sub(re.escape(fact), " ", text, flags=re.I)
+    inner = text.split()[1:]
+    if sum(w[:1].isupper() for w in inner) * 2 <= len(inner):
+        text = _INNER_CAPITAL.sub(" ", text)  # a sentence: its inner capitalised words are names
+    return _TEST_OF.sub(" ", text)
+
+
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"")
+_INNER_CAPITAL = re.compile(r"(?<=\w )[A-Z][\w-]*")
+# "a regression test" says what is written, not that the work recurs.
+_TEST_OF = re.compile(r"\bregression[- ]tests?\b|\bregression suites?\b", re.I)
+
+
+def read(task: str, hot_task: str) -> Situation:
+    """The situation of a task, from its words (not its names: see `_said`) and the task
+    the agent's hot tier holds."""
+    said = _said(task)
+    return _read(said, task, hot_task)
+
+
+def _read(said: str, task: str, hot_task: str) -> Situation:
+    if incident := _INCIDENT.search(said):
         every = frozenset({"cold", "wiki", "archive"})
         return _weighed(every, (f"the task names {incident.group(0)!r}",))
     leans: set[str] = set()
     signs = []
-    if m := _RECURRING.search(task):
+    if m := _RECURRING.search(said):
         leans.add("cold")
         signs.append(f"the task says {m.group(0)!r}")
-    task_terms = set(words.terms(task))
-    if hot_text and task_terms & set(words.words(hot_text)):
+    if continues(task, hot_task):
         leans.add("cold")
         signs.append("it continues the task in hot")
-    if m := _KNOWLEDGE.search(task):
+    if m := _KNOWLEDGE.search(said):
         leans.add("wiki")
         signs.append(f"the task names {m.group(0)!r}")
     return _weighed(frozenset(leans), tuple(signs))

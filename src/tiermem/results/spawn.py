@@ -9,11 +9,12 @@ from .base import NOTES, Result, about
 
 @dataclass(slots=True)
 class Loaded(Result):
-    """An entry a spawn loaded."""
+    """An entry a spawn loaded, and why."""
 
     tier: str
     id: str
     path: str
+    why: str = field(default="", metadata=about("Why the relevance engine chose it."))
 
 
 @dataclass(slots=True)

@@ -1,12 +1,11 @@
 """The spawn assembler: the prompt each agent gets, with only what its task needs.
 
-Hot is always loaded. Policies that bear on the task are pinned first, each whole or not at
-all (`relevance.pinning`). The rest of the room goes to passages of cold, wiki and archived
-text, chosen by the relevance engine (`relevance`), each group under a short label of its
-entry. With --auto
-the situation read from the task weighs the tiers; without it, the flags name the tiers.
-One budget bounds the whole prompt. The same store, task and flags give a byte-identical
-prompt.
+Hot is always loaded. The relevance engine chooses the rest (`relevance.engine`): policies
+that bear on the task, pinned first, each whole or not at all; then passages of cold, wiki
+and archived text, each group under a short label of its entry, while the room lasts and
+memory that bears on the task remains. With --auto the situation read from the task weighs
+the tiers; without it, the flags name the tiers. One budget bounds the whole prompt. The same
+store, task and flags give a byte-identical prompt.
 """
 
 from __future__ import annotations
@@ -24,16 +23,19 @@ from ..relevance import candidates, engine, packing, pinning, query, situation
 from ..relevance.candidates import Candidate
 from ..relevance.packing import Group
 from ..results.spawn import Loaded, SpawnResult
-from ..storage.layout import TEAM
-from ..team import agents, citations, use
+from ..team import citations, use
+from ..text.facts import key_facts
 from ..text.shown import control, fence_safe, meta
 from . import prompt
 
-# A <memory> fence, its section heading and the blank lines around them.
-FENCE_TOKENS = 20
+# A <memory> fence and the blank line before it.
+FENCE_TOKENS = 12
 # Room kept for the escalation's list of ids left out, known only after packing.
-LEFT_OUT_TOKENS = 60
+LEFT_OUT_TOKENS = 40
 MEMORY_TIERS = ("cold", "wiki", "archive")
+# A prompt that lists memory as left out for room should have used at least this share of
+# its budget (METRICS.md): one that comes out shorter is packed again with what is left.
+FULL_SHARE = 0.95
 
 
 def _named(request: SpawnRequest) -> set[str]:
@@ -70,6 +72,8 @@ class _Picked:
     policies: list[Doc] = field(default_factory=list)
     groups: list[Group] = field(default_factory=list)
     left: list[Doc] = field(default_factory=list)
+    full: bool = False  # the room ran out while memory that bears on the task remained
+    reasons: dict[str, str] = field(default_factory=dict)  # entry id -> why it is shown
     stale: dict[str, list[str]] = field(default_factory=dict)  # id -> cited paths now gone
 
     @property
@@ -95,12 +99,21 @@ def _pin(counter: tokens.TokenCounter, groups: list[list[Doc]], budget: int) -> 
         if spent + cost <= budget:
             picked.policies += group
             spent += cost
+            picked.reasons.update((d.id, "a policy that bears on the task") for d in group)
         else:
             picked.left.append(group[0])
+            picked.full = True
     return picked
 
 
 # --- the memory of the prompt ------------------------------------------------------------
+
+
+RETRIEVE_CONTEXT = True
+
+
+def _asked_text(asked: query.Query) -> str:
+    return f"{asked.task_text} {asked.context_text}" if RETRIEVE_CONTEXT else asked.task_text
 
 
 def _paths(ctx: Context, topics: Sequence[str]) -> set[str]:
@@ -112,21 +125,21 @@ def _pick(
     request: SpawnRequest,
     weights: dict[str, float],
     hot_text: str,
-    room: packing.Room,
+    room: int,
 ) -> _Picked:
     """Pinned policies first, then the passages that fill the rest of the room best."""
     text = f"{request.task} {request.why}".strip()
     counter = ctx.tokens
     asked = query.build(text, hot_text, query.recent(ctx.index, request.agent))
     tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
-    found = candidates.find(ctx.index, request.agent, asked.task_text, sorted(tiers))
+    found = candidates.find(ctx.index, request.agent, _asked_text(asked), sorted(tiers))
     pages = _paths(ctx, request.include_wiki or ())
     if pages:
         found = candidates.on_pages(ctx.index, found, pages)
     policies = pinning.policies(ctx.index, ctx.ranker, request.agent, found, text)
-    picked = _pin(counter, policies, int(room.fill * pinning.POLICY_SHARE))
+    picked = _pin(counter, policies, int(room * pinning.POLICY_SHARE))
     spent = sum(_cost(counter, d) for d in picked.policies)
-    fences = FENCE_TOKENS * (bool(picked.policies) + len(weights))
+    spent += FENCE_TOKENS * (bool(picked.policies) + 1)
     if weights:
         pinned = {d.id for d in picked.policies}
         rest = [c for c in found if c.doc.id not in pinned]
@@ -135,76 +148,52 @@ def _pick(
             more = candidates.related(ctx.index, request.agent, facts, sorted(weights))
             return [c for c in more if c.doc.tier != "wiki" or not pages or c.doc.path in pages]
 
-        left = packing.Room(
-            max(0, room.total - spent - fences),
-            max(0, room.fill - spent - fences),
-            int(max(0, room.total - spent - fences) * packing.WHOLE_SHARE),
-        )
         held = [hot_text, *(d.text for d in picked.policies)]
-        choice = engine.choose(
-            rest, request.agent, asked, weights, left, related, held, ranker=ctx.ranker
-        )
+        facts = frozenset(key_facts(request.task))
+        ask = engine.Ask(asked, request.agent, weights, max(0, room - spent), held, facts)
+        choice = engine.choose(rest, ask, related, ranker=ctx.ranker)
         picked.groups, picked.left = choice.groups, picked.left + choice.left_out
+        picked.full = picked.full or choice.full
+        picked.reasons.update(choice.reasons)
     _, picked.stale = citations.fresh_first(ctx, [Hit(d, 0.0) for d in picked.used])
+    # An entry citing files gone from the repository is shown after those that do not.
+    picked.groups.sort(key=lambda g: g.doc.id in picked.stale)
     return picked
 
 
 # --- rendering ------------------------------------------------------------------------
 
 
-def _hot_section(ctx: Context, agent: str) -> tuple[str, str]:
-    """The hot tier's text (empty when there is none) and its fenced block for the prompt."""
+def _hot_section(ctx: Context, agent: str) -> tuple[str, str, str]:
+    """The hot tier's text (empty when there is none), its task, and its fenced block for
+    the prompt (empty when hot holds nothing)."""
     view = render.hot_view(ctx, agent)
-    if view is None and not agents.known(ctx, agent):
-        return "", f"(no hot memory for {agent})"
-    entries = view.entries if view is not None else ()
-    started = view.started if view is not None else ""  # the newest session's start
-    body = view.markdown if view is not None else render.hot_markdown(agent, [])
+    if view is None or not view.entries:
+        return "", "", ""
+    started = view.started  # the newest session's start
+    task = " ".join(e.body or e.title for e in view.entries if e.slot == "task")
     label = f'agent="{agent}" as-of="{started[:10] or "now"}"'
-    return body if entries else "", prompt.fenced("hot", label, [fence_safe(body)])
+    return view.markdown, task, prompt.fenced("hot", label, [fence_safe(view.markdown)])
 
 
 def _sections(request: SpawnRequest, picked: _Picked) -> dict[str, str]:
-    """The fenced text of each memory section (empty where nothing was chosen): in each
-    tier, the asking agent's own memory in its fence first, then each other owner's in a
-    fence of its own (the wiki is the team's, one fence)."""
+    """The fenced text of the pinned policies and of the recalled memory (empty where
+    nothing was chosen). Recalled memory is one fence, most relevant first, each group's
+    label saying whose it is, what kind, and when it was written."""
     sections: dict[str, str] = {}
     if picked.policies:
         blocks = [prompt.entry_block(d, picked.stale.get(d.id, ())) for d in picked.policies]
         sections["policy"] = prompt.fenced("policy", 'pinned="true"', blocks)
-    for tier in MEMORY_TIERS:
-        groups = [g for g in picked.groups if g.doc.tier == tier]
-        if not groups:
-            continue
-        if request.refs:
-            files = sorted({meta(g.doc.path) for g in groups})
-            ids = ", ".join(meta(g.doc.parent or g.doc.id) for g in groups)
-            sections[tier] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant entries: {ids})"
-            continue
-        fences = []
-        for owner, owned in _by_owner(tier, groups, request.agent):
-            blocks = [prompt.passage_block(g, picked.stale.get(g.doc.id, ())) for g in owned]
-            fences.append(prompt.fenced(tier, _fence_label(tier, owner), blocks))
-        sections[tier] = "\n\n".join(fences)
+    if not picked.groups:
+        return sections
+    if request.refs:
+        files = sorted({meta(g.doc.path) for g in picked.groups})
+        ids = ", ".join(meta(g.doc.parent or g.doc.id) for g in picked.groups)
+        sections["recalled"] = "\n".join(f"See: {p}" for p in files) + f"\n(relevant: {ids})"
+        return sections
+    blocks = [prompt.passage_block(g, picked.stale.get(g.doc.id, ())) for g in picked.groups]
+    sections["recalled"] = prompt.fenced("recalled", f'for="{meta(request.agent)}"', blocks)
     return sections
-
-
-def _by_owner(tier: str, groups: list[Group], agent: str) -> list[tuple[str, list[Group]]]:
-    """A tier's groups by whose they are: the agent's own first, then others in the order
-    the prompt shows them; the wiki is the team's."""
-    if tier == "wiki":
-        return [(TEAM, groups)]
-    owners: dict[str, list[Group]] = {agent: []}
-    for group in groups:
-        owners.setdefault(group.doc.agent or TEAM, []).append(group)
-    return [(owner, owned) for owner, owned in owners.items() if owned]
-
-
-def _fence_label(tier: str, owner: str) -> str:
-    if tier == "wiki":
-        return 'scope="team"'
-    raw = 'kind="raw" ' if tier == "archive" else ""
-    return f'{raw}agent="{owner}"'
 
 
 def _frame(ctx: Context, request: SpawnRequest, chosen_for: str) -> prompt.Frame:
@@ -226,15 +215,18 @@ def _render(
     frame: prompt.Frame,
     hot_block: str,
     picked: _Picked,
-    shown: Sequence[str],
+    end: prompt.End,
 ) -> _Prompt:
     """The prompt, and the exact tokens of each section and of the whole."""
     memory = _sections(request, picked)
-    text = control(prompt.render(frame, hot_block, memory, shown, picked.left_out))
-    sections = {"hot": hot_block, **memory}
-    counted = ctx.tokens.count_many([*sections.values(), text])
-    counts = dict.fromkeys(("hot", "policy", "cold", "wiki", "archive"), 0)
-    counts |= dict(zip(sections, counted, strict=False))
+    text = control(prompt.render(frame, hot_block, memory, end))
+    counted = ctx.tokens.count_many([hot_block, memory.get("policy", ""), text])
+    counts = {"hot": counted[0], "policy": counted[1]}
+    for tier in MEMORY_TIERS:
+        # The recalled memory is one fence, its groups of every tier: each tier's share is
+        # the packing's count of its groups (none when the prompt names files instead).
+        groups = [] if request.refs else [g for g in picked.groups if g.doc.tier == tier]
+        counts[tier] = sum(g.tokens for g in groups)
     counts["total"] = counted[-1]
     return _Prompt(text, counts)
 
@@ -272,49 +264,79 @@ def _tiers(request: SpawnRequest, picked: _Picked) -> list[str]:
     return ["hot"] + [t for t in MEMORY_TIERS if t in loaded or (t in named and t != "archive")]
 
 
+def _end(picked: _Picked) -> prompt.End:
+    """What the prompt says after memory: the entries left out when the room ran out while
+    memory that bears on the task remained, else that nothing else bears on the task."""
+    if picked.full and picked.left_out:
+        return prompt.End(left_out=tuple(picked.left_out))
+    return prompt.End(complete=bool(picked.used))
+
+
 def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     """Render the spawn prompt for a request (its agent and budget already checked)."""
     agent = request.agent
-    budget = request.budget if request.budget is not None else ctx.config.spawn.budget_tokens
+    settings = ctx.config.spawn  # a damaged config.toml stops a spawn before anything is read
+    budget = request.budget if request.budget is not None else settings.budget_tokens
     # Hot and the charter are read, and the wiki topics named checked, before the sync: a
     # broken hot file or a missing charter is the error the user sees, and nothing is written.
-    hot_text, hot_block = _hot_section(ctx, agent)
+    hot_text, hot_task, hot_block = _hot_section(ctx, agent)
     frame = _frame(ctx, request, "")
     _paths(ctx, request.include_wiki or ())
     ctx.sync()
-    seen = situation.read(f"{request.task} {request.why}", hot_text)
+    seen = situation.read(f"{request.task} {request.why}", hot_task)
     weights = situation.tier_weights(seen, _named(request), request.auto)
-    bare = prompt.render(frame, hot_block, {}, [], [])
-    kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS + _REASON_TOKENS * request.auto
-    fill = int(budget * ctx.config.spawn.fill_share)
-    room = packing.Room(max(0, budget - kept), max(0, fill - kept), 0)
-    picked = _pick(ctx, request, weights, hot_text, room)
     name = seen.name if request.auto else "as requested"
-    reason = _reason(seen, picked) if request.auto else "tiers named by flags"
-    frame = replace(frame, chosen_for=_chosen_for(name, seen) if request.auto else "")
-    shown = [t for t in ("cold", "wiki") if t in weights and not request.auto]
-    out = _render(ctx, request, frame, hot_block, picked, shown)
-    while out.tokens["total"] > budget and _drop(picked, out.tokens["total"] - budget):
-        # Packing adds up estimated counts; the rendered prompt is the truth.
-        out = _render(ctx, request, frame, hot_block, picked, shown)
+    if request.auto and seen.signs:
+        frame = replace(frame, chosen_for=_chosen_for(name, seen))
+    bare = prompt.render(frame, hot_block, {}, prompt.End(complete=True))
+    kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS
+    room = max(0, budget - kept)
+    picked, out, end = _filled(ctx, request, frame, hot_block, weights, hot_text, room, budget)
+    slack = budget - out.tokens["total"]
+    if picked.full and slack > (1 - FULL_SHARE) * budget:
+        # Packing adds up estimated counts, and keeps room for a list of what it left out:
+        # the prompt came out short of a room that was full, so it is packed again with the
+        # room the rendering left.
+        room += slack - REFILL_MARGIN
+        picked, out, end = _filled(ctx, request, frame, hot_block, weights, hot_text, room, budget)
     use.mark_used(ctx, picked.used)
     return SpawnResult(
         agent=agent,
         situation=name,
-        reason=reason,
+        reason=_reason(seen, picked) if request.auto else "tiers named by flags",
         tiers=_tiers(request, picked),
         prompt=out.text,
         tokens=out.tokens,
         baseline_tokens=ctx.host.load_tokens(agent),
-        sources=[Loaded(d.tier, d.id, d.path) for d in picked.used],
-        left_out=picked.left_out,
+        sources=[Loaded(d.tier, d.id, d.path, picked.reasons.get(d.id, "")) for d in picked.used],
+        left_out=list(end.left_out),
         stale=picked.stale_used(),
-        memory_room=room.fill,
+        memory_room=room,
     )
 
 
-# Room kept for the line saying which situation the task was read as, and which entries.
-_REASON_TOKENS = 60
+# Tokens kept back when the room is packed again: the second estimate errs as the first did.
+REFILL_MARGIN = 8
+
+
+def _filled(
+    ctx: Context,
+    request: SpawnRequest,
+    frame: prompt.Frame,
+    hot_block: str,
+    weights: dict[str, float],
+    hot_text: str,
+    room: int,
+    budget: int,
+) -> tuple[_Picked, _Prompt, prompt.End]:
+    """The memory chosen for a room, and the prompt rendered with it within the budget."""
+    picked = _pick(ctx, request, weights, hot_text, room)
+    out = _render(ctx, request, frame, hot_block, picked, _end(picked))
+    while out.tokens["total"] > budget and _drop(picked, out.tokens["total"] - budget):
+        # Packing adds up estimated counts; the rendered prompt is the truth.
+        out = _render(ctx, request, frame, hot_block, picked, _end(picked))
+    end = _end(picked)
+    return picked, out, end
 
 
 def _drop(picked: _Picked, over: int) -> bool:
@@ -327,5 +349,6 @@ def _drop(picked: _Picked, over: int) -> bool:
         if not group.pieces:
             picked.groups.pop()
             picked.left.insert(0, group.doc)
+            picked.full = True
             freed += packing.label_tokens(group.label)
     return freed > 0
