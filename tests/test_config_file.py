@@ -32,7 +32,7 @@ def load(tmp_path: Path, data: bytes | str) -> config.Config:
         ("hot = 5\n", 1, "[hot] must be a table"),
         ("# a comment\n[hot]\nbudget_bytes = '8192'\n", 3, "hot.budget_bytes must be int"),
         ("[hot]\n\nmax_actions = true\n", 3, "hot.max_actions must be int"),
-        ("[spawn]\nfill_share = 'half'\n", 2, "spawn.fill_share must be float"),
+        ("[summarizer]\ntimeout_seconds = 'soon'\n", 2, "summarizer.timeout_seconds must be float"),
         ("[summarizer]\nkind = 3\n", 2, "summarizer.kind must be str"),
         ("[hot]\nbudget_bytes = 8192\nbudget_bytes = 4096\n", 3, "(at line 3, column 20)"),
         ("# settings\n[hot\nbudget_bytes = 1\n", 2, "(at line 2, column 5)"),
@@ -43,7 +43,7 @@ def load(tmp_path: Path, data: bytes | str) -> config.Config:
         "not a table",
         "text for a number",
         "true for a number",
-        "text for a share",
+        "text for a number of seconds",
         "number for a name",
         "key set twice",
         "unclosed table",
@@ -58,6 +58,12 @@ def test_a_mistake_in_the_config_is_named_with_its_line(
     assert said in caught.value.reason
 
 
+def test_a_key_an_earlier_version_wrote_still_loads(tmp_path: Path) -> None:
+    # tiermem init wrote spawn.fill_share until memory came to fill the whole budget.
+    loaded = load(tmp_path, "[spawn]\nbudget_tokens = 3000\nfill_share = 0.71\n")
+    assert loaded.spawn.budget_tokens == 3000
+
+
 def test_a_config_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match="not valid UTF-8"):
         load(tmp_path, b"[hot]\nbudget_bytes = 8192 # \xff\n")
@@ -66,7 +72,6 @@ def test_a_config_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "section", "key", "value"),
     [
-        ("[spawn]\nfill_share = 1\n", "spawn", "fill_share", 1.0),  # a whole number for a share
         ("[summarizer]\ntimeout_seconds = 2\n", "summarizer", "timeout_seconds", 2.0),
         ("[hot]\nbudget_bytes = 512\n", "hot", "budget_bytes", 512),  # the lowest it takes
         ("[scribe]\npromote_after_days = 0\n", "scribe", "promote_after_days", 0),

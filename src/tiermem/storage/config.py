@@ -36,7 +36,6 @@ class ScribeConfig:
 @dataclass(frozen=True, slots=True)
 class SpawnConfig:
     budget_tokens: int = 2000
-    fill_share: float = 0.71
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +70,6 @@ _COMMENTS = {
     "scribe.promote_min_sessions": "...or one whose subject recurs in this many sessions.",
     "spawn": "The spawn assembler.",
     "spawn.budget_tokens": "Tokens of the whole spawn prompt: task, hot, memory and the rest.",
-    "spawn.fill_share": "Memory chosen by relevance fills this share of the budget; entries the "
-    "task names go beyond it, whole, up to the budget.",
     "summarizer": "Session summaries: 'extractive' (default, no model) or 'openai'.",
     "summarizer.kind": "'extractive' or 'openai' (needs the openai extra).",
     "summarizer.base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1",
@@ -120,10 +117,12 @@ RANGES: dict[str, tuple[float, float]] = {
     "scribe.promote_after_days": (0, 36500),
     "scribe.promote_min_sessions": (1, 1000),
     "spawn.budget_tokens": (0, 10_000_000),
-    "spawn.fill_share": (0.05, 1.0),
     "summarizer.timeout_seconds": (0.001, 3600.0),
 }
 CHOICES = {"summarizer.kind": ("extractive", "openai")}
+# Keys an earlier version wrote and no rule reads now: a config.toml that sets one still loads.
+# (spawn.fill_share: memory now fills the whole budget, which is the user's limit.)
+RETIRED = frozenset({"spawn.fill_share"})
 
 
 def _check_value(name: str, value: object) -> str:
@@ -159,6 +158,8 @@ def _merge_section(default: Any, raw: object, path: Path, section: str, text: st
     known = _names(type(default))
     updates: dict[str, Any] = {}
     for key, value in raw.items():
+        if f"{section}.{key}" in RETIRED:
+            continue
         if key not in known:
             raise ParseError(path, _line_of(text, section, key), f"unknown key {section}.{key}")
         expected = type(getattr(default, key))
