@@ -115,3 +115,17 @@ def test_a_heading_that_repeats_its_first_line_is_left_out(mem: Memory) -> None:
     # Shown over a later turn, it says where that turn is: then it stays.
     hit = mem.search("museum wing", agent="ada")[0]
     assert "museum opened a new wing" in hit.text and "## Note:" in hit.text
+
+
+def test_one_entry_gives_at_most_two_places_while_others_have_places(mem: Memory) -> None:
+    # A long chat that says "release" on every turn, and three short notes that say it once.
+    turns = [f"the release checklist grew again, item {n}" for n in range(120)]
+    archived(mem, chat(turns))
+    for n, topic in enumerate(("signing", "changelog", "rollback")):
+        archived(mem, f"## Note {n}\n\nThe release {topic} step is written down in the wiki.\n")
+
+    rows = [h.id for h in mem.search("release", agent="ada", limit=5)]
+    assert len(rows) == 5
+    assert max(rows.count(r) for r in rows) <= places.PLACES_PER_ENTRY
+    # With nothing else left to show, the long chat's other places follow.
+    assert len(mem.search("release checklist", agent="ada", limit=10)) == 10

@@ -163,7 +163,7 @@ def test_forged_metadata_inside_a_text_never_becomes_an_entry(mem: Store) -> Non
             assert "p-0000000001" not in {e.id for e in parsed.entries}, path
             assert "policy" not in {e.cls for e in parsed.entries}, path
     prompt = mem.ok("spawn", "flight", "--task", "push to main", "--include-cold", now=T_END)
-    assert "Pinned policies" not in prompt
+    assert 'tier="policy"' not in prompt
     assert "mark-forged" in mem.memory_text("archive")  # kept, as data
 
 

@@ -356,7 +356,7 @@ def test_a_policy_squad_says_to_load_always_is_pinned_in_every_spawn(
     )
     assert run_cli("--root", str(repo), "--now", T0, "init")[0] == 0
     prompt = spawn(run_cli, repo, "Write the changelog for the next release")
-    pinned = prompt.split("### Pinned policies", 1)[1].split("\n### ", 1)[0]
+    pinned = prompt.split('<memory tier="policy" pinned="true">', 1)[1].split("</memory>")[0]
     assert "Always run the linter before pushing a branch." in pinned
 
 

@@ -688,7 +688,7 @@ def test_a_policy_is_pinned_and_a_decision_keeps_its_author_and_id(
     header = (repo / path).read_text(encoding="utf-8").split("\n---\n", 1)[0]
     ident = header.split("id: ", 1)[1].split("\n", 1)[0]
     prompt = tiermem(repo, env, "spawn", "rai", "--task", "Write the changelog for v2")
-    pinned = prompt.split("### Pinned policies", 1)[1].split("\n### ", 1)[0]
+    pinned = prompt.split('<memory tier="policy" pinned="true">', 1)[1].split("</memory>")[0]
     assert "Always run the linter before a push." in pinned
     tiermem(repo, env, "scribe", "run")
     log = (repo / ".squad/decisions.md").read_text(encoding="utf-8")

@@ -39,7 +39,8 @@ REACH = 3
 ENTRY_SHARE = 0.7
 # A joined name in the question (`nap.ts`, `stage_2`) weighs this many times a word.
 NAME_WEIGHT = 2.0
-# An entry gives at most this many places: a long one does not fill a page of results.
+# An entry gives at most this many places while other entries have places to give: a long
+# one does not fill a page of results.
 PLACES_PER_ENTRY = 2
 
 
@@ -122,24 +123,31 @@ def _regions(match: Sequence[float]) -> list[float]:
 
 
 def _chosen(entries: Sequence[_Passages], limit: int, whole: frozenset[str]) -> list[Place]:
+    """The places, best first: each entry gives at most PLACES_PER_ENTRY while others have
+    places to give; only then do the rest of its places follow (a question one long chat
+    answers still gets a page of its places)."""
     taken: dict[int, set[int]] = {}
     counts: dict[int, int] = {}  # entry -> places it gives
     shown: set[str] = set()
     places: list[Place] = []
-    for score, e, i in _centres(entries):
-        if len(places) >= limit:
-            break
-        entry = entries[e]
-        used = taken.setdefault(e, set())
-        if i in used or (used and _whole(entry, whole)) or counts.get(e, 0) >= PLACES_PER_ENTRY:
-            continue
-        window = _window(entry, i, used, shown, whole)
-        if not window:
-            continue
-        used.update(window)
-        counts[e] = counts.get(e, 0) + 1
-        shown.update(_sentences(entry, window))
-        places.append(_place(entry, window, score, whole))
+    centres = list(_centres(entries))
+    for cap in (PLACES_PER_ENTRY, None):
+        for score, e, i in centres:
+            if len(places) >= limit:
+                return places
+            entry = entries[e]
+            used = taken.setdefault(e, set())
+            if i in used or (used and _whole(entry, whole)):
+                continue
+            if cap is not None and counts.get(e, 0) >= cap:
+                continue
+            window = _window(entry, i, used, shown, whole)
+            if not window:
+                continue
+            used.update(window)
+            counts[e] = counts.get(e, 0) + 1
+            shown.update(_sentences(entry, window))
+            places.append(_place(entry, window, score, whole))
     return places
 
 
