@@ -26,6 +26,14 @@ def test_a_joined_name_is_a_word_whole_and_in_parts() -> None:
     assert {"src/cli/nap.ts", "nap", "ts", "stage_2", "stage", "2"} <= set(found)
 
 
+def test_an_acronyms_plural_is_one_word() -> None:
+    # `DTOs` is not the joint of `DT` and `Os`; `PdfViewers` still has its parts.
+    assert words.name_parts("adding DTOs and PRs to the URLs") == []
+    assert words.stem_counts("adding DTOs")["dto"] == 1.0
+    assert "dt" not in words.stem_counts("adding DTOs")
+    assert words.name_parts("two PdfViewers") == ["pdf", "viewers"]
+
+
 def test_a_question_drops_its_question_words_and_filler() -> None:
     assert words.terms("What did we decide about the retry policy?") == [
         "decide",

@@ -28,7 +28,7 @@ from .rows import Rows
 from .sync import Sync
 from .tokens import TokenCounter
 
-SCHEMA_VERSION = "19"  # 19: CamelCase names' parts searched
+SCHEMA_VERSION = "20"  # 19: CamelCase names' parts searched; 20: `DTOs` is one word
 
 _T = TypeVar("_T")
 _P = ParamSpec("_P")

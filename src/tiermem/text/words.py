@@ -21,6 +21,13 @@ _RUN = re.compile(r"[^\W_]+")
 _NAME = re.compile(r"[^\W_]+(?:[_./-]+[^\W_]+)+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _JOINT = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
+# An acronym's plural (`DTOs`, `PRs`, `URLs`) is one word, not the joint of `DT` and `Os`.
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
+
+
+def _camel(run: str) -> bool:
+    """Whether a run of letters and digits is a CamelCase name, made of parts."""
+    return bool(_JOINT.search(run)) and not _PLURAL_ACRONYM.fullmatch(run)
 
 # Words too common to rank by: they only favour long, chatty text (and make the index's
 # queries slower, since BM25 reads the whole row list of every term asked).
@@ -51,7 +58,7 @@ def words(text: str) -> list[str]:
         found.append(name.group().lower())
     for run in _RUN.findall(text):
         found.append(run.lower())
-        if _JOINT.search(run):
+        if _camel(run):
             found.extend(part.lower() for part in _CAMEL_PART.findall(run))
     return found
 
@@ -61,7 +68,7 @@ def name_parts(text: str) -> list[str]:
     the index keeps beside the words as written so that either finds the name."""
     found: list[str] = []
     for run in _RUN.findall(text):
-        if _JOINT.search(run):
+        if _camel(run):
             found.extend(part.lower() for part in _CAMEL_PART.findall(run))
     return found
 
@@ -83,7 +90,7 @@ def stem_counts(text: str) -> dict[str, float]:
     for run in _RUN.findall(text):
         key = stem(run.lower())
         counts[key] = counts.get(key, 0.0) + 1.0
-        if _JOINT.search(run):
+        if _camel(run):
             for part in _CAMEL_PART.findall(run):
                 key = stem(part.lower())
                 counts[key] = counts.get(key, 0.0) + PART_WEIGHT
