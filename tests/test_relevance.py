@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tiermem.index import passages, schema
 from tiermem.index.passages import Passage
 from tiermem.index.protocol import Doc, Hit
-from tiermem.relevance import candidates, engine, excerpts, packing, places, query
+from tiermem.relevance import candidates, engine, excerpts, packing, places, query, scoring
 from tiermem.relevance.candidates import Candidate
 from tiermem.relevance.scoring import Piece
 from tiermem.text import words
@@ -32,6 +32,19 @@ def test_an_acronyms_plural_is_one_word() -> None:
     assert words.stem_counts("adding DTOs")["dto"] == 1.0
     assert "dt" not in words.stem_counts("adding DTOs")
     assert words.name_parts("two PdfViewers") == ["pdf", "viewers"]
+
+
+def test_a_names_parts_weigh_in_a_task_as_passages_count_them() -> None:
+    # `RowFontSurface` is one subject; its three parts must not outweigh "renderer".
+    asked = query.build("RowFontSurface Renderer")
+    assert asked.weights["renderer"] == 1.0
+    assert asked.weights["font"] == asked.weights["surface"] == words.PART_WEIGHT
+    assert asked.task_terms == ["rowfontsurface", "row", "font", "surface", "renderer"]
+
+
+def test_a_passage_is_read_with_its_neighbours() -> None:
+    # The answer after a question holds none of its words: its neighbour lends it a share.
+    assert scoring.regions([0.0, 1.0, 0.0, 0.0]) == [0.5, 1.0, 0.5, 0.25]
 
 
 def test_a_question_drops_its_question_words_and_filler() -> None:
@@ -359,3 +372,15 @@ def test_a_heading_with_nothing_under_it_says_what_it_says() -> None:
     assert [alone[p.start : p.end] for p in passages.cut(alone)] == [
         "Note: The registry docs say to rotate the token weekly"
     ]
+    # An archived chunk of such notes begins with one: its title line is a passage too, not
+    # a label that would show it cut.
+    chunk = (
+        "## Note: Caroline: Researching adoption agencies, a dream of hers\n"
+        "<!-- tiermem id=h-0000000001 slot=note -->\n\n"
+        "## Note: Melanie: Wow, that is awesome news for you\n"
+    )
+    shown = [chunk[p.start : p.end] for p in passages.cut(chunk)]
+    assert shown[0] == "Note: Caroline: Researching adoption agencies, a dream of hers"
+    # A title that introduces what follows stays the label's.
+    entry = "## Decision: validate with Zod\n**Why:** one schema for client and server.\n"
+    assert not any("Zod" in entry[p.start : p.end] for p in passages.cut(entry))

@@ -20,9 +20,9 @@ from ..text.facts import key_facts
 from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
 
 # Bumped when the cut changes: an index of passages cut another way is built again.
-CUT_VERSION = "6"  # 2: leads; 3: a heading alone joins the archived chunk after it;
+CUT_VERSION = "7"  # 2: leads; 3: a heading alone joins the archived chunk after it;
 # 4: a heading with nothing under it is a passage; 5: a code block is one passage; 6: no
-# sentence ends inside a quoted span
+# sentence ends inside a quoted span; 7: so is a title line with nothing under it
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
 # relevant sentence should not bring a paragraph with it.
@@ -70,10 +70,29 @@ def spans(text: str) -> list[Span]:
     body = text[start:]
     if not body.strip():
         return _title_alone(text[:start])
+    said = _title_said(text, start)
     if len(body.strip()) <= WHOLE_CHARS and "```" not in body and not _leads(body):
         lead = len(body) - len(body.lstrip())
-        return [(start + lead, start + len(body.rstrip()), False, None)]
-    return _Cutter(text).spans(start)
+        return [*said, (start + lead, start + len(body.rstrip()), False, None)]
+    return [*said, *_Cutter(text).spans(start)]
+
+
+def _title_said(text: str, start: int) -> list[Span]:
+    """The title line as a passage when nothing comes under it before a heading no deeper:
+    an archived chunk of notes written one line each begins with one (`## Note: Caroline:
+    Researching adoption agencies…`), which a label would show cut."""
+    heading = HEADING.match(text[:start].strip())
+    if heading is None:
+        return []
+    level = len(heading.group(1))
+    for line in text[start:].split("\n"):
+        if not line.strip() or _BARE.match(line):
+            continue
+        under = HEADING.match(line.strip())
+        if under is None or len(under.group(1)) > level:
+            return []  # the title introduces what follows
+        break
+    return _title_alone(text[:start])
 
 
 def _leads(body: str) -> bool:

@@ -151,9 +151,13 @@ def _untitled(pieces: Sequence[scoring.Piece], labels: Mapping[str, str]) -> lis
 
 
 def _echoes(lead: str, label: str) -> bool:
+    """Whether the label says all a lead says: a label whose title is cut (`Caroline:
+    Researching…`) shows only the lead's start, so the lead stays."""
     said = words.gist(lead).strip(" :*_")
-    title = words.gist(label.rsplit(" (", 1)[0]).removesuffix(prose.ELLIPSIS).strip()
-    return bool(said) and bool(title) and (said.startswith(title) or title.startswith(said))
+    title = words.gist(label.rsplit(" (", 1)[0]).strip()
+    if not said or not title or title.endswith(prose.ELLIPSIS):
+        return False
+    return title.startswith(said)
 
 
 def _bearing(

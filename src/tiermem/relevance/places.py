@@ -29,9 +29,6 @@ PLACE_TOKENS = 260
 # as an answer follows its question and a reason its decision.
 BEFORE = 3
 AFTER = 5
-# A passage's neighbours lend it their score, this share per step away (up to REACH steps).
-NEIGHBOUR_SHARE = 0.5
-REACH = 3
 # How much the entry's own rank weighs beside its passage's match (the rest is the match).
 # Chosen on the four teams' heading probes (search's top 5) and LoCoMo's development half:
 # at 0.5 LoCoMo's R@10 is 0.785 and the probes lose up to 0.05 (a section named by the
@@ -95,7 +92,7 @@ def _centres(entries: Sequence[_Passages]) -> Iterator[tuple[float, int, int]]:
     entry's rank (the index's BM25 with its title, the ranker's weight) and the passage's
     match with its neighbours', each over the best; an entry none of whose passages matches
     (found by its title) offers its first."""
-    regions = [_regions(entry.match) for entry in entries]
+    regions = [scoring.regions(entry.match) for entry in entries]
     top = max((r for region in regions for r in region), default=0.0) or 1.0
     found = []
     for e, (entry, region) in enumerate(zip(entries, regions, strict=True)):
@@ -109,17 +106,6 @@ def _centres(entries: Sequence[_Passages]) -> Iterator[tuple[float, int, int]]:
             matched = [(share, e, 0)]
         found += matched
     return iter(sorted(found, key=lambda c: (-c[0], c[1], c[2])))
-
-
-def _regions(match: Sequence[float]) -> list[float]:
-    """Each passage's match plus its neighbours', less each step away."""
-    return [
-        sum(
-            match[j] * NEIGHBOUR_SHARE ** abs(j - i)
-            for j in range(max(0, i - REACH), min(len(match), i + REACH + 1))
-        )
-        for i in range(len(match))
-    ]
 
 
 def _chosen(entries: Sequence[_Passages], limit: int, whole: frozenset[str]) -> list[Place]:

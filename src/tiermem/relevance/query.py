@@ -25,34 +25,39 @@ RECENT_ENTRIES = 3
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """Weighted terms: the task's at weight 1, its context's below."""
+    """Weighted terms: the task's (a word at weight 1, a part of a CamelCase name at
+    `words.PART_WEIGHT`, as passages count them), its context's below."""
 
     weights: dict[str, float]
+    task: tuple[str, ...] = ()
 
     @property
     def task_terms(self) -> list[str]:
         """The task's own terms, in order."""
-        return [t for t, w in self.weights.items() if w >= 1.0]
+        return list(self.task)
 
     @property
     def task_text(self) -> str:
         """The task's own terms, as the index is asked for them."""
-        return " ".join(t for t, w in self.weights.items() if w >= 1.0)
+        return " ".join(self.task)
 
     @property
     def context_text(self) -> str:
         """The terms that came from the context alone."""
-        return " ".join(t for t, w in self.weights.items() if w < 1.0)
+        return " ".join(t for t in self.weights if t not in self.task)
 
 
 def build(task: str, hot: str = "", recent: Sequence[str] = ()) -> Query:
     """The query of a task, with the hot tier's words and the distinctive words of the
     agent's newest entries as context."""
-    weights = dict.fromkeys(words.terms(task), 1.0)
+    own = words.terms(task)
+    # `RowFontSurface Renderer`: the name's parts together say about as much as one word.
+    parts = set(words.name_parts(task)) - set(words.plain_words(task))
+    weights = {t: words.PART_WEIGHT if t in parts else 1.0 for t in own}
     for text, weight in ((hot, HOT_WEIGHT), ("\n".join(recent), RECENT_WEIGHT)):
         for term in distinctive(text, exclude=weights):
             weights.setdefault(term, weight)
-    return Query(weights)
+    return Query(weights, tuple(own))
 
 
 def recent(index: Index, agent: str) -> list[str]:

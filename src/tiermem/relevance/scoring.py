@@ -24,13 +24,18 @@ from .candidates import Candidate
 from .query import Query
 from .ranking import Ranker
 
-# How a passage's score is made: its own match (BM25, with its lead), its section's, its
-# entry's match to the task (the index's BM25), each over the best among the candidates.
+# How a passage's score is made: its own match (BM25, with its lead, and a share of its
+# neighbours': `regions`), its section's, its entry's match to the task (the index's BM25),
+# each over the best among the candidates.
 LINE_SHARE = 0.6
 SECTION_SHARE = 0.3
 ENTRY_SHARE = 0.4
 K1 = 1.2
 B = 0.75
+# A passage's neighbours lend it their match, this share per step away (up to REACH steps):
+# the answer after a question, the line after the one that names the subject.
+NEIGHBOUR_SHARE = 0.5
+REACH = 3
 # What the team wrote in its last few sessions (a teammate's decision of an hour ago) outranks
 # older text of the same match: the next piece of work most often builds on it.
 FRESH_WEIGHT = 1.25
@@ -87,7 +92,7 @@ class Scorer:
         lines = Bm25([p.counts for _, parts in cut for p in parts], self.stems)
         sections = _sections(cut)
         by_section = Bm25(list(sections.values()), self.stems)
-        line_scores = lines.scores()
+        line_scores = _in_regions(lines.scores(), [len(parts) for _, parts in cut])
         section_scores = dict(zip(sections, by_section.scores(), strict=True))
         top_line = max(line_scores, default=0.0) or 1.0
         top_section = max(section_scores.values(), default=0.0) or 1.0
@@ -156,6 +161,26 @@ def _sections(
             counts = found.setdefault((cand.doc.id, part.passage.lead), {})
             for stem, n in part.counts.items():
                 counts[stem] = counts.get(stem, 0.0) + n
+    return found
+
+
+def regions(match: Sequence[float]) -> list[float]:
+    """Each passage's match plus its neighbours', less each step away: one passage scorer
+    for a spawn's passages and a search's places."""
+    return [
+        sum(
+            match[j] * NEIGHBOUR_SHARE ** abs(j - i)
+            for j in range(max(0, i - REACH), min(len(match), i + REACH + 1))
+        )
+        for i in range(len(match))
+    ]
+
+
+def _in_regions(scores: Sequence[float], sizes: Sequence[int]) -> list[float]:
+    """The passages' scores, entry by entry (`sizes` passages each, in order), as `regions`."""
+    found: list[float] = []
+    for size in sizes:
+        found += regions(scores[len(found) : len(found) + size])
     return found
 
 

@@ -45,9 +45,7 @@ class SpawnResult(Result):
     )
     memory_room: int = field(
         default=0,
-        metadata=about(
-            "Tokens memory's passages may take: the budget less the prompt's frame."
-        ),
+        metadata=about("Tokens memory's passages may take: the budget less the prompt's frame."),
     )
     notes: list[str] = field(default_factory=list, metadata=NOTES)
 

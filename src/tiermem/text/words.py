@@ -29,6 +29,7 @@ def _camel(run: str) -> bool:
     """Whether a run of letters and digits is a CamelCase name, made of parts."""
     return bool(_JOINT.search(run)) and not _PLURAL_ACRONYM.fullmatch(run)
 
+
 # Words too common to rank by: they only favour long, chatty text (and make the index's
 # queries slower, since BM25 reads the whole row list of every term asked).
 STOP = frozenset(
@@ -71,6 +72,12 @@ def name_parts(text: str) -> list[str]:
         if _camel(run):
             found.extend(part.lower() for part in _CAMEL_PART.findall(run))
     return found
+
+
+def plain_words(text: str) -> list[str]:
+    """The runs of letters and digits of a text as written, lower-cased (a CamelCase name is
+    one run; its parts are not among them)."""
+    return [run.lower() for run in _RUN.findall(text)]
 
 
 # A part of a CamelCase name counts this much of a word as written: `LayeredScreenSurface`
