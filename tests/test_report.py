@@ -193,6 +193,9 @@ def test_a_spawn_preview_says_what_was_loaded_and_why(team: Memory, tmp_path: Pa
     loaded = [r for r in preview.rows if r.verdict == "loaded"]
     assert [r.id for r in loaded] == [s.id for s in preview.result.sources]
     assert all(r.why for r in preview.rows)
+    # A loaded entry's reason is the relevance engine's, as the spawn gave it.
+    reasons = {s.id: s.why for s in preview.result.sources}
+    assert [r.why for r in loaded] == [reasons[r.id] for r in loaded]
     assert "Spawn preview: ada" in html and "The prompt (" in html
     assert "Spawn preview" not in write(team, tmp_path)  # only when asked
 

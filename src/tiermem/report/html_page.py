@@ -753,7 +753,8 @@ def _size(path: Path) -> int:
 def _preview(ctx: Context, agent: str, task: str) -> Preview:
     """The spawn `spawn AGENT --task T --auto` builds, and why each entry is in or out.
 
-    The spawn says what it loaded and what it left out for lack of room; the matches come
+    The spawn says what it loaded, why (the relevance engine's reason for each), and what it
+    left out for lack of room; the matches come
     from the same candidates the relevance engine weighs (the index's best matches in the
     agent's, the team's and the wiki's scopes, 1 for the best).
     """
@@ -763,6 +764,7 @@ def _preview(ctx: Context, agent: str, task: str) -> Preview:
     ranked = sorted(found, key=lambda c: -c.match)
     place = {c.doc.id: (n + 1, round(c.match, 4)) for n, c in enumerate(ranked)}
     loaded = {s.id for s in result.sources}
+    reasons = {s.id: s.why for s in result.sources}  # the relevance engine's own words
     left = set(result.left_out)
     shown = [s.id for s in result.sources] + result.left_out
     shown += [c.doc.id for c in ranked if c.doc.id not in loaded | left][:10]
@@ -774,6 +776,7 @@ def _preview(ctx: Context, agent: str, task: str) -> Preview:
             continue
         rank, score = place.get(doc_id, (None, None))
         verdict, why = _verdict(doc, doc_id in loaded, doc_id in left, result, score, budget)
+        why = reasons.get(doc_id) or why
         stale = citations.stale_paths(ctx, doc)
         rows.append(
             Considered(
