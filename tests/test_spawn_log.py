@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 
@@ -52,6 +53,9 @@ def test_every_spawn_is_logged_with_what_it_loaded(mem: Memory) -> None:
     assert (line.time, line.agent, line.task) == (T0, "ada", "release workflow retries")
     assert line.entries == [s.id for s in result.sources] == ["c-000000000a"]
     assert line.tokens == result.tokens and line.situation == result.situation
+    # Why each was loaded, in the relevance engine's words.
+    assert line.why == {s.id: s.why for s in result.sources} == {"c-000000000a": ANY}
+    assert line.why["c-000000000a"] == "the task names it"  # its title is the task
 
 
 def test_log_answers_which_spawns_got_an_entry_and_what_a_spawn_got(mem: Memory) -> None:
@@ -143,6 +147,7 @@ def test_cli_log(mem: Memory, run_cli: RunCli) -> None:
     assert [s["entries"] for s in data["spawns"]] == [["c-000000000b"]]
     code, out, _ = run_cli("log", "--root", root, "--agent", "ada")
     assert code == 0 and "parser cache" in out and "loaded: c-000000000b" in out
+    assert "c-000000000b: the task names it" in out  # the engine's reason, as logged
     code, out, _ = run_cli("log", "--root", root, "--entry", "c-00000000ff")
     assert code == 0 and "no spawns logged that loaded c-00000000ff" in out
     code, _, err = run_cli("log", "--root", root, "--entry", "../x")

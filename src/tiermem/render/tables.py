@@ -118,6 +118,7 @@ def spawn_log(found: SpawnLog) -> list[str]:
         lines.append(f"{spawn.time}  {spawn.agent}  {total:,} tokens  {spawn.task[:80]!r}")
         lines.append(f"  situation: {spawn.situation}")
         lines.append(f"  loaded: {', '.join(spawn.entries) or '(no cold, wiki or policy entry)'}")
+        lines.extend(f"    {entry_id}: {why}" for entry_id, why in spawn.why.items())
         if spawn.left_out:
             lines.append(f"  left out: {', '.join(spawn.left_out)}")
         for entry_id, paths in spawn.stale.items():

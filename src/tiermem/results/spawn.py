@@ -71,6 +71,10 @@ class SpawnRecord(Result):
         default_factory=dict,
         metadata=about("Loaded entries citing repository paths git no longer tracks."),
     )
+    why: dict[str, str] = field(
+        default_factory=dict,
+        metadata=about("Why the relevance engine chose each loaded entry, by id."),
+    )
 
 
 @dataclass(slots=True)

@@ -2,8 +2,8 @@
 
 Every spawn through `Memory.spawn` appends one JSON line to `.squad/memory/spawns.jsonl`
 (git-ignored: a read never changes what the team commits): the time, the agent, the task,
-the situation, the entry ids loaded and left out, the tokens, and the loaded entries that
-cite repository paths git no longer tracks. `tiermem log` answers from it which spawns got
+the situation, the entry ids loaded (with the engine's reason for each) and left out, the
+tokens, and the loaded entries that cite repository paths git no longer tracks. `tiermem log` answers from it which spawns got
 an entry, and what a spawn got. The log serves `tiermem log`, not the spawn: a log that
 cannot be written (a folder or a link in its place, a full disk) leaves that spawn unlogged
 and says so in one line, and the spawn goes on.
@@ -40,6 +40,7 @@ def record(ctx: Context, task: str, result: SpawnResult) -> SpawnRecord:
         left_out=list(result.left_out),
         tokens=dict(result.tokens),
         stale=dict(result.stale),
+        why={loaded.id: ctx.redact(loaded.why)[0] for loaded in result.sources if loaded.why},
     )
     try:
         _append(ctx.layout, entry)
@@ -104,6 +105,7 @@ def _parse(raw: str) -> tuple[SpawnRecord | None, str]:
             left_out=[str(i) for i in data.get("left_out", [])],
             tokens=tokens,
             stale={str(k): [str(p) for p in v] for k, v in dict(data.get("stale", {})).items()},
+            why={str(k): str(v) for k, v in dict(data.get("why", {})).items()},
         ), ""
     except KeyError as exc:
         return None, f"no {exc.args[0]!r}"
