@@ -292,8 +292,10 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS
     room = max(0, budget - kept)
     picked, out, end = _filled(ctx, request, frame, hot_block, weights, hot_text, room, budget)
-    slack = budget - out.tokens["total"]
-    if picked.full and slack > (1 - FULL_SHARE) * budget:
+    for _ in range(REFILLS):
+        slack = budget - out.tokens["total"]
+        if not (picked.full and slack > (1 - FULL_SHARE) * budget):
+            break
         # Packing adds up estimated counts, and keeps room for a list of what it left out:
         # the prompt came out short of a room that was full, so it is packed again with the
         # room the rendering left.
@@ -317,6 +319,9 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
 
 # Tokens kept back when the room is packed again: the second estimate errs as the first did.
 REFILL_MARGIN = 8
+# Times the room is packed again at most (a pass that took a different set can fall short
+# again, or be cut back to the budget).
+REFILLS = 2
 
 
 def _filled(
