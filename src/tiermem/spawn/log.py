@@ -3,10 +3,10 @@
 Every spawn through `Memory.spawn` appends one JSON line to `.squad/memory/spawns.jsonl`
 (git-ignored: a read never changes what the team commits): the time, the agent, the task,
 the situation, the entry ids loaded (with the engine's reason for each) and left out, the
-tokens, and the loaded entries that cite repository paths git no longer tracks. `tiermem log` answers from it which spawns got
-an entry, and what a spawn got. The log serves `tiermem log`, not the spawn: a log that
-cannot be written (a folder or a link in its place, a full disk) leaves that spawn unlogged
-and says so in one line, and the spawn goes on.
+tokens, and the loaded entries that cite repository paths git no longer tracks. `tiermem
+log` answers from it which spawns got an entry, and what a spawn got. The log serves
+`tiermem log`, not the spawn: a log that cannot be written (a folder or a link in its place,
+a full disk) leaves that spawn unlogged and says so in one line, and the spawn goes on.
 """
 
 from __future__ import annotations
