@@ -503,8 +503,9 @@ def _holds(title: str, removed: list[str], wanted: list[str]) -> bool:
 
 
 def _scrub_spawn_log(ctx: Context, purge: _Purge) -> None:
-    """A spawn's task can quote the text: it is replaced in the log (a log that cannot be
-    read holds no task tiermem could have written)."""
+    """A spawn's task, and the engine's reasons for what it loaded, can quote the text: they
+    are replaced in the log (a log that cannot be read holds no task tiermem could have
+    written)."""
     path = spawn_log.path_of(ctx.layout)
     with files.locked(ctx.layout, path):
         try:
@@ -524,10 +525,21 @@ def _scrub_line(line: str, purge: _Purge) -> str:
         data = json.loads(line)
     except json.JSONDecodeError:
         return "" if purge.unquoted(line) != line else line  # a torn line, no spawn's
-    task = data.get("task") if isinstance(data, dict) else None
-    if not isinstance(task, str) or purge.unquoted(task) == task:
+    if not isinstance(data, dict):
         return line
-    data["task"] = "[purged]"
+    task, why = data.get("task"), data.get("why")
+    quoted = isinstance(task, str) and purge.unquoted(task) != task
+    if quoted:
+        data["task"] = "[purged]"
+    if isinstance(why, dict):  # the engine's reasons quote the task's words and headings
+        scrubbed = {
+            k: "[purged]" if isinstance(v, str) and purge.unquoted(v) != v else v
+            for k, v in why.items()
+        }
+        quoted = quoted or scrubbed != why
+        data["why"] = scrubbed
+    if not quoted:
+        return line
     return json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n"
 
 
