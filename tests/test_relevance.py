@@ -30,6 +30,7 @@ def test_an_acronyms_plural_is_one_word() -> None:
     # `DTOs` is not the joint of `DT` and `Os`; `PdfViewers` still has its parts.
     assert words.name_parts("adding DTOs and PRs to the URLs") == []
     assert words.stem_counts("adding DTOs")["dto"] == 1.0
+    assert words.terms("PRs Reviewed") == ["pr", "reviewed"]  # matches "PR #42" as written
     assert "dt" not in words.stem_counts("adding DTOs")
     assert words.name_parts("two PdfViewers") == ["pdf", "viewers"]
 

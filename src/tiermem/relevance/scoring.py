@@ -33,8 +33,11 @@ ENTRY_SHARE = 0.4
 K1 = 1.2
 B = 0.75
 # A passage's neighbours lend it their match, this share per step away (up to REACH steps):
-# the answer after a question, the line after the one that names the subject.
+# the answer after a question, the line after the one that names the subject. A search's
+# place shows its neighbours with it; a spawn takes passages one by one, so a neighbour lends
+# a spawn's passage less.
 NEIGHBOUR_SHARE = 0.5
+PACKED_NEIGHBOUR_SHARE = 0.25
 REACH = 3
 # What the team wrote in its last few sessions (a teammate's decision of an hour ago) outranks
 # older text of the same match: the next piece of work most often builds on it.
@@ -164,12 +167,12 @@ def _sections(
     return found
 
 
-def regions(match: Sequence[float]) -> list[float]:
+def regions(match: Sequence[float], share: float = NEIGHBOUR_SHARE) -> list[float]:
     """Each passage's match plus its neighbours', less each step away: one passage scorer
     for a spawn's passages and a search's places."""
     return [
         sum(
-            match[j] * NEIGHBOUR_SHARE ** abs(j - i)
+            match[j] * share ** abs(j - i)
             for j in range(max(0, i - REACH), min(len(match), i + REACH + 1))
         )
         for i in range(len(match))
@@ -180,7 +183,7 @@ def _in_regions(scores: Sequence[float], sizes: Sequence[int]) -> list[float]:
     """The passages' scores, entry by entry (`sizes` passages each, in order), as `regions`."""
     found: list[float] = []
     for size in sizes:
-        found += regions(scores[len(found) : len(found) + size])
+        found += regions(scores[len(found) : len(found) + size], PACKED_NEIGHBOUR_SHARE)
     return found
 
 

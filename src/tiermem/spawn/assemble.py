@@ -109,13 +109,6 @@ def _pin(counter: tokens.TokenCounter, groups: list[list[Doc]], budget: int) -> 
 # --- the memory of the prompt ------------------------------------------------------------
 
 
-RETRIEVE_CONTEXT = True
-
-
-def _asked_text(asked: query.Query) -> str:
-    return f"{asked.task_text} {asked.context_text}" if RETRIEVE_CONTEXT else asked.task_text
-
-
 def _paths(ctx: Context, topics: Sequence[str]) -> set[str]:
     return {ctx.layout.relative(ctx.layout.tier_file("wiki", t)) for t in topics}
 
@@ -132,7 +125,9 @@ def _pick(
     counter = ctx.tokens
     asked = query.build(text, hot_text, query.recent(ctx.index, request.agent))
     tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
-    found = candidates.find(ctx.index, request.agent, _asked_text(asked), sorted(tiers))
+    # Found by the task's own words: the context's (hot, the newest entries) weigh what is
+    # found, but asked of the index they crowd out the entries the task names.
+    found = candidates.find(ctx.index, request.agent, asked.task_text, sorted(tiers))
     pages = _paths(ctx, request.include_wiki or ())
     if pages:
         found = candidates.on_pages(ctx.index, found, pages)

@@ -25,6 +25,12 @@ _JOINT = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
 _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
 
 
+def _word(run: str) -> str:
+    """A run as a word: lower-cased, an acronym's plural as the acronym (`PRs` is about PRs,
+    as `PR` is)."""
+    return run[:-1].lower() if _PLURAL_ACRONYM.fullmatch(run) else run.lower()
+
+
 def _camel(run: str) -> bool:
     """Whether a run of letters and digits is a CamelCase name, made of parts."""
     return bool(_JOINT.search(run)) and not _PLURAL_ACRONYM.fullmatch(run)
@@ -58,7 +64,7 @@ def words(text: str) -> list[str]:
     for name in _NAME.finditer(text):
         found.append(name.group().lower())
     for run in _RUN.findall(text):
-        found.append(run.lower())
+        found.append(_word(run))
         if _camel(run):
             found.extend(part.lower() for part in _CAMEL_PART.findall(run))
     return found
@@ -77,7 +83,7 @@ def name_parts(text: str) -> list[str]:
 def plain_words(text: str) -> list[str]:
     """The runs of letters and digits of a text as written, lower-cased (a CamelCase name is
     one run; its parts are not among them)."""
-    return [run.lower() for run in _RUN.findall(text)]
+    return [_word(run) for run in _RUN.findall(text)]
 
 
 # A part of a CamelCase name counts this much of a word as written: `LayeredScreenSurface`
@@ -95,7 +101,7 @@ def stem_counts(text: str) -> dict[str, float]:
         key = stem(name.group().lower())
         counts[key] = counts.get(key, 0.0) + 1.0
     for run in _RUN.findall(text):
-        key = stem(run.lower())
+        key = stem(_word(run))
         counts[key] = counts.get(key, 0.0) + 1.0
         if _camel(run):
             for part in _CAMEL_PART.findall(run):
