@@ -106,7 +106,7 @@ def test_the_python_api_checks_when_asked(store: Memory) -> None:
     store.hot_set("flight", "Fix login")
     store.hot_set("eecom", "Reader")  # a program names its agents: no check unless asked
     with pytest.raises(NotFoundError, match="did you mean 'eecom'"):
-        store.hot_add("eecmo", "note", "typo", known_only=True)
+        store.hot_add("eecmo", "note", "typo", new_agent=False)
     with pytest.raises(NotFoundError, match="did you mean 'flight'"):
         store.spawn("flihgt", "Fix login")
     assert [a.name for a in store.team()] == ["eecom", "flight"]

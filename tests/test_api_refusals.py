@@ -33,7 +33,7 @@ USAGE: list[tuple[str, Call, str]] = [
     ("search tier", lambda m: m.search("x", tier="lukewarm"), "unknown tier 'lukewarm'"),
     ("search agent", lambda m: m.search("x", agent="Bad Name"), "did you mean 'bad-name'?"),
     ("search empty", lambda m: m.search("   "), "query is empty"),
-    ("tier", lambda m: m.tier_text("archive", "ada"), "tier must be hot, cold or wiki"),
+    ("tier", lambda m: m.tier_text("archive", "ada"), "unknown tier 'archive'"),
     ("tier name", lambda m: m.tier_text("cold", "../x"), "must not contain path separators"),
     ("hot slot", lambda m: m.hot_add("ada", "memo", "x"), "unknown hot slot 'memo'"),
     ("hot source", lambda m: m.hot_add("ada", "note", "x", source="mail"), "unknown source"),
@@ -72,7 +72,7 @@ MISSING: list[tuple[str, Call, str]] = [
     ("record", lambda m: m.read_archive("ada", "a-0123456789"), "no archive record"),
     (
         "decision author",
-        lambda m: m.decide("Use tags", by="adda", known_only=True),
+        lambda m: m.decide("Use tags", by="adda", new_agent=False),
         "unknown agent 'adda'; did you mean 'ada'?",
     ),
 ]

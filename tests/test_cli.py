@@ -378,6 +378,7 @@ def test_search_json_fields(searchable: Memory, run_cli: RunCli) -> None:
         assert set(hit) == {
             *("id", "tier", "agent", "path", "title", "text", "score"),
             *("class", "created", "tokens", "session", "sources", "origin", "spans", "trust"),
+            "whole",
         }
         assert hit["tier"] in ("hot", "cold", "wiki", "archive")
         assert isinstance(hit["score"], float | int)

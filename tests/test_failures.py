@@ -140,17 +140,19 @@ def test_an_audit_line_a_full_disk_refused_is_said_once_with_the_outcome(
 def test_a_failure_after_a_refused_audit_line_is_still_one_line(
     root: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tiermem import memory
+    from tiermem import doors
+    from tiermem.context import Context
     from tiermem.errors import StoreError
+    from tiermem.options import DecideRequest
 
     _refuse_audit_lines(monkeypatch)
-    real = memory.Memory.decide
+    real = doors.decide
 
-    def then_full(self: memory.Memory, text: str, by: str, known_only: bool = False) -> list[str]:
-        real(self, text, by, known_only)
+    def then_full(ctx: Context, request: DecideRequest) -> list[str]:
+        real(ctx, request)
         raise StoreError("cannot write .squad/decisions.md: No space left on device")
 
-    monkeypatch.setattr(memory.Memory, "decide", then_full)
+    monkeypatch.setattr(doors, "decide", then_full)
     code, _, err = run_cli("--root", str(root), "decision", "add", "--by", "flight", "mark-gap")
     assert code == 2 and err.count("\n") == 1
     assert "No space left on device; 1 audit line(s) not written" in err

@@ -449,7 +449,7 @@ def test_an_archived_passage_is_retired_and_its_text_kept(mem: Memory, run_cli: 
     # Never served again: not by search, not by a spawn; the other section still is.
     assert mem.search("old proxy mirror npmrc", tier="archive") == []
     assert mem.search("publish retries five times", tier="archive")
-    mem.hot_set("ada", "fix the npm mirror proxy in .npmrc", known_only=False)
+    mem.hot_set("ada", "fix the npm mirror proxy in .npmrc")
     prompt = mem.spawn("ada", "fix the npm mirror proxy in .npmrc", include_archive=True).prompt
     assert "old proxy" not in prompt
     # Kept byte for byte, and the index rebuilt from the files keeps it retired.

@@ -39,7 +39,7 @@ def make_store(root: Path) -> Path:
     """A store whose memory talks about publishing (so `publish` matches rows)."""
     root.mkdir(parents=True, exist_ok=True)
     mem, _ = Memory.init(root, now=T0)
-    mem.hot_set("flight", "Fix the publish pipeline", why="v0.9.1 broke installs", known_only=False)
+    mem.hot_set("flight", "Fix the publish pipeline", why="v0.9.1 broke installs")
     mem.hot_add("flight", "note", "Ran npm pack before publish; files: refs were wrong")
     mem.end_session("flight")
     mem.decide("Publish only from CI, never from a laptop", by="flight")

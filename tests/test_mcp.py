@@ -221,7 +221,7 @@ async def test_search_returns_hits_with_their_fields(root: Path) -> None:
         other = await client.call_tool("search", {"query": "login", "agent": "nobody"})
     assert every and set(every[0]) == {
         *("id", "tier", "agent", "path", "title", "text", "score"),
-        *("class", "created", "tokens", "session", "sources", "origin", "spans", "trust"),
+        *("class", "created", "tokens", "session", "sources", "origin", "spans", "trust", "whole"),
     }
     assert every[0]["agent"] == "flight" and isinstance(every[0]["score"], float)
     assert all(hit["tier"] == "hot" for hit in hot_only)

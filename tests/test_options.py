@@ -1,5 +1,5 @@
-"""Each operation is declared once (`options.OPERATIONS`), its options as the fields of its
-request: the CLI's commands and flags, the MCP tools and their parameters, and `Memory`'s
+"""Each operation is declared once (`operations.OPERATIONS`), its options as the fields of
+its request: the CLI's commands and flags, the MCP tools and their parameters, and `Memory`'s
 keyword arguments are built from them and agree."""
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ import pytest
 
 from tiermem.cli.parser import build_parser, reference
 from tiermem.memory import Memory
+from tiermem.operations import OPERATIONS, Operation, operation
 from tiermem.options import (
     GUARD,
-    GUARDED,
-    OPERATIONS,
     REQUIRED,
-    Operation,
     Option,
     SpawnRequest,
     described,
-    operation,
     options_of,
     told,
 )
@@ -193,16 +190,15 @@ def test_each_tool_is_its_operations_fields(tmp_path: Path, op: Operation) -> No
 
 @pytest.mark.parametrize("op", OPERATIONS, ids=lambda op: op.door)
 def test_each_memory_method_takes_its_operations_fields(op: Operation) -> None:
-    """Same names, in order, same types and defaults; the fronts' `new_agent` is the
-    method's `known_only`, its opposite, the one difference (a program names its agents)."""
+    """Same names, in order, same types and defaults; `new_agent` defaults to True for a
+    program, which names its agents, the one difference."""
     params = list(inspect.signature(getattr(Memory, op.door)).parameters.values())[1:]
-    wanted = [GUARDED if n == GUARD else n for n, _, _ in options_of(op.request)]
-    assert [p.name for p in params] == wanted
+    assert [p.name for p in params] == [n for n, _, _ in options_of(op.request)]
     annotations = inspect.get_annotations(op.request)
     for param, (name, _, default) in zip(params, options_of(op.request), strict=True):
         assert param.annotation == annotations[name], name
         if name == GUARD:
-            assert param.default is False  # a program's write to a new agent just works
+            assert param.default is True  # a program's write to a new agent just works
             continue
         assert param.default == (inspect.Parameter.empty if default is REQUIRED else default)
 
@@ -217,12 +213,12 @@ def test_a_new_command_is_its_declaration(
 ) -> None:
     """An operation given CLI words becomes a command, its help and its printing included,
     with nothing written for it but its declaration (here: `team`, an MCP tool alone)."""
-    from tiermem import options
+    from tiermem import operations
     from tiermem.cli.main import main
 
     team = replace(operation("team"), command=("team",), formats=("text", "json"))
     given = tuple(team if op.door == "team" else op for op in OPERATIONS)
-    monkeypatch.setattr(options, "OPERATIONS", given)
+    monkeypatch.setattr(operations, "OPERATIONS", given)
     root = ("--root", str(tmp_path))
     assert main([*root, "init"]) == 0
     assert main([*root, "hot", "note", "ada", "--new-agent", "a note"]) == 0
@@ -243,13 +239,13 @@ def test_a_new_tool_with_a_list_result_is_its_declaration(
     list of ids it wrote): paged by `limit` and `offset`, its items under the name declared."""
     from mcp import Client
 
-    from tiermem import options
+    from tiermem import operations
 
     decide = replace(
         operation("decide"), tool="decide", title="Record a decision", effect="add", pages="ids"
     )
     given = tuple(decide if op.door == "decide" else op for op in OPERATIONS)
-    monkeypatch.setattr(options, "OPERATIONS", given)
+    monkeypatch.setattr(operations, "OPERATIONS", given)
     mem, _ = Memory.init(tmp_path)
 
     async def asked() -> tuple[dict[str, object], dict[str, object], dict[str, object]]:

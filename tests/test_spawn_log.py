@@ -62,7 +62,7 @@ def test_log_answers_which_spawns_got_an_entry_and_what_a_spawn_got(mem: Memory)
     mem.spawn("ada", "release workflow retries", include_cold=True)
     later = Memory(mem.root, now="2026-03-02T11:00:00Z")
     later.spawn("ada", "parser cache", include_cold=True)
-    later.hot_set("bo", "read the parser", known_only=False)
+    later.hot_set("bo", "read the parser")
     later.spawn("bo", "parser cache", include_cold=True)
     assert [s.task for s in later.log().spawns] == [
         "parser cache",

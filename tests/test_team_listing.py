@@ -41,7 +41,7 @@ def test_an_agent_squad_has_a_folder_for_is_listed_before_any_memory(store_copy:
 def test_the_listing_follows_memory_as_it_is_written_and_archived(store_copy: Path) -> None:
     mem = Memory(store_copy, now=T1)
     try:
-        mem.hot_set("guido", "Review the parser", known_only=False)
+        mem.hot_set("guido", "Review the parser")
         assert ("guido", False, ["hot"]) in [(a.name, a.squad, a.memory) for a in mem.team()]
         mem.end_session("guido")
         [guido] = [a for a in mem.team() if a.name == "guido"]
@@ -74,7 +74,7 @@ def test_a_linked_agent_folder_does_not_make_its_name_a_known_agent(
     mem = Memory(store_copy, now=T1)
     try:
         with pytest.raises(NotFoundError, match="unknown agent 'linked'"):
-            mem.hot_add("linked", "note", "a note", known_only=True)
+            mem.hot_add("linked", "note", "a note", new_agent=False)
         assert "linked" not in mem.agents()
     finally:
         mem.close()

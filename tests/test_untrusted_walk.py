@@ -1,5 +1,5 @@
 """Every writer carries the untrusted mark: a walk through every operation of
-`options.OPERATIONS` (each called through its `Memory` door, with the arguments its fronts
+`operations.OPERATIONS` (each called through its `Memory` door, with the arguments its fronts
 hand it) and through every step of Scribe's maintenance (each field of `RunReport` that
 says what a step did must be seen doing something), on a store where text from a tool or
 the web is in every place it can be: a note, a blocker, an action, a decision, a note
@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tiermem import options
+from tiermem import operations, options
 from tiermem.memory import Memory
 from tiermem.results.scribe import RunReport
 from tiermem.storage import archive, store
@@ -286,9 +286,9 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
-def _door_values(door: str, given: dict[str, Any]) -> dict[str, Any]:
-    op = options.operation(door)
-    return options.door_values(op.request, given)
+def _request(door: str, given: dict[str, Any]) -> object:
+    """The request a front builds of these arguments for this operation."""
+    return options.request_from(operations.operation(door).request, given)
 
 
 def _repo(root: Path) -> None:
@@ -346,7 +346,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         before = _snapshot(root)
         mem = Memory(root, now=now)
         asked = given(mem) if callable(given) else given
-        result = getattr(mem, door)(**_door_values(door, asked))
+        result = mem.answer(door, _request(door, asked))
         called.add(door)
         if isinstance(result, RunReport) and not result.dry_run:
             for item in dataclasses.fields(RunReport):
@@ -362,7 +362,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_the_walk_calls_every_operation(walked: dict[str, Any]) -> None:
-    assert {op.door for op in options.OPERATIONS} <= walked["called"]
+    assert {op.door for op in operations.OPERATIONS} <= walked["called"]
 
 
 def test_every_writer_wrote_on_the_walk(walked: dict[str, Any]) -> None:

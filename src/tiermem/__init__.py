@@ -17,12 +17,12 @@ if TYPE_CHECKING:
     from .index.protocol import Index, IndexFactory
     from .index.tokens import TokenCounter
     from .memory import Memory
-    from .options import SpawnRequest
+    from .options import SearchRequest, SpawnRequest
     from .relevance.ranking import Ranker
     from .results.figures import SquadLoad, Stats, TierRow, Totals
     from .results.hot import AgentInfo, HotEntry, HotView, WriteReport
     from .results.imports import ImportReport, SectionPlacement
-    from .results.reading import EntryText, Page, SearchHit, WikiEntry
+    from .results.reading import EntryText, Page, Searched, SearchHit, WikiEntry
     from .results.report import ReportResult
     from .results.scribe import RunReport, SessionReport
     from .results.spawn import Loaded, SpawnLog, SpawnRecord, SpawnResult
@@ -50,6 +50,8 @@ __all__ = [
     "ReportResult",
     "RunReport",
     "SearchHit",
+    "SearchRequest",
+    "Searched",
     "SectionPlacement",
     "SessionReport",
     "SpawnLog",
@@ -76,6 +78,7 @@ _LAZY = {
     "IndexFactory": "index.protocol",
     "Ranker": "relevance.ranking",
     "Record": "storage.archive",
+    "SearchRequest": "options",
     "SpawnRequest": "options",
     "Summarizer": "host",
     "TokenCounter": "index.tokens",
@@ -96,6 +99,7 @@ _RESULTS = {
     "EntryText": "reading",
     "Page": "reading",
     "SearchHit": "reading",
+    "Searched": "reading",
     "WikiEntry": "reading",
     "ReportResult": "report",
     "RunReport": "scribe",

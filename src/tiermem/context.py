@@ -88,6 +88,9 @@ class Context:
         # outcome (its one line when it fails); everyone else hears of each at once.
         self.unaudited: list[str] = []
         self.hold_unaudited = False
+        # A write door got this context: once its write is done, this clone's own state
+        # leaves Squad's folder (`doors.answer`).
+        self.wrote = False
 
     @property
     def config(self) -> Config:

@@ -1,31 +1,35 @@
-"""Each operation declared once: its request (the fields, with their types, defaults and
-help) and its door (the `Memory` method it calls, the CLI command and the MCP tool that
-offer it).
+"""Each operation's request declared once: its fields, with their types, defaults, help and
+what a value must be.
 
-Each field of a request carries an `Option` in its metadata: its help text and how the
-command line spells it. The CLI's subcommands and flags (`cli.parser`), the MCP tools and
-their parameters (`server.mcp_server`) follow from `OPERATIONS`, and the keyword arguments
-of each `Memory` method are the fields of its request (`tests/test_options.py` holds the
-three the same), so a new option, a default or a help text is written here and nowhere else.
+Each field of a request carries an `Option` in its metadata: its help text, how the command
+line spells it, and what a value must be (one of its `choices`, a `name`, a text, an entry id,
+a number within bounds). The fronts build a request from what they were given (`request_from`),
+`Memory` checks it against its declaration (`checked`) and the step receives it whole. The
+CLI's flags (`cli.parser`), the MCP tools' parameters (`server.mcp_server`) and the keyword
+arguments of each `Memory` method are the fields of its request (`tests/test_options.py`
+holds the three the same), so a new option, a default or a help text is written here and in
+the step that acts on it, nowhere else. Which operations there are: `operations`.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from pathlib import Path
 
-from .render import printers
+from .errors import UsageError
+from .storage import validate
 from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Request = TypeVar("_Request")
 
 OPTION = "option"
-# The field the fronts ask "is this agent new?" by; `Memory` takes its opposite, `known_only`
-# (a program names its agents, so the Python API checks a name only when asked).
-GUARD, GUARDED = "new_agent", "known_only"
+# The field every writer asks "may this agent be new?" by: the fronts offer False (a name the
+# team does not know is refused as a likely typo), a program gets True (`Option.offered`).
+GUARD = "new_agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,12 @@ class Option:
     values it may take; `keeps` says an MCP client that omits it keeps what is there (and
     may not send null, which would say neither). `brief` is what an MCP tool tells a model,
     every session, when it needs less than the command line's help ("": the name says it).
+
+    What a given value must be (`checked`): one of `choices`; a `shape`, "name" (an agent or
+    topic: `validate.name`), "text" (`validate.text`) or "entry" (an entry id, as search and
+    spawn list them); a number from `least` to `most` (of `unit`). A refusal calls the value
+    `what`, or the field's name. `offered` is the default the CLI and the MCP tools give a
+    switch where it differs from the default a program gets (`new_agent`).
     """
 
     help: str  # may name a setting's default, as "{spawn.budget_tokens}" (see `described`)
@@ -51,6 +61,11 @@ class Option:
     verbs: tuple[tuple[str, str, str], ...] = ()  # (verb, value, help) of a "verb" field
     what: str = ""  # what a refusal calls the value, when not the field's name
     brief: str | None = None  # what a model is told of it, when less than `help`
+    shape: str = ""
+    least: int | None = None
+    most: int | None = None
+    unit: str = ""
+    offered: bool | None = None  # the fronts' default, where it is not a program's
 
 
 def option(help: str, **how: Any) -> dict[str, Option]:
@@ -65,12 +80,15 @@ AGENT = option(
     cli="positional",
     metavar="AGENT",
     brief="",
+    shape="name",
 )
 TOPIC = option(
     "wiki topic, e.g. 'release': 1-64 letters, digits, '.', '_' or '-'",
     cli="positional",
     metavar="TOPIC",
     brief="",
+    shape="name",
+    what="topic",
 )
 
 
@@ -93,13 +111,18 @@ def _maybe(help: str, metavar: str, **how: Any) -> Any:
 
 
 _KEPT: dict[str, Any] = {"keeps": True, "brief": "omitted: kept"}  # omitted, what is there stays
+_COUNT: dict[str, Any] = {"least": 1, "most": validate.MAX_SEARCH_LIMIT}  # results asked for
 
 
 def _new_agent() -> Any:
-    return _switch(
+    """A program names its agents: an agent is taken as it comes unless the caller asks for
+    the check. The fronts ask for it unless told the agent is new (a typed name)."""
+    return _given(
         "the agent is new to the team (without it, a name that Squad does not list and that "
         "has no memory is refused as a likely typo, naming the nearest agents)",
+        True,
         brief="",  # the server's instructions say it once
+        offered=False,
     )
 
 
@@ -113,14 +136,25 @@ class HotSetRequest:
     agent: str = field(metadata=AGENT)
     task: str = field(
         metadata=option(
-            "what the agent is doing now; replaces the previous task", stdin=True, brief=""
+            "what the agent is doing now; replaces the previous task",
+            stdin=True,
+            brief="",
+            shape="text",
         )
     )
     why: str | None = _maybe(
-        "why the task matters; omitted, the current why stays", "TEXT", stdin=True, **_KEPT
+        "why the task matters; omitted, the current why stays",
+        "TEXT",
+        stdin=True,
+        shape="text",
+        **_KEPT,
     )
     talking_to: str | None = _maybe(
-        "who the agent works with; omitted, the current one stays", "NAME", **_KEPT
+        "who the agent works with; omitted, the current one stays",
+        "NAME",
+        shape="text",
+        what="talking-to",
+        **_KEPT,
     )
     new_agent: bool = _new_agent()
 
@@ -137,6 +171,7 @@ class HotAddRequest:
             "'note' (anything else worth keeping this session)",
             cli="verb",
             choices=HOT_KINDS,
+            what="hot slot",
             verbs=(
                 ("action", "action", "record something the agent did (only the last 5 stay)"),
                 ("decide", "decision", "record a decision made in this session"),
@@ -171,6 +206,8 @@ class HotUnblockRequest:
         metadata=_text(
             "the blocker's id, or text that matches exactly one blocker",
             brief="the blocker's id, or text matching one blocker",
+            shape="text",
+            what="blocker",
         )
     )
 
@@ -194,17 +231,26 @@ class SearchRequest:
             metavar="QUERY",
             stdin=True,
             brief='words, any may match ("quoted" for a phrase), or entry ids',
+            shape="text",
         )
     )
     agent: str | None = _maybe(
         "search this agent's memory, the team's and the wiki",
         "AGENT",
         brief="this agent's memory, the team's and the wiki",
+        shape="name",
     )
     tier: str | None = _maybe(
         "only this tier (omitted: every tier and the archive)", "TIER", choices=TIERS, brief=""
     )
-    limit: int = _given("at most this many results", 10, metavar="K", brief="")
+    limit: int = _given("at most this many results", 10, metavar="K", brief="", **_COUNT)
+    offset: int = _given(
+        "skip this many results (the next page's offset a search gives)",
+        0,
+        metavar="N",
+        brief="",  # the server's instructions say how a list is paged
+        least=0,
+    )
 
 
 @dataclass(frozen=True)
@@ -219,10 +265,14 @@ class ReadEntryRequest:
             cli="positional",
             metavar="ID",
             brief="",  # the tool's description says it
+            shape="text",
         )
     )
     agent: str | None = _maybe(
-        "the agent whose archive holds a record (found if omitted)", "AGENT", brief=""
+        "the agent whose archive holds a record (found if omitted)",
+        "AGENT",
+        brief="",
+        shape="name",
     )
 
 
@@ -265,9 +315,18 @@ class WikiWriteRequest:
             "the entry: a first line as its title, then the policy, decision, convention or "
             "contract",
             brief="a title line, then the policy, decision, convention or contract",
+            shape="text",
+            what="wiki text",
         )
     )
-    by: str = _given("the agent asking (default: the team)", "", metavar="AGENT", brief="")
+    by: str = _given(
+        "the agent asking (default: the team)",
+        "",
+        metavar="AGENT",
+        brief="",
+        shape="name",
+        what="agent",
+    )
     new_agent: bool = _new_agent()
 
 
@@ -276,9 +335,11 @@ class DecideRequest:
     """A team decision."""
 
     text: str = field(
-        metadata=_text("the decision (markdown; its first line is its title)", what="decision")
+        metadata=_text(
+            "the decision (markdown; its first line is its title)", what="decision", shape="text"
+        )
     )
-    by: str = field(metadata=option("who decided", metavar="AGENT"))
+    by: str = field(metadata=option("who decided", metavar="AGENT", shape="name", what="agent"))
     new_agent: bool = _new_agent()
 
 
@@ -293,6 +354,7 @@ class ForgetRequest:
             cli="positional",
             metavar="ID",
             brief="an entry's id, or an archived passage's ('a-...#3')",
+            shape="entry",
         )
     )
     reason: str = _given(
@@ -327,8 +389,10 @@ class ReportRequest:
             metavar="DIR",
         ),
     )
-    task: str | None = _maybe("preview the spawn of --agent on this task", "T", stdin=True)
-    agent: str | None = _maybe("the agent of the spawn preview", "A")
+    task: str | None = _maybe(
+        "preview the spawn of --agent on this task", "T", stdin=True, shape="text"
+    )
+    agent: str | None = _maybe("the agent of the spawn preview", "A", shape="name")
 
 
 @dataclass(frozen=True)
@@ -349,9 +413,12 @@ class DoctorRequest:
 class LogRequest:
     """Which spawns to list."""
 
-    agent: str | None = _maybe("only spawns of this agent", "AGENT")
-    entry: str | None = _maybe("only spawns that loaded this entry (or one of its parts)", "ID")
-    limit: int = _given("at most this many spawns", 50, metavar="N")
+    agent: str | None = _maybe("only spawns of this agent", "AGENT", shape="name")
+    entry: str | None = _maybe(
+        "only spawns that loaded this entry (or one of its parts)", "ID", shape="entry"
+    )
+    limit: int = _given("at most this many spawns", 50, metavar="N", **_COUNT)
+    offset: int = _given("skip this many spawns (the newest)", 0, metavar="N", least=0)
 
 
 @dataclass(frozen=True)
@@ -370,7 +437,9 @@ class SpawnRequest:
     """What the coordinator asks for."""
 
     agent: str = field(metadata=AGENT)
-    task: str = field(metadata=option("the task to start the agent on", stdin=True, brief=""))
+    task: str = field(
+        metadata=option("the task to start the agent on", stdin=True, brief="", shape="text")
+    )
     why: str = _given(
         "why the task matters; omitted (or null), the prompt has no WHY", "", brief=""
     )
@@ -397,6 +466,8 @@ class SpawnRequest:
         "(default from config: {spawn.budget_tokens})",
         "TOKENS",
         brief="prompt tokens (default {spawn.budget_tokens})",
+        least=0,
+        unit="tokens",
     )
     charter: bool = _switch("include the agent's Squad charter", brief="")
     refs: bool = _switch(
@@ -404,260 +475,20 @@ class SpawnRequest:
     )
 
 
-# --- operations -----------------------------------------------------------------------
-
-
-PAGE_CHARS = 8000  # about 2,000 tokens: the page of a text an MCP tool answers with
-
-
-@dataclass(frozen=True, slots=True)
-class Operation:
-    """One operation and its door: the `Memory` method it calls (`door`, taking the fields of
-    `request`), the CLI command that offers it (`command`, its words; none when empty; a
-    "verb" field adds the last word), the MCP tool (`tool`, its `title` and `effect`: "read",
-    "add", "replace", "remove" or "forget"; none when None), and how the command prints its
-    result (`formats`: the `--format` choices, the first the default; `prints`: its printer,
-    a function of `render.printers`, None for the result's own text, lines or JSON).
-
-    A tool pages a long answer: a text, `page_chars` characters from an `offset` (as the text
-    field `pages` names of another result); a list, `limit` items under the name `pages`
-    gives them ("items" when none)."""
-
-    door: str
-    request: type
-    help: str
-    command: tuple[str, ...] = ()
-    tool: str | None = None
-    title: str = ""
-    effect: str = "read"
-    formats: tuple[str, ...] = ()
-    prints: Callable[[printers.Command], int] | None = None
-    pages: str = ""
-    page_chars: int = PAGE_CHARS
-
-
-_TEXT_JSON = ("text", "json")
-
-OPERATIONS = (
-    Operation(
-        "hot_set",
-        HotSetRequest,
-        "set the agent's current task (and why, and who it talks to) in its hot tier",
-        ("hot", "set"),
-        tool="hot_set",
-        title="Set current task",
-        effect="replace",
-        prints=printers.written,
-    ),
-    Operation(
-        "hot_add",
-        HotAddRequest,
-        "record an action, decision, blocker or note in the agent's hot tier",
-        ("hot",),
-        tool="hot_add",
-        title="Record in hot memory",
-        effect="add",
-        prints=printers.written,
-    ),
-    Operation(
-        "hot_unblock",
-        HotUnblockRequest,
-        "resolve one of the agent's blockers; the resolution is kept as an action",
-        ("hot", "unblock"),
-        tool="hot_unblock",
-        title="Resolve a blocker",
-        effect="remove",
-        prints=printers.written,
-    ),
-    Operation(
-        "hot_view",
-        AgentRequest,
-        "show an agent's hot tier: task, why, decisions, recent actions, blockers and notes",
-        ("hot", "show"),
-        tool="hot_show",
-        title="Show hot memory",
-        formats=_TEXT_JSON,
-        prints=printers.markdown,
-        pages="markdown",
-    ),
-    Operation(
-        "hot_clear",
-        AgentRequest,
-        "empty the hot tier (its text is archived first)",
-        ("hot", "clear"),
-        prints=printers.written,
-    ),
-    Operation(
-        "search",
-        SearchRequest,
-        "search every tier and the archive (BM25), best first",
-        ("search",),
-        tool="search",
-        title="Search memory",
-        formats=_TEXT_JSON,
-        prints=printers.searched,
-    ),
-    Operation(
-        "read_entry",
-        ReadEntryRequest,
-        "read one entry, archived record or section whole, by the id search gives",
-        tool="read_entry",
-        title="Read an entry by id",
-        pages="text",
-    ),
-    Operation(
-        "tier_text",
-        ReadTierRequest,
-        "read a tier file's markdown: an agent's hot or cold file, or a wiki page",
-        tool="read_tier",
-        title="Read a tier file",
-    ),
-    Operation(
-        "wiki_write",
-        WikiWriteRequest,
-        "ask Scribe for a wiki entry on a topic (the raw request is archived first)",
-        ("wiki", "write"),
-        tool="wiki_write",
-        title="Request a wiki entry",
-        effect="add",
-        prints=printers.wiki_entry,
-    ),
-    Operation(
-        "wiki_pages",
-        NoRequest,
-        "list the team wiki's pages with their entry counts and sizes",
-        ("wiki", "list"),
-        tool="wiki_list",
-        title="List wiki pages",
-        formats=_TEXT_JSON,
-        prints=printers.pages,
-        pages="pages",
-    ),
-    Operation(
-        "wiki_read",
-        TopicRequest,
-        "read one wiki page's markdown",
-        ("wiki", "show"),
-        tool="wiki_read",
-        title="Read a wiki page",
-    ),
-    Operation(
-        "team",
-        NoRequest,
-        "list the team's agents: Squad's agent folders and every agent with memory",
-        tool="agents",
-        title="List the team's agents",
-        pages="agents",
-    ),
-    Operation(
-        "spawn",
-        SpawnRequest,
-        "render the prompt that starts an agent on a task, with only the memory it needs",
-        ("spawn",),
-        tool="spawn",
-        title="Render a spawn prompt",
-        formats=("markdown", "json"),
-        prints=printers.spawned,
-        # A prompt is bounded by its token budget already: this cut stops only a budget set
-        # far too high.
-        pages="prompt",
-        page_chars=40_000,
-    ),
-    Operation(
-        "end_session",
-        AgentRequest,
-        "end the agent's session: Scribe compresses hot into a dated cold entry and resets hot",
-        ("scribe", "end-session"),
-        tool="end_session",
-        title="End the session",
-        effect="replace",
-        formats=_TEXT_JSON,
-        prints=printers.sessions,
-    ),
-    Operation(
-        "scribe_run",
-        ScribeRunRequest,
-        "maintenance: inbox merge, checkpoints, supersede, promote to wiki, expire, use",
-        ("scribe", "run"),
-        formats=_TEXT_JSON,
-        prints=printers.scribe_ran,
-    ),
-    Operation(
-        "decide",
-        DecideRequest,
-        "record a team decision (also in .squad/decisions.md)",
-        ("decision", "add"),
-        prints=printers.decided,
-    ),
-    Operation(
-        "forget",
-        ForgetRequest,
-        "retire a wrong or stale entry from every tier (its text stays in the archive unless "
-        "purged), or an archived passage from search and spawns",
-        ("forget",),
-        tool="forget",
-        title="Forget an entry",
-        effect="forget",
-        formats=_TEXT_JSON,
-    ),
-    Operation(
-        "report",
-        ReportRequest,
-        "write one HTML page of the store: agents, budgets, Scribe, wiki, stale, entries",
-        ("report",),
-        formats=_TEXT_JSON,
-        prints=printers.reported,
-    ),
-    Operation(
-        "reindex",
-        ReindexRequest,
-        "rebuild the search index from the files",
-        ("reindex",),
-        prints=printers.reindexed,
-    ),
-    Operation(
-        "doctor",
-        DoctorRequest,
-        "check a store after a merge or a crash, and repair what is safe",
-        ("doctor",),
-        formats=_TEXT_JSON,
-        prints=printers.doctored,
-    ),
-    Operation(
-        "stats",
-        NoRequest,
-        "entries, bytes and tokens per agent and tier",
-        ("stats",),
-        formats=_TEXT_JSON,
-        prints=printers.stats,
-    ),
-    Operation(
-        "log",
-        LogRequest,
-        "which spawns got an entry, and what each spawn got (this clone's log)",
-        ("log",),
-        formats=_TEXT_JSON,
-        prints=printers.spawn_log,
-    ),
-    Operation(
-        "import_squad",
-        ImportRequest,
-        "import .squad/ histories and decisions into tiers",
-        ("import", "squad"),
-        formats=_TEXT_JSON,
-        prints=printers.imported,
-    ),
-)
-
 REQUIRED = object()  # the default of a field that has none
 
 
 def options_of(request: type) -> list[tuple[str, Option, object]]:
-    """(name, option, default) of each field of a request class, in order."""
-    return [
-        (item.name, item.metadata[OPTION], REQUIRED if item.default is MISSING else item.default)
-        for item in fields(request)
-    ]
+    """(name, option, default) of each field of a request class, in order: the default the
+    fronts offer."""
+    return [(item.name, item.metadata[OPTION], _offered(item)) for item in fields(request)]
+
+
+def _offered(item: Field[Any]) -> object:
+    offered: bool | None = item.metadata[OPTION].offered
+    if offered is not None:
+        return offered
+    return REQUIRED if item.default is MISSING else item.default
 
 
 def described(item: Option) -> str:
@@ -685,16 +516,51 @@ def values(request: type, given: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def door_values(request: type, given: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of an operation's `Memory` method from what a front was given:
-    the fields, `GUARD` turned into its opposite."""
-    found = values(request, given)
-    if GUARD in found:
-        found[GUARDED] = not found.pop(GUARD)
-    return found
+def request_from(kind: type[_Request], given: dict[str, Any]) -> _Request:
+    """The request a front was given (`values`), as the one object the step receives."""
+    return kind(**values(kind, given))
 
 
-def operation(door: str) -> Operation:
-    """The operation whose door is this `Memory` method."""
-    [found] = [op for op in OPERATIONS if op.door == door]
-    return found
+def checked(request: _Request) -> _Request:
+    """The request, each value given checked against its field's declaration (a value left
+    at its default is one the declaration chose): the request itself when all hold, with
+    names lower-cased as stored when one is not; one line (`UsageError`) when one fails."""
+    changed: dict[str, Any] = {}
+    for name, item, default in options_of(type(request)):
+        value = getattr(request, name)
+        if isinstance(value, list):  # a program's list of values
+            value = changed[name] = tuple(value)
+        if value is None or (default is not REQUIRED and value == default):
+            continue
+        what = item.what or name
+        if item.choices and value not in item.choices:
+            raise UsageError(
+                f"unknown {what} {value!r} (expected one of {', '.join(item.choices)})"
+            )
+        found = _shaped(item.shape, value, what)
+        if item.least is not None or item.most is not None:
+            _within(item, value, what)
+        if found != value:
+            changed[name] = found
+    return replace(request, **changed) if changed else request  # type: ignore[type-var]
+
+
+def _shaped(shape: str, value: Any, what: str) -> Any:
+    if shape == "name":
+        return validate.name(value, what)
+    if shape == "text":
+        return validate.text(value, what)
+    if shape == "entry" and not validate.entry_id(value):
+        raise UsageError(f"{value!r} is not an entry id (as search and spawn list them)")
+    return value
+
+
+def _within(item: Option, value: int, what: str) -> None:
+    """A number within its field's bounds, or one line saying them."""
+    low, high = item.least, item.most
+    if (low is None or value >= low) and (high is None or value <= high):
+        return
+    unit = f" {item.unit}" if item.unit else ""
+    if high is not None:
+        raise UsageError(f"{what} must be between {low} and {high}{unit}")
+    raise UsageError(f"{what} must be {'zero' if low == 0 else low} or more{unit}")

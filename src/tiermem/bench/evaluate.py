@@ -217,8 +217,8 @@ def evaluate(
 ) -> Figures:
     """Run every probe: spawn --auto and search --limit 5 against the store; baselines beside."""
     from ..index.tokens import O200K
-    from ..options import SpawnRequest
-    from ..search.hits import search
+    from ..options import SearchRequest, SpawnRequest
+    from ..search.hits import places_of
     from ..spawn.assemble import assemble
 
     mem = Memory(store, now=now)
@@ -231,7 +231,8 @@ def evaluate(
         # before HEAD, whom an import does not know and the door would refuse as a typo.
         result = assemble(mem.context, SpawnRequest(probe.agent, probe.query, auto=True))
         room = mem.config.spawn.budget_tokens - _frame_tokens(result.tokens)
-        hits = [f.excerpt for f in search(mem.context, probe.query, probe.agent, None, 5)]
+        found, _ = places_of(mem.context, SearchRequest(probe.query, probe.agent, limit=5))
+        hits = [place.excerpt for place in found]
         squad_text, squad_tokens = baselines.get("squad", probe.agent)
         frame_before, frame_after = baselines.frames(probe.agent)
         full_text, full_tokens = baselines.get("full", probe.agent)

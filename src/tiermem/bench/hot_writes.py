@@ -46,7 +46,7 @@ def hot_figures(events: Sequence[Event], now: str) -> dict[str, Any]:
         try:
             for kind, line in zip(_KINDS, lines, strict=False):
                 if kind == "task":
-                    mem.hot_set(AGENT, line, known_only=False)
+                    mem.hot_set(AGENT, line)
                 else:
                     mem.hot_add(AGENT, kind, line)
             view = mem.hot_view(AGENT)

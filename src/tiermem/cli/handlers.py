@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..memory import Memory
-    from ..options import Operation
+    from ..operations import Operation
 
 
 def os_error(exc: OSError) -> str:
@@ -156,9 +156,9 @@ def cmd_merge_file(args: Namespace) -> int:
 
 
 def cmd_operation(args: Namespace) -> int:
-    """An operation's command (`options.OPERATIONS`): its result, the `Memory` method's for
-    the request's fields, printed by the operation's printer (`render.printers`)."""
-    from ..options import operation
+    """An operation's command (`operations.OPERATIONS`): its result, the answer to the request
+    the command line gives, printed by the operation's printer (`render.printers`)."""
+    from ..operations import operation
     from ..render import printers
 
     op = operation(args.door)
@@ -191,11 +191,11 @@ class _Command:
         return self._mem
 
     def result(self, setting_up: bool = False, **fields: Any) -> Any:
-        from ..options import door_values, options_of
+        from ..options import options_of, request_from
 
         mem = _memory_for_import(self.args) if setting_up else self.memory()
         asked = {name: self.given(name) for name, _, _ in options_of(self.op.request)}
-        return getattr(mem, self.op.door)(**door_values(self.op.request, asked | fields))
+        return mem.answer(self.op.door, request_from(self.op.request, asked | fields))
 
     def for_every_agent(self) -> tuple[list[Any], list[str]]:
         """The result for every agent, one at a time; one that fails (a damaged file it
@@ -209,14 +209,6 @@ class _Command:
             except TiermemError as exc:
                 skipped.append(f"{agent}: {exc}")
         return results, skipped
-
-    def forgotten(self, hits: list[Any]) -> list[str]:
-        return self.memory().forgotten(self.given("query"), hits)
-
-    def reads_whole(self) -> bool:
-        from ..search.hits import entry_ids
-
-        return bool(entry_ids(self.given("query")))
 
     def tell(self, line: str) -> None:
         _tell(line)

@@ -12,7 +12,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..options import OPERATIONS, REQUIRED, Operation, options_of
+from ..operations import OPERATIONS, Operation
+from ..options import REQUIRED, options_of
 from . import plain
 from .handlers import (
     close_opened,
@@ -76,7 +77,7 @@ def _form(op: Operation, words: tuple[str, ...], fixed: dict[str, str]) -> plain
         elif item.cli == "flag":
             flag = "--" + name.replace("_", "-")
             options[flag] = _takes(item.choices, hints[name])
-            if default not in (REQUIRED, None, False):
+            if not any(default is unsaid for unsaid in (REQUIRED, None, False)):  # 0 is said
                 defaults[flag] = default
     if op.formats:
         options["--format"], defaults["--format"] = op.formats, op.formats[0]

@@ -210,8 +210,8 @@ _SPAWN_EPILOG = """examples:
 
 
 def _operations(sub: Any, group: str) -> None:
-    """A command made of operations (`options.OPERATIONS`): one, or a group of actions."""
-    from ..options import OPERATIONS
+    """A command made of operations (`operations.OPERATIONS`): one, or a group of actions."""
+    from ..operations import OPERATIONS
 
     ops = [op for op in OPERATIONS if op.command[:1] == (group,)]
     if len(ops) == 1 and ops[0].command == (group,) and not _verbs(ops[0]):
@@ -655,7 +655,7 @@ _BUILDERS: dict[str, Callable[[Any], None]] = {
 
 def _commands() -> dict[str, Callable[[Any], None]]:
     """Every command's builder: `_BUILDERS`, then each other command of operations."""
-    from ..options import OPERATIONS
+    from ..operations import OPERATIONS
 
     more = [op.command[0] for op in OPERATIONS if op.command and op.command[0] not in _BUILDERS]
     return _BUILDERS | {group: _operations_of(group) for group in more}

@@ -1,5 +1,5 @@
 """How a command prints its operation's result. Each printer is named by the operation that
-prints with it (`options.Operation.prints`, the function itself) and handed the command
+prints with it (`operations.Operation.prints`, the function itself) and handed the command
 (`Command`): the result it asks for, the flags the command line gave, and where a line said
 aside goes. A result that says it all itself (its text, its `lines()` or its JSON) prints
 with `own`. A printer returns the command's exit status.
@@ -34,12 +34,6 @@ if TYPE_CHECKING:
 
         def for_every_agent(self) -> tuple[list[Any], list[str]]:
             """The result for each agent, and a line for each agent it failed for."""
-
-        def forgotten(self, hits: list[Any]) -> list[str]:
-            """What the entries a query of ids names but no hit shows became."""
-
-        def reads_whole(self) -> bool:
-            """Whether the query names entries to read whole (a query of ids)."""
 
         def tell(self, line: str) -> None:
             """A line for stderr, said with the command's outcome."""
@@ -82,26 +76,24 @@ def markdown(command: Command) -> int:
 def searched(command: Command) -> int:
     """Search results: JSON (what was forgotten said aside), or a few lines each."""
     hits = command.result()
-    gone = command.forgotten(hits)
     if command.format == "json":
         _json([h.to_json() for h in hits])
-        for line in gone:  # the results' shape stays a list: what was forgotten is said aside
+        for line in hits.forgotten:  # the results' shape stays a list: this is said aside
             print(f"tiermem: note: {line}", file=sys.stderr)
         return 0
-    for line in gone:
+    for line in hits.forgotten:
         print(line)
-    if not hits and not gone:
+    if not hits and not hits.forgotten:
         print("no matches")
-    whole = command.reads_whole()  # a query of ids reads those entries, as JSON does
     for hit in hits:
-        _hit(hit, whole)
+        _hit(hit)
     return 0
 
 
-def _hit(h: Any, whole: bool) -> None:
+def _hit(h: Any) -> None:
     mark = "  (untrusted source)" if h.trust else ""
     print(f"{h.score:7.2f}  {h.tier:<7} {h.agent or '-':<12} {h.id}  {h.title[:70]}{mark}")
-    if whole:
+    if h.whole:  # read by its id: its text is all of it
         print(f"         {h.path}")
         print(f"         from: {h.origin}")
         print(f"\n{h.text.rstrip()}\n")

@@ -8,7 +8,8 @@ from .base import Result, about
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Iterable
+    from typing import Any
 
 
 @dataclass(slots=True)
@@ -51,6 +52,37 @@ class SearchHit(Result):
         default="",
         metadata=about("'untrusted' for text from tools or the web, or an archive holding some."),
     )
+    whole: bool = field(
+        default=False,
+        metadata=about("Read whole: the query named it by its id, and its text is all of it."),
+    )
+
+
+class Searched(list[SearchHit], Result):
+    """A page of search results, best first, and what the page leaves unsaid: what became of
+    the entries a query of ids names that no result holds (`forgotten`: forgotten or purged,
+    when, why, where the text is kept) and where the next page starts (`next_offset`, None
+    after the last). A list of its results, as callers that iterate them expect."""
+
+    __slots__ = ("forgotten", "next_offset")
+
+    def __init__(
+        self,
+        hits: Iterable[SearchHit] = (),
+        forgotten: Iterable[str] = (),
+        next_offset: int | None = None,
+    ) -> None:
+        super().__init__(hits)
+        self.forgotten = list(forgotten)
+        self.next_offset = next_offset
+
+    def to_json(self) -> dict[str, Any]:
+        """The results, where the next page starts, and what was forgotten."""
+        return {
+            "results": [h.to_json() for h in self],
+            "next_offset": self.next_offset,
+            "forgotten": self.forgotten,
+        }
 
 
 @dataclass(slots=True)

@@ -10,27 +10,23 @@ around them; a long entry may give two places, never one passage twice.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..context import Context
 from ..index.protocol import Doc, Hit, Scope
+from ..options import SearchRequest
 from ..relevance import candidates, excerpts, places
 from ..relevance.candidates import Candidate
 from ..relevance.excerpts import Excerpt
-from ..results.reading import SearchHit
+from ..relevance.places import Place
+from ..results.reading import Searched, SearchHit
+from ..storage import audit
 from ..storage.layout import TEAM
+from ..storage.validate import entry_ids
 from ..team import provenance, use
 from ..text import shown, words
 from ..text.words import gist
 
-# What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
-# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
-# and the ids Squad gives its governed memories (`4f1c1d8d-e176-45f2-bddf-2dc11802f779`).
-_ENTRY_ID = re.compile(
-    r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?"
-    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-)
 _FINISHED = ("wiki", "cold", "hot", "archive")
 # Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this
@@ -40,18 +36,20 @@ _REPEAT_BODY_CHARS = 40
 POOL = 40
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
-    """A result: the entry it lies in, and what it shows of it (see `relevance.places`)."""
+def search(ctx: Context, request: SearchRequest) -> Searched:
+    """A page of results: the `limit` best after the first `offset`, as every output shows
+    them (`shown_hit`), with where the next page starts and what became of the entries a
+    query of ids names that no result holds (`forgotten`). Using a cold or wiki entry
+    refreshes it: the entries the page shows are marked used, and no others."""
+    found, more = places_of(ctx, request)
+    ids = entry_ids(request.query)
+    hits = [shown_hit(ctx, place, whole=bool(ids)) for place in found]
+    return Searched(hits, forgotten(ctx, ids, hits), more)
 
-    hit: Hit
-    excerpt: Excerpt
 
-
-def search(
-    ctx: Context, query: str, agent: str | None, tier: str | None, limit: int
-) -> list[Found]:
-    """The best `limit` results; using a cold or wiki entry refreshes it.
+def places_of(ctx: Context, request: SearchRequest) -> tuple[list[Place], int | None]:
+    """The page of places a search shows, and the offset of the next page (None after the
+    last).
 
     With an agent, the search covers that agent's memory, the team's (the decisions and
     policies every agent works under) and the whole wiki, ranked for that agent. A query of
@@ -59,30 +57,36 @@ def search(
     passages that match it with their neighbours, a short entry whole.
     """
     ctx.sync()
+    agent, start, end = request.agent, request.offset, request.offset + request.limit
     owners = None if agent is None else sorted({agent, TEAM})
-    tiers = [tier] if tier else None
-    scope = Scope(tuple(tiers or ()), tuple(owners or ()), whole_wiki=True)
-    if ids := entry_ids(query):
-        docs = _by_ids(ctx, ids, scope)
-        hits = _used(ctx, _results(ctx, [Hit(d, 0.0) for d in docs], limit))
-        return [Found(h, Excerpt(h.doc.text, (), h.doc.tokens)) for h in hits]
+    scope = Scope((request.tier,) if request.tier else (), tuple(owners or ()), whole_wiki=True)
+    if ids := entry_ids(request.query):
+        hits, held = _distinct(ctx, [Hit(d, 0.0) for d in _by_ids(ctx, ids, scope)])
+        kept = unshown(hits)
+        use.mark_used(ctx, [doc for hit in kept[start:end] for doc in held[hit.doc.id]])
+        found = [Place(h, Excerpt(h.doc.text, (), h.doc.tokens)) for h in kept[start:end]]
+        return found, end if len(kept) > end else None
     # Room for repeats and parts folded away, and for the places: as many entries for any
-    # small limit, so that a page of results begins the longer list (paging asks for more).
-    pool = max(POOL, 2 * limit + 10)
+    # small page, so that a page of results begins the longer list.
+    pool = max(POOL, 2 * end + 10)
     while True:
-        found = ctx.index.search(query, scope, pool)
-        hits, held = _distinct(ctx, ctx.ranker.rank(found, agent))
-        shown = _places(query, hits, limit)
-        if len(shown) == limit or len(found) < pool:
-            use.mark_used(ctx, [d for f in _entries(shown) for d in held[f.hit.doc.id]])
-            return shown
+        ranked = ctx.index.search(request.query, scope, pool)
+        hits, held = _distinct(ctx, ctx.ranker.rank(ranked, agent))
+        shown = _places(request.query, hits, end + 1)  # one more says whether a page follows
+        if len(shown) >= end or len(ranked) < pool:
+            page = shown[start:end]
+            use.mark_used(ctx, [d for place in _entries(page) for d in held[place.hit.doc.id]])
+            # A full pool may hold more than it gave: a page may follow then too.
+            more = len(shown) > end or (len(shown) == end and len(ranked) == pool)
+            return page, end if more else None
         pool *= 4  # so many repeats that the pool ran short: look further
 
 
-def shown_hit(ctx: Context, found: Found) -> SearchHit:
+def shown_hit(ctx: Context, place: Place, whole: bool = False) -> SearchHit:
     """A result as every output shows it: its metadata as one inert line each, the title
-    that starts its text too (`text.shown`), its spans moved to match."""
-    doc = found.hit.doc
+    that starts its text too (`text.shown`), its spans moved to match; `whole` when it was
+    read by its id."""
+    doc = place.hit.doc
     _, by = shown.titled(doc.text, doc.title)
     return SearchHit(
         shown.meta(doc.id),
@@ -90,17 +94,44 @@ def shown_hit(ctx: Context, found: Found) -> SearchHit:
         shown.meta(doc.agent),
         shown.meta(doc.path),
         shown.meta(doc.title),
-        shown.titled(found.excerpt.text, doc.title)[0],
-        round(found.hit.score, 4),
+        shown.titled(place.excerpt.text, doc.title)[0],
+        round(place.hit.score, 4),
         doc.cls,
         doc.created,
-        found.excerpt.tokens,
+        place.excerpt.tokens,
         shown.meta(doc.session),
         shown.metas(provenance.sources_of(doc)),
         shown.meta(provenance.origin(ctx, doc)),
-        shown.moved(found.excerpt.spans, doc.title, by),
+        shown.moved(place.excerpt.spans, doc.title, by),
         doc.trust,
+        whole,
     )
+
+
+def forgotten(ctx: Context, ids: list[str], hits: list[SearchHit]) -> list[str]:
+    """For the ids a query names: each one no hit holds that was forgotten or purged, when,
+    why and where its text is kept (the audit trail's word for it, the latest)."""
+    held = {h.id for h in hits} | {h.id.split("#")[0] for h in hits}
+    missing = [i for i in ids if i not in held]
+    if not missing:
+        return []  # the common case: nothing more to read
+    said: dict[str, str] = {}
+    for line in audit.read(ctx.layout):
+        gone = line.get("ids")
+        if line.get("action") not in ("forget", "purge") or not isinstance(gone, list):
+            continue
+        for entry_id in set(missing) & set(map(str, gone)):
+            said[entry_id] = _forgotten_line(entry_id, line)
+    return [said[i] for i in missing if i in said]
+
+
+def _forgotten_line(entry_id: str, line: dict[str, object]) -> str:
+    when = str(line.get("time", ""))[:10] or "an unknown day"
+    why = str(line.get("reason", "")) or "no reason given"
+    if line.get("action") == "purge":
+        return f"{entry_id} was purged on {when} ({why}): its text is gone"
+    kept = f"; its text is kept in {line['record']}" if line.get("record") else ""
+    return f"{entry_id} was forgotten on {when} ({why}){kept}"
 
 
 def _by_ids(ctx: Context, ids: list[str], scope: Scope) -> list[Doc]:
@@ -115,39 +146,18 @@ def _by_ids(ctx: Context, ids: list[str], scope: Scope) -> list[Doc]:
     return sorted(docs, key=lambda d: order.get(d.parent or d.id, len(order)))
 
 
-def _places(query: str, hits: list[Hit], limit: int) -> list[Found]:
+def _places(query: str, hits: list[Hit], limit: int) -> list[Place]:
     """The best places in the entries found (see `relevance.places`); an entry the query
     names by its title shows whole."""
     terms = words.terms(query)
     named = candidates.named([Candidate(h.doc, 1.0) for h in hits], terms)
     whole = frozenset(doc_id for doc_id, lead in named if lead is None)
-    return [Found(p.hit, p.excerpt) for p in places.best(query, hits, limit, whole)]
+    return places.best(query, hits, limit, whole)
 
 
-def _entries(found: list[Found]) -> list[Found]:
+def _entries(found: list[Place]) -> list[Place]:
     """Each entry once, among results that may show two places of one."""
-    return list({f.hit.doc.id: f for f in found}.values())
-
-
-def entry_ids(query: str) -> list[str]:
-    """The ids a query names when it is nothing but ids (separated by spaces or commas)."""
-    words = query.replace(",", " ").split()
-    if words and all(_ENTRY_ID.fullmatch(w) for w in words):
-        return list(dict.fromkeys(words))
-    return []
-
-
-def _used(ctx: Context, found: tuple[list[Hit], list[Doc]]) -> list[Hit]:
-    hits, used = found
-    use.mark_used(ctx, used)
-    return hits
-
-
-def _results(ctx: Context, ranked: list[Hit], limit: int) -> tuple[list[Hit], list[Doc]]:
-    """The first `limit` distinct results, and every document they hold."""
-    hits, held = _distinct(ctx, ranked)
-    kept = unshown(hits)[:limit]
-    return kept, [doc for hit in kept for doc in held[hit.doc.id]]
+    return list({p.hit.doc.id: p for p in found}.values())
 
 
 def _distinct(ctx: Context, ranked: list[Hit]) -> tuple[list[Hit], dict[str, list[Doc]]]:

@@ -8,10 +8,12 @@ from dataclasses import replace
 
 from ..context import Context
 from ..errors import NotFoundError, UsageError
+from ..options import SearchRequest
 from ..results.reading import EntryText
 from ..storage import archive, files
+from ..storage.validate import entry_ids
 from ..text.shown import meta, titled
-from .hits import entry_ids, search
+from .hits import places_of
 
 
 def read_entry(ctx: Context, entry_id: str, agent: str | None = None) -> EntryText:
@@ -40,7 +42,7 @@ def _read(ctx: Context, entry_id: str, agent: str | None) -> EntryText:
         )
     if archive.RECORD_ID.fullmatch(entry_id):
         return _record(ctx, entry_id, agent)
-    hits = search(ctx, entry_id, None, None, 1)
+    hits, _ = places_of(ctx, SearchRequest(entry_id, limit=1))
     if not hits:
         joined = _parts(ctx, entry_id)
         if joined is None:

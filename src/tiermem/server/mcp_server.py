@@ -1,12 +1,14 @@
 """The MCP server: an agent team's memory as tools and resources, over stdio.
 
 One process serves one store. Every tool is a thin wrapper over `Memory`, made from its
-operation's declaration (`options.OPERATIONS`): its arguments are the request's fields, its
-answer the result's JSON or text, paged as the operation declares (search alone has a body
-of its own). The MCP server, the CLI and Python callers share one set of rules: bad input is
-refused before anything is written, and a `TiermemError` reaches the agent as an
-`is_error` result carrying its one-line message. What a model is shown of the tools is lean
-(`lean_schema`): every session of an agent that loads the server pays for it.
+operation's declaration (`operations.OPERATIONS`): its arguments are the request's fields,
+the request it builds of them reaches the step whole (`Memory.answer`), its answer is the
+result's JSON or text, paged as the operation declares (search alone has a body of its own:
+a page holds as many results as `max_chars` does). The MCP server, the CLI and Python
+callers share one set of rules: bad input is refused before anything is written, and a
+`TiermemError` reaches the agent as an `is_error` result carrying its one-line message.
+What a model is shown of the tools is lean (`lean_schema`): every session of an agent that
+loads the server pays for it.
 """
 
 from __future__ import annotations
@@ -43,18 +45,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Resource as MCPResource
 from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema
 
-from .. import options
+from .. import operations
 from ..errors import NotFoundError, TiermemError, UsageError
-from ..options import (
-    PAGE_CHARS,
-    REQUIRED,
-    Operation,
-    SearchRequest,
-    door_values,
-    options_of,
-    told,
-)
-from ..results.reading import SearchHit
+from ..operations import PAGE_CHARS, Operation
+from ..options import REQUIRED, SearchRequest, checked, options_of, request_from, told
+from ..results.reading import Searched, SearchHit
 from ..storage import validate
 from ..text.shown import as_json, control
 from .arguments import not_null, problems
@@ -146,8 +141,8 @@ def _sentence(text: str) -> str:
 
 @functools.cache
 def _result_types() -> dict[str, Any]:
-    """The result types by name: `Memory` imports them for type checkers only (a command
-    loads only the results it returns), so its annotations are read with these."""
+    """The result types by name: the doors import them for type checkers only (a command
+    loads only the results it returns), so their annotations are read with these."""
     import tiermem
 
     return {name: getattr(tiermem, name) for name in tiermem.__all__}
@@ -240,9 +235,9 @@ class MemoryTools:
         except TiermemError as exc:
             return _failure(exc)
 
-    def _door(self, op: Operation, request: dict[str, Any]) -> Any:
-        """The operation's `Memory` method called with the request's fields."""
-        return getattr(self._mem, op.door)(**door_values(op.request, request))
+    def _door(self, op: Operation, given: dict[str, Any]) -> Any:
+        """The operation's answer to the request its arguments make."""
+        return self._mem.answer(op.door, request_from(op.request, given))
 
     def made(self, op: Operation) -> Callable[..., Awaitable[CallToolResult]]:
         """The tool of an operation, made from its declaration: its request's fields and the
@@ -268,29 +263,18 @@ class MemoryTools:
         return tool
 
     @_declared(SearchRequest)
-    async def search(
-        self,
-        offset: Annotated[
-            int, Field(ge=0, description="Skip this many results (the next_offset of a call).")
-        ] = 0,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
-        **request: Any,
-    ) -> CallToolResult:
-        """Search, as many results a call as max_chars holds (600 characters each at least)."""
+    async def search(self, max_chars: MaxChars = DEFAULT_MAX_CHARS, **given: Any) -> CallToolResult:
+        """Search, as many results a call as max_chars holds (600 characters each at least):
+        the page the search answers is the page shown, and only its entries are marked used."""
 
         def run() -> dict[str, Any]:
-            asked = door_values(SearchRequest, request)
-            limit = asked["limit"]
-            validate.limit(limit)
+            asked = checked(request_from(SearchRequest, given))  # the limit refused as it was given
             # As many results as the answer holds, each with at least MIN_SHARE of its text.
-            count = min(limit, max(1, max_chars // MIN_SHARE))
-            wanted = min(offset + count + 1, validate.MAX_SEARCH_LIMIT)
-            hits = self._mem.search(**(asked | {"limit": wanted}))
-            shown = hits[offset : offset + count]
-            share = max(MIN_SHARE, max_chars // max(1, len(shown)))
-            more = offset + count if len(hits) > offset + count else None
-            found = {"results": [_cut_hit(h, share) for h in shown], "next_offset": more}
-            return {**found, "forgotten": self._mem.forgotten(asked["query"], hits)}
+            count = min(asked.limit, max(1, max_chars // MIN_SHARE))
+            found = self._mem.answer("search", replace(asked, limit=count))
+            assert isinstance(found, Searched)
+            share = max(MIN_SHARE, max_chars // max(1, len(found)))
+            return found.to_json() | {"results": [_cut_hit(h, share) for h in found]}
 
         return await self._answer(run)
 
@@ -325,10 +309,10 @@ class MemoryTools:
 
 
 def _returns(op: Operation) -> Any:
-    """What an operation's `Memory` method returns."""
-    from ..memory import Memory
+    """What an operation returns: its door's result."""
+    from .. import doors
 
-    return get_type_hints(getattr(Memory, op.door), localns=_result_types())["return"]
+    return get_type_hints(doors.door(op.door), localns=_result_types())["return"]
 
 
 def paging_parameters(op: Operation) -> list[inspect.Parameter]:
@@ -454,7 +438,7 @@ _FORGET = _REPLACE
 _REMOVE = ToolAnnotations(idempotent_hint=True, open_world_hint=False)
 
 
-# What each kind of operation does to memory (`options.Operation.effect`).
+# What each kind of operation does to memory (`operations.Operation.effect`).
 _EFFECTS = {"read": _READ, "add": _ADD, "replace": _REPLACE, "remove": _REMOVE, "forget": _FORGET}
 
 
@@ -463,7 +447,7 @@ def _tool_table(tools: MemoryTools) -> list[tuple[Callable[..., object], Operati
     whose answer is shaped by a body of its own."""
     return [
         (tools.search if op.tool == "search" else tools.made(op), op)
-        for op in options.OPERATIONS  # read when a server is built: a declaration is its tool
+        for op in operations.OPERATIONS  # read when a server is built: a declaration is its tool
         if op.tool is not None
     ]
 

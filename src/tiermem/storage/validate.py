@@ -22,6 +22,13 @@ _DEVICES = frozenset(
     ]
 )
 TEAM = "team"  # the owner of what the whole team shares (layout.TEAM): no agent's name
+# The ids search and spawn list: entry ids (`d-0123456789`), ids of parts of a long entry
+# (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`), and the
+# ids Squad gives its governed memories (`4f1c1d8d-e176-45f2-bddf-2dc11802f779`).
+_ENTRY_ID = re.compile(
+    r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 
 
 def name(value: str, what: str = "agent") -> str:
@@ -75,11 +82,17 @@ def text(value: str, what: str = "text", limit: int = MAX_INPUT_BYTES) -> str:
     return value
 
 
-def limit(value: int) -> int:
-    """Return a count of results between 1 and `MAX_SEARCH_LIMIT`, or raise UsageError."""
-    if not 1 <= value <= MAX_SEARCH_LIMIT:
-        raise UsageError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
-    return value
+def entry_id(value: str) -> bool:
+    """Whether a value is one id, as search and spawn list them."""
+    return _ENTRY_ID.fullmatch(value) is not None
+
+
+def entry_ids(query: str) -> list[str]:
+    """The ids a query names when it is nothing but ids (separated by spaces or commas)."""
+    words = query.replace(",", " ").split()
+    if words and all(_ENTRY_ID.fullmatch(w) for w in words):
+        return list(dict.fromkeys(words))
+    return []
 
 
 def decode(data: bytes, what: str = "input", limit: int = MAX_INPUT_BYTES) -> str:

@@ -3,7 +3,7 @@
 An agent is known when Squad has a folder for it (`.squad/agents/{name}/`, any case) or it has
 memory in hot, cold, the queue or the archive. Reading an unknown agent is an error with the
 nearest known names; so is writing to one, unless the caller says the agent is new (the CLI's
-`--new-agent`, MCP's `new_agent`; the Python API checks only when asked, `known_only=True`).
+`--new-agent`, MCP's `new_agent`; the Python API checks only when asked, `new_agent=False`).
 A store with no agents at all has nothing to mistype: its first write starts the team.
 """
 

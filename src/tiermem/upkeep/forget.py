@@ -9,7 +9,7 @@ passage (its whole section): the record keeps every byte, and a line of the ledg
 retired passages (`storage.retired`) names the passage, which no search or spawn serves
 again. Every retirement is audited before it is made (a kill in between leaves an intent
 audited, never a retirement unaudited). A search for a forgotten id says when it was
-forgotten and why (`forgotten`).
+forgotten and why (`search.hits.forgotten`).
 
 `purge` is the one deletion, for a credential that slipped through redaction. It takes
 every copy tiermem made: the entry leaves every tier unarchived, and so do the versions of it
@@ -286,29 +286,6 @@ def _retire_archived(ctx: Context, target: str, reason: str) -> ForgetReport:
     ctx.audit("forget", report.ids, ["archive"], reason or "retired", record=report.archived)
     retired.add(ctx.layout, record_id, chunks, ctx.stamp()[:10])
     return report
-
-
-def forgotten(ctx: Context, ids: list[str]) -> dict[str, str]:
-    """Each of these ids that was forgotten or purged: when, why, where its text is (the
-    audit trail's word for it, the latest)."""
-    said: dict[str, str] = {}
-    for line in audit.read(ctx.layout):
-        action = line.get("action")
-        gone = line.get("ids")
-        if action not in ("forget", "purge") or not isinstance(gone, list):
-            continue
-        for entry_id in set(ids) & set(map(str, gone)):
-            said[entry_id] = _forgotten_line(entry_id, line)
-    return said
-
-
-def _forgotten_line(entry_id: str, line: dict[str, object]) -> str:
-    when = str(line.get("time", ""))[:10] or "an unknown day"
-    why = str(line.get("reason", "")) or "no reason given"
-    if line.get("action") == "purge":
-        return f"{entry_id} was purged on {when} ({why}): its text is gone"
-    kept = f"; its text is kept in {line['record']}" if line.get("record") else ""
-    return f"{entry_id} was forgotten on {when} ({why}){kept}"
 
 
 @dataclass
