@@ -3,7 +3,8 @@ by a command that must show the count of a text no process has counted yet.
 
 Counts are kept by the index, by document and by the hash of the text, so a store read
 before answers from them: writes to hot, Scribe's steps, the wiki, `forget`, `doctor`,
-`log`, a search of what was counted and `stats` of a counted store load nothing. Each
+`log`, a search of what was counted, `stats` of a counted store and a spawn asked again as
+it was load nothing. Each
 command runs in a process of its own, as a user runs it, which then says whether tiktoken
 was imported.
 """
@@ -111,6 +112,18 @@ def test_a_search_counts_what_it_shows_that_was_never_counted_once(counted: Path
     assert not loaded_again  # kept by the first
     assert json.loads(again) == first
     assert first[0]["tokens"] > 0
+
+
+def test_a_spawn_asked_again_as_it_was_counts_nothing_new(counted: Path) -> None:
+    spawn = ["spawn", "ada", "--task", "Sign the zebra release tags", "--auto", "--format", "json"]
+    first, loaded = run(counted, *spawn)
+    assert loaded  # a new task, and a prompt no process counted
+    again, loaded_again = run(counted, *spawn)
+    assert not loaded_again  # the same task on the same memory: every count is kept
+    assert json.loads(again)["prompt"] == json.loads(first)["prompt"]
+    assert json.loads(again)["tokens"] == json.loads(first)["tokens"]
+    other, loaded_other = run(counted, "spawn", "ada", "--task", "Feed the zebras", "--auto")
+    assert loaded_other and "Feed the zebras" in other  # a new task is counted as before
 
 
 def test_stats_counts_only_text_never_counted(counted: Path) -> None:

@@ -328,3 +328,34 @@ def test_sqlite_makes_the_owner_terms_python_makes(agent: str, tier: str) -> Non
         found = db.execute("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", (match,))
         assert [r[0] for r in found] == [1]
     db.close()
+
+
+def test_the_policies_and_tagged_documents_kept_between_reads_follow_every_write(
+    tmp_path: Path,
+) -> None:
+    mem, _ = Memory.init(tmp_path, now="2026-03-04T10:00:00Z")
+    other = Memory(
+        tmp_path, now="2026-03-04T10:00:00Z"
+    )  # another writer, on a connection of its own
+    try:
+        index = mem.context.index
+        mem.decide(
+            "### 2026-03-01: Release rule\n**What:** Always tag releases from main.", by="ada"
+        )
+        index.sync()
+        first = index.docs(cls="policy")
+        assert [d.title for d in first] == ["Release rule"]
+        assert index.docs(cls="policy") == first  # kept: the same answer
+        # Committed by another connection: the next read sees it.
+        other.decide("### 2026-03-02: Commit rule\n**What:** Never commit to main.", by="bo")
+        other.sync()
+        assert sorted(d.title for d in index.docs(cls="policy")) == ["Commit rule", "Release rule"]
+        # Written by this one's own sync: seen too.
+        mem.decide("### 2026-03-03: Review rule\n**What:** Always ask for one review.", by="ada")
+        index.sync()
+        titles = sorted(d.title for d in index.docs(cls="policy"))
+        assert titles == ["Commit rule", "Release rule", "Review rule"]
+        assert index.docs(tag="no-such-tag") == []
+    finally:
+        other.close()
+        mem.close()

@@ -46,6 +46,15 @@ def test_both_hold_the_same_documents_in_file_order(pair: tuple[Index, Index, Me
         assert fake.docs(path=path) == real.docs(path=path) != []
     assert fake.docs(tier="cold", agent="nobody") == real.docs(tier="cold", agent="nobody") == []
     assert fake.docs(cls="policy") == real.docs(cls="policy")
+    tags = {t for d in real.docs() for t in d.tags.split(",") if t}
+    assert tags
+    for tag in tags:
+        tagged = [d for d in real.docs() if tag in d.tags.split(",")]
+        assert fake.docs(tag=tag) == real.docs(tag=tag) == tagged
+    parts = {t[:-1] for t in tags if len(t) > 1} - tags  # a tag's start is no tag of its own
+    assert parts
+    for part in parts:
+        assert real.docs(tag=part) == fake.docs(tag=part) == []
 
 
 def test_both_look_up_by_id_entry_and_date_alike(pair: tuple[Index, Index, Memory]) -> None:

@@ -276,10 +276,16 @@ class MemoryIndex(Index):
         agent: str | None = None,
         path: str | None = None,
         cls: str | None = None,
+        tag: str | None = None,
     ) -> list[Doc]:
-        """Every document, or those of one tier, agent, file or class, in file order."""
+        """Every document, or those of one tier, agent, file, class or tag, in file order."""
         asked = ((tier, "tier"), (agent, "agent"), (path, "path"), (cls, "cls"))
-        return [d for d in self._docs if all(not v or v == getattr(d, f) for v, f in asked)]
+        return [
+            d
+            for d in self._docs
+            if all(not v or v == getattr(d, f) for v, f in asked)
+            and (not tag or tag in d.tags.split(","))
+        ]
 
     def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:
         """The documents of the scope with these ids, in the order of the ids."""

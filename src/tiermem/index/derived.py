@@ -186,10 +186,22 @@ class Derived:
             counted = dict(zip(missing, made, strict=True))
             known |= counted
             if keep:
-                self.db.executemany(
-                    "INSERT OR REPLACE INTO token_cache VALUES(?, ?)", list(counted.items())
-                )
+                self._keep_counts(counted)
         return [known[s] for s in shas]
+
+    def _keep_counts(self, counted: dict[str, int]) -> None:
+        """Keep counts in the cache when the index is free within a moment: a read waits on
+        no other process's writes for them (a later count makes them again)."""
+        self.db.execute(f"PRAGMA busy_timeout = {_KEEP_WAIT_MS}")
+        try:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO token_cache VALUES(?, ?)", list(counted.items())
+            )
+        except sqlite3.OperationalError:
+            return
+        finally:
+            timeout = int(schema.SQLITE_TIMEOUT_SECONDS * 1000)
+            self.db.execute(f"PRAGMA busy_timeout = {timeout}")
 
     def _cached(self, shas: Sequence[str]) -> dict[str, int]:
         """The token counts the cache holds for these texts (by content hash)."""

@@ -129,8 +129,9 @@ class Index(Protocol):
         agent: str | None = None,
         path: str | None = None,
         cls: str | None = None,
+        tag: str | None = None,
     ) -> list[Doc]:
-        """All documents, optionally of one tier, agent, file or class, in file order."""
+        """All documents, optionally of one tier, agent, file, class or tag, in file order."""
         ...
 
     def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:

@@ -56,6 +56,10 @@ class Queries:
         self._held: tuple[tuple[int, int], int, dict[str, int]] = ((0, 0), 0, {})
         # The members of small scopes (see `_small_scopes`), as of one state and the writes.
         self._scopes: tuple[tuple[int, int, int], dict[Scope, set[int] | None]] = ((0, 0, -1), {})
+        # The documents of a class or a tag (see `docs`), as of one state, the writes and
+        # whether reads count tokens.
+        self._kept: tuple[tuple[int, int, int, bool], dict[tuple[str | None, ...], list[Doc]]]
+        self._kept = ((0, 0, -1, False), {})
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -64,6 +68,7 @@ class Queries:
     def forget(self) -> None:
         """Drop what was counted of the documents (the index was emptied and filled again)."""
         self._held, self._scopes = ((0, 0), 0, {}), ((0, 0, -1), {})
+        self._kept = ((0, 0, -1, False), {})
 
     def search(self, query: str, scope: Scope = EVERYWHERE, limit: int = 10) -> list[Hit]:
         """BM25-ranked documents of the scope matching any word of the query, every word
@@ -290,16 +295,34 @@ class Queries:
         agent: str | None = None,
         path: str | None = None,
         cls: str | None = None,
+        tag: str | None = None,
     ) -> list[Doc]:
-        """All indexed documents, optionally of one tier, agent, file or class."""
+        """All indexed documents, optionally of one tier, agent, file, class or tag. The
+        documents of a class or a tag are kept while the index holds the same documents:
+        a spawn asks for the policies and the agent's standing knowledge every time, and
+        finding the policies reads every row."""
+        asked = (tier, agent, path, cls, tag)
+        kept = cls or tag
+        if kept:
+            state = (*self.database.state(), self.database.writes, self.derived.counting)
+            if self._kept[0] != state:
+                self._kept = (state, {})
+            if asked in self._kept[1]:
+                return list(self._kept[1][asked])
         sql = f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
         for column, value in (("tier", tier), ("agent", agent), ("path", path), ("cls", cls)):
             if value:
                 sql += f" AND {column}=?"
                 args.append(value)
+        if tag:
+            sql += " AND instr(',' || tags || ',', ?) > 0"
+            args.append(f",{tag},")
         sql += " ORDER BY path, ord"
-        return self.derived.docs(self.db.execute(sql, args).fetchall())
+        found = self.derived.docs(self.db.execute(sql, args).fetchall())
+        if kept:
+            self._kept[1][asked] = list(found)
+        return found
 
     def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:
         """The documents of the scope with these ids, in the order of the ids (an id held in

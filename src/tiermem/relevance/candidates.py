@@ -68,8 +68,8 @@ def standing(index: Index, agent: str, tiers: Sequence[str]) -> list[Candidate]:
         return []
     return [
         Candidate(d, 0.0)
-        for d in index.docs(tier="cold", agent=agent)
-        if STANDING_TAG in d.tags.split(",") and not d.status
+        for d in index.docs(tier="cold", agent=agent, tag=STANDING_TAG)
+        if not d.status
     ]
 
 

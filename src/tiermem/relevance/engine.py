@@ -14,6 +14,7 @@ the task is shown as filler.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -167,9 +168,14 @@ def _bearing(
     task (`task`, stems) or a name it gives (`facts`), or a name (a path, an identifier)
     that a passage holding a task's word holds. An entry that shares nothing with the task
     is filler, however new, and however much it shares with the agent's other work."""
-    said = {p.doc.id for p in pieces if _holds(p.doc.text, task, facts)}
+    # An entry's text is read once, however many of its passages there are.
+    texts = {(p.doc.id, p.doc.text) for p in pieces}
+    said = {doc_id for doc_id, text in texts if _holds(text, task, facts)}
     names = {
-        f for p in pieces if _holds(f"{p.lead}\n{p.text}", task, facts) for f in p.passage.facts
+        f
+        for p in pieces
+        if p.passage.facts and _holds(f"{p.lead}\n{p.text}", task, facts)
+        for f in p.passage.facts
     }
     bearing = said | {p.doc.id for p in pieces if p.passage.facts & names}
     return [p for p in pieces if p.doc.id in bearing]
@@ -252,10 +258,12 @@ _GENERIC_TITLE = re.compile(r"^[\w .-]+(?::| —| -) (?:hot memory|project histo
 TITLE_WORDS = 2
 
 
+@functools.lru_cache(maxsize=8192)
 def short_title(title: str, text: str = "") -> str:
     """The first words of a title (without marks or a leading date), cut at a word with `…`;
     a title that says nothing alone gives way to the first line of the entry's body, and a
-    title of marks alone is named as such."""
+    title of marks alone is named as such (cached: every candidate is labelled, and the
+    same entries come back spawn after spawn)."""
     clean = "" if _GENERIC_TITLE.match(title.strip("# ")) else prose.clean_title(title, LABEL_CHARS)
     if len(prose.plain_words(clean)) < TITLE_WORDS and not key_facts(clean):
         first = next((ln for ln in text.splitlines()[1:] if ln.strip()), "")

@@ -50,9 +50,11 @@ class Group:
         return sorted(self.pieces, key=lambda p: p.passage.start)
 
 
+@functools.lru_cache(maxsize=8192)
 def label_tokens(label: str) -> int:
     """A label's tokens, estimated: about four characters a token in its words, but ids and
-    dates (hexadecimal and digits) are about 1.7 characters a token."""
+    dates (hexadecimal and digits) are about 1.7 characters a token (cached: the same
+    labels come back spawn after spawn)."""
     coded = sum(len(m) for m in _CODED.findall(label))
     return LABEL_OVERHEAD + (len(label) - coded + 3) // 4 + (coded * 10 + 12) // 17
 

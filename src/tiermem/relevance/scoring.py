@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -112,7 +113,7 @@ class Scorer:
                 n += 1
                 score = (LINE_SHARE * line + SECTION_SHARE * section + entry) * standing
                 tokens = 1 + math.ceil(len(part.text) * per_char)
-                lead = _lead(cand.doc.text, part.passage)
+                lead = part.lead
                 lead_tokens = 1 + math.ceil(len(lead) * per_char) if lead else 0
                 found.append(
                     Piece(
@@ -151,6 +152,7 @@ class _Cut:
     text: str
     listed: bool  # a line of names that says nothing of them
     counts: Mapping[str, float]
+    lead: str  # the line(s) it is shown under (see `_lead`)
 
 
 def _sections(
@@ -160,8 +162,14 @@ def _sections(
     entry's passages without a lead are its one section)."""
     found: dict[tuple[str, object], dict[str, float]] = {}
     for cand, parts in cut:
-        for part in parts:
-            counts = found.setdefault((cand.doc.id, part.passage.lead), {})
+        # An entry's sections are summed once: the same entries come back spawn after spawn.
+        sections = _doc_sections(cand.doc.text, cand.doc.passages)
+        if not any((cand.doc.id, lead) in found for lead in sections):
+            found.update(((cand.doc.id, lead), counts) for lead, counts in sections.items())
+            continue
+        for part in parts:  # an id held twice (a union merge): its sections add up
+            key = (cand.doc.id, part.passage.lead)
+            counts = found[key] = dict(found.get(key, {}))
             for stem, n in part.counts.items():
                 counts[stem] = counts.get(stem, 0.0) + n
     return found
@@ -199,22 +207,28 @@ class Bm25:
         n = len(texts)
         self.lengths = [sum(t.values()) for t in texts]
         self.average = (sum(self.lengths) / n) if n else 1.0
+        # The query's stems each text holds: most texts hold none, and a text is scored by
+        # those alone.
+        self.held = [t.keys() & query.keys() for t in texts]
+        df = Counter(stem for held in self.held for stem in held)
         self.idf = {
-            stem: math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            stem: math.log(1.0 + (n - df[stem] + 0.5) / (df[stem] + 0.5))
             for stem in query
-            if (df := sum(1 for t in texts if stem in t))
+            if df[stem]
         }
 
     def scores(self) -> list[float]:
-        """Each text's score, in order."""
+        """Each text's score, in order (its terms added in the query's order)."""
+        order = {stem: n for n, stem in enumerate(self.idf)}
         found = []
-        for text, length in zip(self.texts, self.lengths, strict=True):
-            norm = K1 * (1 - B + B * length / (self.average or 1.0))
+        for text, length, held in zip(self.texts, self.lengths, self.held, strict=True):
             score = 0.0
-            for stem, idf in self.idf.items():
-                tf = text.get(stem)
-                if tf:
-                    score += self.query[stem] * idf * tf * (K1 + 1) / (tf + norm)
+            if held:
+                norm = K1 * (1 - B + B * length / (self.average or 1.0))
+                for stem in sorted(held, key=order.__getitem__):
+                    tf = text[stem]
+                    if tf:
+                        score += self.query[stem] * self.idf[stem] * tf * (K1 + 1) / (tf + norm)
             found.append(score)
         return found
 
@@ -240,9 +254,20 @@ def _cuts(text: str, stored: str) -> list[_Cut]:
         part = text[p.start : p.end]
         if p.facts or len(part.split()) >= MIN_WORDS or len(cut) == 1:
             lead = text[p.lead[0] : p.lead[1]] if p.lead else ""
-            found.append(
-                _Cut(p, part, prose.is_fact_list(part), words.stem_counts(f"{lead}\n{part}"))
-            )
+            counts = words.stem_counts(f"{lead}\n{part}")
+            found.append(_Cut(p, part, prose.is_fact_list(part), counts, _lead(text, p)))
+    return found
+
+
+@functools.lru_cache(maxsize=_CUT_CACHED)
+def _doc_sections(text: str, stored: str) -> dict[object, dict[str, float]]:
+    """The stems of each section of a document (see `_sections`), by lead; never changed
+    by a caller."""
+    found: dict[object, dict[str, float]] = {}
+    for part in _cuts(text, stored):
+        counts = found.setdefault(part.passage.lead, {})
+        for stem, n in part.counts.items():
+            counts[stem] = counts.get(stem, 0.0) + n
     return found
 
 

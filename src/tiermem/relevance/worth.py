@@ -11,6 +11,7 @@ kind (a path, an identifier, a quoted span, an issue number, a version) and leng
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -72,15 +73,22 @@ def features(
     best = max((p.score for p in pieces), default=0.0) or 1.0
     seen: dict[str, _Seen] = {}
     for p in pieces:
+        if not p.passage.facts:
+            continue
         own_ago, team_ago = ago.get(p.doc.id, (-1, -1))
+        # What the passage says of each of its facts alike.
+        match, entry, own = p.score / best, p.doc.parent or p.doc.id, p.doc.agent == agent
+        own_recent, team_recent = _decay(own_ago, OWN_HALF), _decay(team_ago, TEAM_HALF)
         for fact in p.passage.facts:
-            s = seen.setdefault(fact, _Seen())
-            s.match = max(s.match, p.score / best)
+            s = seen.get(fact)
+            if s is None:
+                s = seen[fact] = _Seen()
+            s.match = max(s.match, match)
             s.mentions += 1
-            s.entries.add(p.doc.parent or p.doc.id)
-            s.own = s.own or p.doc.agent == agent
-            s.own_recent = max(s.own_recent, _decay(own_ago, OWN_HALF))
-            s.team_recent = max(s.team_recent, _decay(team_ago, TEAM_HALF))
+            s.entries.add(entry)
+            s.own = s.own or own
+            s.own_recent = max(s.own_recent, own_recent)
+            s.team_recent = max(s.team_recent, team_recent)
             s.tiers.add(p.doc.tier)
     return {fact: _described(fact, s, task) for fact, s in seen.items()}
 
@@ -90,7 +98,7 @@ def _decay(sessions_ago: int, half: float) -> float:
 
 
 def _described(fact: str, s: _Seen, task: frozenset[str]) -> dict[str, float]:
-    kind = _kind(fact)
+    kind, stems, length = _alone(fact)
     return {
         "match": s.match,
         "mentions": math.log1p(s.mentions),
@@ -98,7 +106,7 @@ def _described(fact: str, s: _Seen, task: frozenset[str]) -> dict[str, float]:
         "own": float(s.own),
         "own_recent": s.own_recent,
         "team_recent": s.team_recent,
-        "in_task": float(bool(task & {words.stem(w) for w in words.words(fact)})),
+        "in_task": float(bool(task & stems)),
         "summary": float("cold" in s.tiers),
         "wiki": float("wiki" in s.tiers),
         "archive": float("archive" in s.tiers),
@@ -106,8 +114,15 @@ def _described(fact: str, s: _Seen, task: frozenset[str]) -> dict[str, float]:
         "identifier": float(kind == "identifier"),
         "span": float(kind == "span"),
         "issue": float(kind == "issue"),
-        "length": math.log1p(len(fact)),
+        "length": length,
     }
+
+
+@functools.lru_cache(maxsize=65536)
+def _alone(fact: str) -> tuple[str, frozenset[str], float]:
+    """What a fact says of itself: its kind, its words' stems and its length, as features
+    read them (cached: the same facts come back spawn after spawn)."""
+    return _kind(fact), frozenset(words.stem(w) for w in words.words(fact)), math.log1p(len(fact))
 
 
 def _kind(fact: str) -> str:
@@ -129,8 +144,9 @@ def chances(
     task: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
     """Each fact's chance of being what the next piece of work uses (see `features`)."""
+    # A feature of no weight adds nothing: it is left out of the sums.
     return {
-        fact: _logistic(BIAS + sum(WEIGHTS[k] * v for k, v in x.items()))
+        fact: _logistic(BIAS + sum(WEIGHTS[k] * v for k, v in x.items() if WEIGHTS[k]))
         for fact, x in features(pieces, agent, ago or {}, task).items()
     }
 

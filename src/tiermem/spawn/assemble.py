@@ -10,13 +10,11 @@ store, task and flags give a byte-identical prompt.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..context import Context
 from ..hot import view as render
-from ..index import tokens
 from ..index.protocol import Doc, Hit
 from ..options import SpawnRequest as SpawnRequest  # where callers of the assembler find it
 from ..relevance import candidates, engine, packing, pinning, query, situation
@@ -27,6 +25,7 @@ from ..team import citations, use
 from ..text.facts import key_facts
 from ..text.shown import control, fence_safe, meta
 from . import prompt
+from .counts import count, counts
 
 # A <memory> fence and the blank line before it.
 FENCE_TOKENS = 12
@@ -52,17 +51,16 @@ def _named(request: SpawnRequest) -> set[str]:
 # --- policies ------------------------------------------------------------------------
 
 
-def _cost(counter: tokens.TokenCounter, doc: Doc) -> int:
+def _cost(ctx: Context, doc: Doc) -> int:
     """Tokens of a whole entry's block: its text (counted when indexed) with the block's
     heading in place of the text's first line."""
     first, _, body = doc.text.partition("\n")
     heading = f"#### {prompt.heading_title(doc.title, body)}{prompt.marks(doc)}"
-    return doc.tokens - _heading_tokens(counter, first) + _heading_tokens(counter, heading) + 2
+    return doc.tokens - _heading_tokens(ctx, first) + _heading_tokens(ctx, heading) + 2
 
 
-# Pinning prices every policy, often the same ones again in a long-lived process (a server,
-# a benchmark): their headings are counted once.
-_heading_tokens = functools.lru_cache(maxsize=8192)(tokens.count)
+def _heading_tokens(ctx: Context, heading: str) -> int:
+    return count(ctx, heading)
 
 
 @dataclass(slots=True)
@@ -91,11 +89,11 @@ class _Picked:
         return {d.id: self.stale[d.id] for d in self.used if d.id in self.stale}
 
 
-def _pin(counter: tokens.TokenCounter, groups: list[list[Doc]], budget: int) -> _Picked:
+def _pin(ctx: Context, groups: list[list[Doc]], budget: int) -> _Picked:
     picked = _Picked()
     spent = 0
     for group in groups:
-        cost = sum(_cost(counter, d) for d in group)
+        cost = sum(_cost(ctx, d) for d in group)
         if spent + cost <= budget:
             picked.policies += group
             spent += cost
@@ -122,7 +120,6 @@ def _pick(
 ) -> _Picked:
     """Pinned policies first, then the passages that fill the rest of the room best."""
     text = f"{request.task} {request.why}".strip()
-    counter = ctx.tokens
     asked = query.build(text, hot_text, query.recent(ctx.index, request.agent))
     tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
     # Found by the task's own words: the context's (hot, the newest entries) weigh what is
@@ -132,8 +129,8 @@ def _pick(
     if pages:
         found = candidates.on_pages(ctx.index, found, pages)
     policies = pinning.policies(ctx.index, ctx.ranker, request.agent, found, text)
-    picked = _pin(counter, policies, int(room * pinning.POLICY_SHARE))
-    spent = sum(_cost(counter, d) for d in picked.policies)
+    picked = _pin(ctx, policies, int(room * pinning.POLICY_SHARE))
+    spent = sum(_cost(ctx, d) for d in picked.policies)
     spent += FENCE_TOKENS * (bool(picked.policies) + 1)
     if weights:
         pinned = {d.id for d in picked.policies}
@@ -215,15 +212,15 @@ def _render(
     """The prompt, and the exact tokens of each section and of the whole."""
     memory = _sections(request, picked)
     text = control(prompt.render(frame, hot_block, memory, end))
-    counted = ctx.tokens.count_many([hot_block, memory.get("policy", ""), text])
-    counts = {"hot": counted[0], "policy": counted[1]}
+    counted = counts(ctx, [hot_block, memory.get("policy", ""), text])
+    shares = {"hot": counted[0], "policy": counted[1]}
     for tier in MEMORY_TIERS:
         # The recalled memory is one fence, its groups of every tier: each tier's share is
         # the packing's count of its groups (none when the prompt names files instead).
         groups = [] if request.refs else [g for g in picked.groups if g.doc.tier == tier]
-        counts[tier] = sum(g.tokens for g in groups)
-    counts["total"] = counted[-1]
-    return _Prompt(text, counts)
+        shares[tier] = sum(g.tokens for g in groups)
+    shares["total"] = counted[-1]
+    return _Prompt(text, shares)
 
 
 def _reason(seen: situation.Situation, picked: _Picked) -> str:
@@ -284,7 +281,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     if request.auto and seen.signs:
         frame = replace(frame, chosen_for=_chosen_for(name, seen))
     bare = prompt.render(frame, hot_block, {}, prompt.End(complete=True))
-    kept = tokens.count(ctx.tokens, bare) + LEFT_OUT_TOKENS
+    kept = count(ctx, bare) + LEFT_OUT_TOKENS
     room = max(0, budget - kept)
     picked, out, end = _filled(ctx, request, frame, hot_block, weights, hot_text, room, budget)
     for _ in range(REFILLS):

@@ -18,8 +18,12 @@ _BREAKS = ("\n", ". ", " ")
 def fitted(ctx: Context, task: str, budget: int) -> str:
     """The task as the prompt holds it: whole, or cut to TASK_SHARE of the budget."""
     room = int(budget * TASK_SHARE)
+    # No text has more tokens than bytes (a token is at least one byte): a task no longer in
+    # bytes than the room fits, uncounted (counting would load the encoding for it alone).
+    if budget <= 0 or len(task.encode("utf-8")) <= room:
+        return task
     [total] = ctx.tokens.count_many([task])
-    if budget <= 0 or total <= room:
+    if total <= room:
         return task
     cut, kept = _first(ctx, task, total, room)
     ctx.note(
