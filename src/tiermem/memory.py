@@ -22,7 +22,7 @@ from .storage import files, validate
 from .storage.clock import Clock
 from .storage.layout import Layout, discover_root
 from .team import agents
-from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS, UNTRUSTED
+from .vocabulary import FILE_TIERS, HOT_KINDS, SOURCES, TIERS, trust_of_source
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .results.upkeep import DoctorReport, ForgetReport
     from .storage.archive import Record
     from .storage.config import Config
+    from .vocabulary import FileTier, HotKind, Source, Tier
 
     class _Carries(Protocol):
         notes: list[str]
@@ -201,7 +202,13 @@ class Memory:
 
     @_moves_local_state
     def hot_add(
-        self, agent: str, kind: str, text: str, source: str = "agent", *, known_only: bool = False
+        self,
+        agent: str,
+        kind: HotKind,
+        text: str,
+        source: Source = "agent",
+        *,
+        known_only: bool = False,
     ) -> WriteReport:
         """Record an action, decision, blocker or note in the agent's hot tier.
 
@@ -214,7 +221,7 @@ class Memory:
             raise UsageError(f"unknown hot slot {kind!r}")
         if source not in SOURCES:
             raise UsageError(f"unknown source {source!r} (expected one of {', '.join(SOURCES)})")
-        trust = "untrusted" if source in UNTRUSTED else ""
+        trust = trust_of_source(source)
         from .hot.writes import add
 
         ctx = self._writing()
@@ -267,7 +274,7 @@ class Memory:
         self,
         query: str,
         agent: str | None = None,
-        tier: str | None = None,
+        tier: Tier | None = None,
         limit: int = SearchRequest.limit,
     ) -> list[SearchHit]:
         """BM25 search over every tier and the archive; using a cold entry refreshes it.
@@ -310,7 +317,7 @@ class Memory:
             agent = validate.name(agent)
         return read_entry(self._ready(), validate.text(id.strip(), "id"), agent)
 
-    def tier_text(self, tier: str, name: str) -> str:
+    def tier_text(self, tier: FileTier, name: str) -> str:
         """The markdown of a tier file (hot/cold of an agent, or a wiki topic)."""
         from .storage import files
 

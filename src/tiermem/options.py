@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from .vocabulary import FileTier, HotKind, Source, Tier
+
 OPTION = "option"
 # The field the fronts ask "is this agent new?" by; `Memory` takes its opposite, `known_only`
 # (a program names its agents, so the Python API checks a name only when asked).
@@ -130,7 +132,7 @@ class HotAddRequest:
     """Record an action, decision, blocker or note in the agent's hot tier."""
 
     agent: str = field(metadata=AGENT)
-    kind: str = field(
+    kind: HotKind = field(
         metadata=option(
             "what the text is: 'action' (something done; only the last few stay hot), "
             "'decision' (made this session), 'blocker' (carried into the next session), "
@@ -152,7 +154,7 @@ class HotAddRequest:
             brief="markdown; its first line is its title",
         )
     )
-    source: str = _given(
+    source: Source = _given(
         "where the text came from; tool output and web text are kept as untrusted data: "
         "marked in prompts and never promoted to the wiki",
         "agent",
@@ -201,7 +203,7 @@ class SearchRequest:
         "AGENT",
         brief="this agent's memory, the team's and the wiki",
     )
-    tier: str | None = _maybe(
+    tier: Tier | None = _maybe(
         "only this tier (omitted: every tier and the archive)", "TIER", choices=TIERS, brief=""
     )
     limit: int = _given("at most this many results", 10, metavar="K", brief="")
@@ -230,7 +232,7 @@ class ReadEntryRequest:
 class ReadTierRequest:
     """One tier file."""
 
-    tier: str = field(
+    tier: FileTier = field(
         metadata=option(
             "'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)",
             cli="positional",

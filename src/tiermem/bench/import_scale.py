@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..storage.clock import format_time, parse_time
+from ..vocabulary import FILE_FOLDERS
 from .generated import SESSION_TITLES, TASKS, prose_for
 
 NOW = "2026-04-01T00:00:00Z"
@@ -133,7 +134,7 @@ def _bytes(folder: Path, pattern: str = "*") -> int:
 def store_size(root: Path) -> dict[str, float]:
     """What the import left, in MB: tier markdown, archive records, the index."""
     memory = root / ".squad" / "memory"
-    tiers = sum(_bytes(memory / tier) for tier in ("hot", "cold", "wiki", "queue"))
+    tiers = sum(_bytes(memory / tier) for tier in FILE_FOLDERS)
     return {
         "tiers_mb": tiers / 2**20,
         "archive_mb": _bytes(memory / "archive") / 2**20,

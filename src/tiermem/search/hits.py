@@ -23,6 +23,11 @@ from ..storage.layout import TEAM
 from ..team import provenance, use
 from ..text import shown, words
 from ..text.words import gist
+from ..vocabulary import BY_FINISH
+
+TYPE_CHECKING = False  # typing is not imported at start-up
+if TYPE_CHECKING:
+    from ..vocabulary import Tier
 
 # What `spawn` lists as left out: entry ids (`d-0123456789`), ids of parts of a long entry
 # (`d-0123456789-abcdef0123`) and of archive chunks (`a-0123456789-abcdef0123#4`).
@@ -31,7 +36,6 @@ _ENTRY_ID = re.compile(
     r"[a-z]-[0-9a-f]{10}(?:-[0-9a-f]{10})*(?:#\d+)?"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
-_FINISHED = ("wiki", "cold", "hot", "archive")
 # Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this
 # ("Done.") is too common to say that two texts are one.
@@ -49,7 +53,7 @@ class Found:
 
 
 def search(
-    ctx: Context, query: str, agent: str | None, tier: str | None, limit: int
+    ctx: Context, query: str, agent: str | None, tier: Tier | None, limit: int
 ) -> list[Found]:
     """The best `limit` results; using a cold or wiki entry refreshes it.
 
@@ -215,7 +219,7 @@ def unshown(found: list[Hit]) -> list[Hit]:
 def _most_finished(group: list[Hit]) -> Hit:
     if len(group) == 1:
         return group[0]
-    return replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
+    return replace(min(group, key=lambda h: BY_FINISH.index(h.doc.tier)), score=group[0].score)
 
 
 def _repeat_key(text: str) -> str:

@@ -11,6 +11,7 @@ from ..errors import NotFoundError, UsageError
 from ..results.reading import EntryText
 from ..storage import archive, files
 from ..text.shown import meta, titled
+from ..vocabulary import trust_of_parts
 from .hits import entry_ids, search
 
 
@@ -68,7 +69,7 @@ def _parts(ctx: Context, entry_id: str) -> EntryText | None:
     first = parts[0]
     glue = "" if first.tier == "archive" else "\n\n"
     text = glue.join(p.text for p in parts if p.path == first.path)
-    trust = "untrusted" if any(p.trust for p in parts) else ""
+    trust = trust_of_parts(p.trust for p in parts)
     return EntryText(
         entry_id, first.tier, first.agent, first.path, first.title, text, first.cls, trust=trust
     )
