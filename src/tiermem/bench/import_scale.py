@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -196,14 +197,21 @@ def first_reads(root: Path, env: dict[str, str], say: Any) -> dict[str, dict[str
     return found
 
 
+def progress(args: argparse.Namespace) -> Callable[[str], None]:
+    """How a measurement says what it is doing: on stderr, unless its figures are asked for as
+    JSON (then stdout holds the JSON alone and stderr stays quiet)."""
+
+    def say(line: str) -> None:
+        if args.format != "json":
+            print(line, file=sys.stderr)
+
+    return say
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the measurement and print it (text, or every figure as JSON)."""
     quiet = args.format == "json"
-
-    def say(line: str) -> None:
-        if not quiet:
-            print(line, file=sys.stderr)
-
+    say = progress(args)
     if args.out:
         figures = measure(Path(args.out).resolve(), args.learnings, say)
     else:

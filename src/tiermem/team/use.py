@@ -100,20 +100,14 @@ def _is_date(day: str) -> bool:
 def latest_commit_day(root: Path) -> str:
     """The UTC day of the latest commit of the repository at `root` ("" without git, or
     without a commit)."""
-    import os
-    import subprocess
-
     from ..storage.clock import parse_time
+    from .citations import git_output
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    command = ["git", "-C", str(root), "log", "-1", "--format=%cI"]
+    said = git_output(root, "log", "-1", "--format=%cI", timeout=_GIT_TIMEOUT_SECONDS)
+    when = said.decode("utf-8", "replace").strip() if said else ""
     try:
-        done = subprocess.run(
-            command, capture_output=True, env=env, timeout=_GIT_TIMEOUT_SECONDS, check=False
-        )
-        when = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
         return parse_time(when).strftime("%Y-%m-%d") if when else ""
-    except (OSError, subprocess.SubprocessError, ValueError, TiermemError):
+    except (ValueError, TiermemError):
         return ""
 
 
