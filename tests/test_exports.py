@@ -11,10 +11,13 @@ from tiermem.memory import Memory
 from tiermem.relevance.ranking import Ranker
 from tiermem.storage.archive import Record
 from tiermem.storage.config import Config
+from tiermem.vocabulary import types
 
-# Names memory.py imports for type checkers only: a few parts, and the result types (a command
-# loads only the results it returns), each taken from the package's exports.
+# Names memory.py imports for type checkers only: a few parts, the vocabulary's types (made at
+# run time by `vocabulary.types`) and the result types (a command loads only the results it
+# returns), each taken from the package's exports.
 _ONLY_TYPED = {"Any": typing.Any, "Config": Config, "Ranker": Ranker, "Record": Record}
+_ONLY_TYPED |= types()
 _ONLY_TYPED |= {name: getattr(tiermem, name) for name in tiermem.__all__ if name[0].isupper()}
 
 

@@ -291,11 +291,9 @@ def test_a_large_archive_is_listed_record_by_record_as_whole(
     asked: list[str | None] = []
     docs = type(mem.context.index).docs
 
-    def counted(
-        index: object, tier: str | None = None, agent: str | None = None, path: str | None = None
-    ) -> object:
-        asked.append(path)
-        return docs(index, tier, agent, path)  # type: ignore[arg-type]
+    def counted(index: object, **where: str | None) -> object:
+        asked.append(where.get("path"))
+        return docs(index, **where)
 
     monkeypatch.setattr(type(mem.context.index), "docs", counted)
     monkeypatch.setattr(report, "_OWNER_AT_ONCE_BYTES", 0)  # every owner's archive is large

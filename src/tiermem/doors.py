@@ -42,7 +42,7 @@ from .options import (
     WikiWriteRequest,
 )
 from .team import agents
-from .vocabulary import UNTRUSTED
+from .vocabulary import trust_of_source
 
 TYPE_CHECKING = False  # typing is not imported at start-up
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def hot_add(ctx: Context, request: HotAddRequest) -> WriteReport:
     """
     from .hot.writes import add
 
-    trust = "untrusted" if request.source in UNTRUSTED else ""
+    trust = trust_of_source(request.source)
     _writing_as(ctx, request.agent, request.new_agent)
     return _said(_noted(ctx, add(ctx, request.agent, request.kind, request.text, trust)))
 

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     _Request = TypeVar("_Request")
 
+    from .vocabulary import FileTier, HotKind, Source, Tier
+
 OPTION = "option"
 # The field every writer asks "may this agent be new?" by: the fronts offer False (a name the
 # team does not know is refused as a likely typo), a program gets True (`Option.offered`).
@@ -164,7 +166,7 @@ class HotAddRequest:
     """Record an action, decision, blocker or note in the agent's hot tier."""
 
     agent: str = field(metadata=AGENT)
-    kind: str = field(
+    kind: HotKind = field(
         metadata=option(
             "what the text is: 'action' (something done; only the last few stay hot), "
             "'decision' (made this session), 'blocker' (carried into the next session), "
@@ -187,7 +189,7 @@ class HotAddRequest:
             brief="markdown; its first line is its title",
         )
     )
-    source: str = _given(
+    source: Source = _given(
         "where the text came from; tool output and web text are kept as untrusted data: "
         "marked in prompts and never promoted to the wiki",
         "agent",
@@ -240,7 +242,7 @@ class SearchRequest:
         brief="this agent's memory, the team's and the wiki",
         shape="name",
     )
-    tier: str | None = _maybe(
+    tier: Tier | None = _maybe(
         "only this tier (omitted: every tier and the archive)", "TIER", choices=TIERS, brief=""
     )
     limit: int = _given("at most this many results", 10, metavar="K", brief="", **_COUNT)
@@ -280,7 +282,7 @@ class ReadEntryRequest:
 class ReadTierRequest:
     """One tier file."""
 
-    tier: str = field(
+    tier: FileTier = field(
         metadata=option(
             "'hot' or 'cold' (name is an agent) or 'wiki' (name is a topic)",
             cli="positional",

@@ -27,9 +27,9 @@ import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any
+from typing import Any, Unpack
 
-from .index.protocol import EVERYWHERE, Doc, Hit, Index, Scope, SyncReport
+from .index.protocol import EVERYWHERE, LISTED, Doc, Hit, Index, Listing, Scope, SyncReport
 from .index.tokens import TokenCounter
 from .storage.layout import Layout
 
@@ -270,20 +270,14 @@ class MemoryIndex(Index):
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def docs(
-        self,
-        tier: str | None = None,
-        agent: str | None = None,
-        path: str | None = None,
-        cls: str | None = None,
-        tag: str | None = None,
-    ) -> list[Doc]:
+    def docs(self, **where: Unpack[Listing]) -> list[Doc]:
         """Every document, or those of one tier, agent, file, class or tag, in file order."""
-        asked = ((tier, "tier"), (agent, "agent"), (path, "path"), (cls, "cls"))
+        asked = [(f, v) for f, v in where.items() if f in LISTED and v]
+        tag = where.get("tag")
         return [
             d
             for d in self._docs
-            if all(not v or v == getattr(d, f) for v, f in asked)
+            if all(v == getattr(d, f) for f, v in asked)
             and (not tag or tag in d.tags.split(","))
         ]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..memory import Memory
 from ..render.progress import track
+from ..vocabulary import RECALL_TIERS
 from .corpus import Event
 from .facts import coverage
 from .oracle import Oracle
@@ -108,7 +109,7 @@ def _squad_spawn(results: list[ProbeResult]) -> dict[str, float]:
 
 def _frame_tokens(tokens: dict[str, int]) -> int:
     """Tokens of a prompt around its memory (task, hot, headings, escalation)."""
-    memory = sum(tokens.get(tier, 0) for tier in ("policy", "cold", "wiki", "archive"))
+    memory = sum(tokens.get(tier, 0) for tier in ("policy", *RECALL_TIERS))
     return tokens["total"] - memory
 
 

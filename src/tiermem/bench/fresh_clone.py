@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .generated import NOW, generate, workload
-from .import_scale import Run, measured
+from .import_scale import Run, measured, progress
 
 DEFAULT_ENTRIES = 100_000
 DEFAULT_RUNS = 5
@@ -189,11 +189,7 @@ def report(figures: dict[str, Any]) -> list[str]:
 def command(args: argparse.Namespace) -> int:
     """Make (or reuse) the repository, run, and print the medians (text, or JSON)."""
     quiet = args.format == "json"
-
-    def say(line: str) -> None:
-        if not quiet:
-            print(line, file=sys.stderr)
-
+    say = progress(args)
     with tempfile.TemporaryDirectory(prefix="tiermem-fresh-source-") as temp:
         folder = Path(args.store).resolve() if args.store else Path(temp) / "repo"
         source = repository(folder, args.entries, say)

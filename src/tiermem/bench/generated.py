@@ -18,7 +18,7 @@ from datetime import timedelta
 from importlib import resources
 from itertools import accumulate, islice
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import StoreError, UsageError
 from ..hot import tier as hot
@@ -27,6 +27,9 @@ from ..storage import archive, files
 from ..storage.clock import format_time, parse_time
 from ..storage.entries import Entry, TierFile, content_id, render
 from ..storage.layout import Layout
+
+if TYPE_CHECKING:
+    from ..vocabulary import FileTier
 
 NOW = "2026-06-30T18:00:00Z"
 HISTORY_DAYS = 240
@@ -349,7 +352,7 @@ def _write_archive(layout: Layout, prose: Prose, total: int) -> None:
                 raise StoreError("generated archive records collided; the store would be short")
 
 
-def _write_tier(layout: Layout, tier: str, name: str, tier_file: TierFile) -> None:
+def _write_tier(layout: Layout, tier: FileTier, name: str, tier_file: TierFile) -> None:
     files.atomic_write(layout.tier_file(tier, name), render(tier_file))
 
 

@@ -13,13 +13,23 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..memory import Memory
 from .corpus import Event
 
+if TYPE_CHECKING:
+    from ..vocabulary import HotKind
+
 _LINE = re.compile(r"^\s*(?:[-*+]|\d+\.)?\s*(?P<text>[A-Z`*][^\n]{58,198}[.!?)`])\s*$")
-_KINDS = ("task", "action", "decision", "action", "blocker", "note")
+_KINDS: tuple[HotKind | Literal["task"], ...] = (
+    "task",
+    "action",
+    "decision",
+    "action",
+    "blocker",
+    "note",
+)
 AGENT = "bench"
 
 

@@ -22,12 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from ..storage.clock import format_time, parse_time
+from ..vocabulary import FILE_FOLDERS
 from .generated import SESSION_TITLES, TASKS, prose_for
 
 NOW = "2026-04-01T00:00:00Z"
@@ -133,7 +135,7 @@ def _bytes(folder: Path, pattern: str = "*") -> int:
 def store_size(root: Path) -> dict[str, float]:
     """What the import left, in MB: tier markdown, archive records, the index."""
     memory = root / ".squad" / "memory"
-    tiers = sum(_bytes(memory / tier) for tier in ("hot", "cold", "wiki", "queue"))
+    tiers = sum(_bytes(memory / tier) for tier in FILE_FOLDERS)
     return {
         "tiers_mb": tiers / 2**20,
         "archive_mb": _bytes(memory / "archive") / 2**20,
@@ -195,14 +197,21 @@ def first_reads(root: Path, env: dict[str, str], say: Any) -> dict[str, dict[str
     return found
 
 
+def progress(args: argparse.Namespace) -> Callable[[str], None]:
+    """How a measurement says what it is doing: on stderr, unless its figures are asked for as
+    JSON (then stdout holds the JSON alone and stderr stays quiet)."""
+
+    def say(line: str) -> None:
+        if args.format != "json":
+            print(line, file=sys.stderr)
+
+    return say
+
+
 def command(args: argparse.Namespace) -> int:
     """Run the measurement and print it (text, or every figure as JSON)."""
     quiet = args.format == "json"
-
-    def say(line: str) -> None:
-        if not quiet:
-            print(line, file=sys.stderr)
-
+    say = progress(args)
     if args.out:
         figures = measure(Path(args.out).resolve(), args.learnings, say)
     else:

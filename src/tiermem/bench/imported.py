@@ -10,6 +10,7 @@ from typing import Any
 from ..memory import Memory
 from ..storage.clock import format_time
 from ..storage.entries import Entry
+from ..vocabulary import LASTING_TIERS
 from .corpus import last_date, load_events
 
 
@@ -112,7 +113,7 @@ def import_retention(root: Path) -> dict[str, Any]:
         text = source.path.read_bytes().decode("utf-8", "replace")
         read[source.kind] = read.get(source.kind, "") + text + "\n"
     mem = Memory(root)
-    kept = key_facts(tier_text(mem, ("cold", "wiki")))
+    kept = key_facts(tier_text(mem, LASTING_TIERS))
     mem.close()
     current = key_facts(read.get("decisions", "") + read.get("inbox", ""))
     history = key_facts(read.get("history", ""))

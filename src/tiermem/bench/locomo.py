@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..storage.clock import format_time
+from ..vocabulary import LASTING_TIERS, RECALL_TIERS
 from .locomo_data import CATEGORIES, ChunkIndex, Conversation, Question, Turn, found, normal
 
 if TYPE_CHECKING:
@@ -270,7 +271,7 @@ def _packed(texts: Iterable[tuple[str, int]], budget: int) -> str:
     return "\n\n".join(taken)
 
 
-def _live_text(mem: Memory, tiers: Sequence[str] = ("cold", "wiki")) -> str:
+def _live_text(mem: Memory, tiers: Sequence[str] = LASTING_TIERS) -> str:
     """The text of the entries of some tiers a spawn may load (not superseded or retired)."""
     mem.sync()
     docs = [d for tier in tiers for d in mem.context.index.docs(tier=tier) if not d.status]
@@ -287,7 +288,7 @@ def evaluate(conversation: Conversation, store: Path, design: Design) -> list[An
     baseline = ChunkIndex(conversation)
     chunk_tokens = dict(zip(baseline.texts, O200K.count_many(baseline.texts), strict=True))
     # Questions refresh entries' last use, never their text.
-    live = normal(_live_text(mem, ("cold", "wiki", "archive")))
+    live = normal(_live_text(mem, RECALL_TIERS))
     turns = conversation.turns
     answers = []
     deepest = max(DEPTHS)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..index.protocol import Doc
 from ..memory import Memory
 from ..storage.layout import TEAM
+from ..vocabulary import LASTING_TIERS
 from .facts import present_facts
 
 # A block's heading and marks, over the stored count of its text.
@@ -53,7 +54,7 @@ class Oracle:
 
 def _reachable(docs: Sequence[Doc]) -> list[Doc]:
     """What a spawn may load: active cold and wiki entries, and archived text."""
-    return [d for d in docs if d.tier == "archive" or (d.tier in ("cold", "wiki") and not d.status)]
+    return [d for d in docs if d.tier == "archive" or (d.tier in LASTING_TIERS and not d.status)]
 
 
 def _greedy(pool: list[_Unit], facts: frozenset[str], budget: int) -> set[str]:

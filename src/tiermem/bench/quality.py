@@ -10,14 +10,18 @@ import time
 from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..memory import Memory
 from ..storage import archive, audit, entries, files, store
 from ..storage.clock import format_time, parse_time
+from ..vocabulary import FILE_TIERS, LASTING_TIERS
 from . import carried_in_prose
 from .corpus import Event
 from .facts import key_facts
+
+if TYPE_CHECKING:
+    from ..vocabulary import FileTier
 
 _META = re.compile(r"^<!-- tiermem.*-->$", re.MULTILINE)
 SIZE_BUCKETS = (2048, 4096, 8192, 16384, 32768)
@@ -60,7 +64,7 @@ def compression(mem: Memory) -> dict[str, Any]:
 
 def _sessions(mem: Memory) -> list[tuple[int, int, float | None]]:
     """(raw bytes, summary bytes, retention or None) of every session Scribe compressed."""
-    kept = _entries(mem, ("cold", "wiki"))
+    kept = _entries(mem, LASTING_TIERS)
     rows = []
     for line in audit.read(mem.layout):
         if line.get("action") not in ("end-session", "checkpoint") or not line.get("summary_bytes"):
@@ -73,7 +77,7 @@ def _sessions(mem: Memory) -> list[tuple[int, int, float | None]]:
     return rows
 
 
-def _entries(mem: Memory, tiers: tuple[str, ...]) -> dict[str, entries.Entry]:
+def _entries(mem: Memory, tiers: tuple[FileTier, ...]) -> dict[str, entries.Entry]:
     found: dict[str, entries.Entry] = {}
     for tier in tiers:
         for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
@@ -91,7 +95,7 @@ def _retained(mem: Memory, made: list[entries.Entry]) -> float | None:
     return len(facts & key_facts("\n".join(e.text for e in made))) / len(facts)
 
 
-def tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
+def tier_text(mem: Memory, tiers: tuple[FileTier, ...]) -> str:
     """The text of every file of some tiers, without metadata comments."""
     parts = []
     for tier in tiers:
@@ -103,7 +107,7 @@ def tier_text(mem: Memory, tiers: tuple[str, ...]) -> str:
 
 def _source_text(mem: Memory) -> str:
     """The raw text that today's cold and wiki entries were made from (their archive sources)."""
-    return _archived_sources(mem, _entries(mem, ("cold", "wiki")).values())
+    return _archived_sources(mem, _entries(mem, LASTING_TIERS).values())
 
 
 def _archived_sources(mem: Memory, made: Iterable[entries.Entry]) -> str:
@@ -124,7 +128,7 @@ def retention(mem: Memory, events: list[Event]) -> dict[str, Any]:
     from (what the definition names). `retention_vs_all_raw`: against everything the
     replay fed, including text whose summaries have since expired to the archive.
     """
-    kept_text = tier_text(mem, ("cold", "wiki"))
+    kept_text = tier_text(mem, LASTING_TIERS)
     kept = key_facts(kept_text)
     sources = key_facts(_source_text(mem))
     raw = key_facts("\n".join(e.text for e in events))
@@ -144,7 +148,7 @@ def readability(mem: Memory) -> dict[str, Any]:
     each session summary's fact retention raw and in prose beside the greedy cover of the
     session's whole sentences at the summary's bytes (the most facts whole sentences could
     have kept in that room)."""
-    made = _entries(mem, ("cold", "wiki"))
+    made = _entries(mem, LASTING_TIERS)
     lines = [ln for e in made.values() for ln in _prose_lines(e.body)]
     defects = [
         (e.id, e.title, found)
@@ -222,7 +226,7 @@ def _greedy_cover(raw: str, facts: set[str], room: int) -> set[str]:
 def _policies(mem: Memory) -> tuple[set[str], set[str]]:
     """(policy ids reachable in hot/cold/wiki, policy ids found only in archived entries)."""
     reachable: set[str] = set()
-    for tier in ("hot", "cold", "wiki"):
+    for tier in FILE_TIERS:
         for path in sorted(mem.layout.tier_dir(tier).glob("*.md")):
             loaded = store.load(mem.layout, tier, path)
             if loaded is not None:

@@ -8,6 +8,10 @@ from pathlib import Path
 
 from ..memory import Memory
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..vocabulary import HotKind
+
 # A Squad team of two: tiermem knows its agents from their folders under .squad/agents/.
 _CHARTERS = {
     "lead": "# Lead\nOwns releases and the CLI; reviews every pull request.\n",
@@ -67,6 +71,13 @@ _POLICY = (
     "squad-cli, and run npm pack and a clean npm install before every npm publish."
 )
 
+# The hot slot each verb of `tiermem hot` writes (as its command line spells them).
+_SLOTS: dict[str, HotKind] = {
+    "action": "action",
+    "decide": "decision",
+    "block": "blocker",
+    "note": "note",
+}
 
 def _say(text: str) -> None:
     print(text)
@@ -86,10 +97,7 @@ def _day(root: Path, now: str, steps: list[tuple[str, str, str, str]]) -> None:
         if verb == "set":
             mem.hot_set(agent, text, why or None)
         else:
-            slot = {"action": "action", "decide": "decision", "block": "blocker", "note": "note"}[
-                verb
-            ]
-            mem.hot_add(agent, slot, text)
+            mem.hot_add(agent, _SLOTS[verb], text)
         if agent not in agents:
             agents.append(agent)
     _say(f"\n== {now[:10]}: {len(steps)} hot writes by {', '.join(agents)}")

@@ -18,6 +18,10 @@ from ..storage.entries import Entry, TierFile
 from . import clone_sessions
 from . import tier as hot
 
+TYPE_CHECKING = False  # typing is not imported at start-up
+if TYPE_CHECKING:
+    from ..vocabulary import HotKind, Trust
+
 # Scribe's session steps (and the archive) are imported by the writes that move text out of
 # hot: a note that fits starts without them.
 
@@ -44,7 +48,7 @@ def set_task(ctx: Context, agent: str, values: dict[str, str]) -> WriteReport:
     return _redacted(ctx, _write(ctx, agent, change, "set"), kinds)
 
 
-def add(ctx: Context, agent: str, slot: str, text: str, trust: str = "") -> WriteReport:
+def add(ctx: Context, agent: str, slot: HotKind, text: str, trust: Trust = "") -> WriteReport:
     """Record an action, decision, blocker or note."""
     cleaned, kinds = ctx.clean(text, slot)
 

@@ -150,7 +150,7 @@ def differences(db: sqlite3.Connection, layout: Layout, skip: Collection[str] = 
 
 def _memory_files(layout: Layout) -> Iterator[tuple[Path, str]]:
     """Every file a sync indexes, with its tier (a folder that cannot be listed: none)."""
-    folders = [(layout.tier_dir(t), t) for t in FILE_TIERS]
+    folders: list[tuple[Path, str]] = [(layout.tier_dir(t), t) for t in FILE_TIERS]
     folders += [(p, parsing.GOVERNED) for p in governed.folders(layout) if files.is_folder(p)]
     with contextlib.suppress(ParseError):
         folders += [(p, "archive") for p in files.subfolders(layout.tier_dir("archive"))]

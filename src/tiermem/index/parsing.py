@@ -184,7 +184,7 @@ def folders(layout: Layout, report: SyncReport) -> list[tuple[Path, str]]:
     """(folder, tier) of every tier folder, every agent's archive folder and each folder of
     Squad's governed memory (tier `GOVERNED`); a link in place of an agent's archive folder
     or of Squad's folder is skipped, and said."""
-    found = [(layout.tier_dir(t), t) for t in FILE_TIERS]
+    found: list[tuple[Path, str]] = [(layout.tier_dir(t), t) for t in FILE_TIERS]
     found += _governed_folders(layout, report)
     try:
         items = files.listing(layout.tier_dir("archive"))

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, Unpack, runtime_checkable
 
 from ..errors import ParseError
 from ..storage import archive
@@ -52,6 +52,20 @@ class Hit:
 
     doc: Doc
     score: float
+
+
+class Listing(TypedDict, total=False):
+    """What `Index.docs` lists documents by: the fields of `Doc` it matches exactly
+    (`LISTED`), and a tag (one of a document's comma-separated `tags`)."""
+
+    tier: str | None
+    agent: str | None
+    path: str | None
+    cls: str | None
+    tag: str | None
+
+
+LISTED = ("tier", "agent", "path", "cls")  # the fields of `Listing` matched exactly
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,15 +137,9 @@ class Index(Protocol):
         a query whose words are common in a large store, by its rarest words alone."""
         ...
 
-    def docs(
-        self,
-        tier: str | None = None,
-        agent: str | None = None,
-        path: str | None = None,
-        cls: str | None = None,
-        tag: str | None = None,
-    ) -> list[Doc]:
-        """All documents, optionally of one tier, agent, file, class or tag, in file order."""
+    def docs(self, **where: Unpack[Listing]) -> list[Doc]:
+        """All documents, or those of one tier, agent, file, class or tag (each named in
+        `where` and not empty), in file order."""
         ...
 
     def by_ids(self, ids: Sequence[str], scope: Scope = EVERYWHERE) -> list[Doc]:

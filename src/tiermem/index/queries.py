@@ -10,12 +10,12 @@ from __future__ import annotations
 import itertools
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 from . import matching
 from .database import Database
 from .derived import Derived
-from .protocol import EVERYWHERE, Doc, Hit, Scope
+from .protocol import EVERYWHERE, LISTED, Doc, Hit, Listing, Scope
 from .schema import BM25, DOC_COLUMNS, WORDS
 
 _V = TypeVar("_V")  # what a slice of rows is read for
@@ -289,20 +289,14 @@ class Queries:
         ).fetchall()
         return self._tie_broken(rows, limit)
 
-    def docs(
-        self,
-        tier: str | None = None,
-        agent: str | None = None,
-        path: str | None = None,
-        cls: str | None = None,
-        tag: str | None = None,
-    ) -> list[Doc]:
+    def docs(self, **where: Unpack[Listing]) -> list[Doc]:
         """All indexed documents, optionally of one tier, agent, file, class or tag. The
         documents of a class or a tag are kept while the index holds the same documents:
         a spawn asks for the policies and the agent's standing knowledge every time, and
         finding the policies reads every row."""
-        asked = (tier, agent, path, cls, tag)
-        kept = cls or tag
+        tag = where.get("tag")
+        asked = (where.get("tier"), where.get("agent"), where.get("path"), where.get("cls"), tag)
+        kept = where.get("cls") or tag
         if kept:
             state = (*self.database.state(), self.database.writes, self.derived.counting)
             if self._kept[0] != state:
@@ -311,8 +305,8 @@ class Queries:
                 return list(self._kept[1][asked])
         sql = f"SELECT rowid, sha, {DOC_COLUMNS} FROM docs WHERE 1=1"
         args: list[object] = []
-        for column, value in (("tier", tier), ("agent", agent), ("path", path), ("cls", cls)):
-            if value:
+        for column in LISTED:  # the columns are the protocol's names, never a caller's
+            if value := where.get(column):
                 sql += f" AND {column}=?"
                 args.append(value)
         if tag:

@@ -19,6 +19,7 @@ from ..storage.layout import TEAM
 from ..text import words
 from ..text.prose import readable
 from ..text.words import gist
+from ..vocabulary import LASTING_TIERS, OWNED_RECALL_TIERS
 
 # How many of the index's best matches each scope offers: enough to hold what a 2,000-token
 # prompt can use a few times over, few enough to score line by line in a few milliseconds.
@@ -86,7 +87,7 @@ def _matches(
     scopes = _scopes((agent, TEAM), tiers)
     if not scopes:
         return [], []
-    superseded = Scope(tiers=("cold", "wiki"), status="superseded")
+    superseded = Scope(tiers=LASTING_TIERS, status="superseded")
     found = index.search_each(
         text, [s for s, _ in scopes] + [superseded], max(n for _, n in scopes)
     )
@@ -135,7 +136,7 @@ def _dated(matched: Candidate, fresh: Candidate) -> Candidate:
 
 def _scopes(own: tuple[str, ...], tiers: Sequence[str]) -> list[tuple[Scope, int]]:
     """The scopes to search, each with the number of matches it offers."""
-    kept = tuple(t for t in ("cold", "archive") if t in tiers)
+    kept = tuple(t for t in OWNED_RECALL_TIERS if t in tiers)
     scopes = []
     if kept:
         scopes.append((Scope(tiers=kept, agents=own, active_only=True), OWN_POOL))

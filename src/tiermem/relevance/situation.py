@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..text import words
 from ..text.facts import key_facts
+from ..vocabulary import RECALL_TIERS
 from .scoring import TIER_WEIGHTS
 
 LEAN = 1.25  # the weight a situation gives the tiers it leans on
@@ -97,7 +98,7 @@ def read(task: str, hot_task: str) -> Situation:
 
 def _read(said: str, task: str, hot_task: str) -> Situation:
     if incident := _INCIDENT.search(said):
-        every = frozenset({"cold", "wiki", "archive"})
+        every = frozenset(RECALL_TIERS)
         return _weighed(every, (f"the task names {incident.group(0)!r}",))
     leans: set[str] = set()
     signs = []

@@ -12,6 +12,7 @@ from rich.table import Table
 from ..results.figures import Stats, Totals
 from ..results.imports import ImportReport, SectionPlacement
 from ..results.spawn import SpawnLog
+from ..vocabulary import RECALL_TIERS
 
 _NUMBERS = ("entries", "bytes", "tokens")
 
@@ -86,7 +87,7 @@ def imported(report: ImportReport) -> None:
         f"last import, {len(report.skipped)} skipped)"
     )
     table = Table(title="entries per class and tier")
-    tiers = ["cold", "wiki", "archive"]
+    tiers: tuple[str, ...] = RECALL_TIERS
     table.add_column("class")
     for tier in tiers:
         table.add_column(tier, justify="right")

@@ -49,7 +49,7 @@ from ..storage.layout import TEAM
 from ..team import agents, citations, provenance
 from ..text.shown import control
 from ..upkeep import stats
-from ..vocabulary import FILE_TIERS, TIERS
+from ..vocabulary import FILE_TIERS, RECALL_TIERS, TIERS
 from . import trail
 
 PAGE_NAME = "report.html"
@@ -682,7 +682,7 @@ def _agent_rows(ctx: Context, rows: list[TierRow], logged: list[SpawnRecord]) ->
     cells = {(r.agent, r.tier): Cell(r.entries, r.bytes, r.tokens) for r in rows}
     found = []
     for name in names:
-        mine = {tier: cells.get((name, tier), Cell()) for tier in _ALL_TIERS}
+        mine: dict[str, Cell] = {t: cells.get((name, t), Cell()) for t in _ALL_TIERS}
         mine["hot"] = _with_gauge(mine["hot"], _hot_bytes(ctx, name), config.hot.budget_bytes)
         if name != TEAM:
             summaries = _summary_bytes(ctx, name)
@@ -760,7 +760,7 @@ def _preview(ctx: Context, agent: str, task: str) -> Preview:
     """
     result = assemble(ctx, SpawnRequest(agent=agent, task=task, auto=True))
     budget = ctx.config.spawn.budget_tokens
-    found = candidates.matches(ctx.index, agent, task, ("cold", "wiki", "archive"))
+    found = candidates.matches(ctx.index, agent, task, RECALL_TIERS)
     ranked = sorted(found, key=lambda c: -c.match)
     place = {c.doc.id: (n + 1, round(c.match, 4)) for n, c in enumerate(ranked)}
     loaded = {s.id for s in result.sources}

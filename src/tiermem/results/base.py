@@ -36,6 +36,7 @@ def about(text: str, json: str = "") -> dict[str, str]:
 
 # The `notes` of a write's result: what the user should know (a fallback).
 NOTES = about("What the user should know: a summarizer that fell back, and why.")
+TRUST = about("'untrusted' for text from tools or the web, or an archive holding some.")
 
 
 def json_name(item: Field[Any]) -> str:

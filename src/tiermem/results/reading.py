@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .base import Result, about
+from .base import TRUST, Result, about
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,10 +48,7 @@ class SearchHit(Result):
             "empty when the text is shown whole. `search ID` reads it whole."
         ),
     )
-    trust: str = field(
-        default="",
-        metadata=about("'untrusted' for text from tools or the web, or an archive holding some."),
-    )
+    trust: str = field(default="", metadata=TRUST)
     whole: bool = field(
         default=False,
         metadata=about("Read whole: the query named it by its id, and its text is all of it."),
@@ -110,10 +107,7 @@ class EntryText(Result):
     next_offset: int | None = field(
         default=None, metadata=about("Where the rest starts, when the text was cut; else null.")
     )
-    trust: str = field(
-        default="",
-        metadata=about("'untrusted' for text from tools or the web, or an archive holding some."),
-    )
+    trust: str = field(default="", metadata=TRUST)
 
 
 @dataclass(slots=True)

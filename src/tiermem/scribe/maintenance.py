@@ -17,6 +17,10 @@ from ..team.classify import is_structured
 from . import supersede
 from .session import checkpoint
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..vocabulary import FileTier, Queue
+
 
 def active_days(colds: list[tuple[str, TierFile]], now_stamp: str) -> list[str]:
     """The days the team was at work (sessions it wrote down, and today), in order.
@@ -44,7 +48,9 @@ def age_of(
 # --- maintenance ----------------------------------------------------------------------
 
 
-def _readable(ctx: Context, tier: str, skipped: list[str]) -> list[tuple[str, TierFile]]:
+def _readable(
+    ctx: Context, tier: FileTier | Queue, skipped: list[str]
+) -> list[tuple[str, TierFile]]:
     """(owner, file) of each tier file that can be read; the others are skipped, and said:
     a damaged file, or one whose name is no agent's, stops only what needs it."""
     found = []

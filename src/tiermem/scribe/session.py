@@ -429,7 +429,7 @@ def _session_entry(
         used=stamp,
         session=next((e.session for e in items if e.session), ""),
         sources=tuple(sources),
-        trust="untrusted" if any(e.trust for e in items) else "",
+        trust=archive.trust_of(items),
         # Which hot entries this summary holds (a step repeated after a crash skips them),
         # and whether the session ended or a full hot tier made it.
         extra=(("from", ",".join(sorted(e.id for e in items))), ("kind", kind)),

@@ -11,6 +11,7 @@ from ..errors import ParseError
 from ..storage import files, store
 from ..storage.entries import Entry
 from ..team.classify import is_structured
+from ..vocabulary import LASTING_TIERS
 
 _WORD = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"\b20\d\d-\d\d(-\d\d)?(t[\d:z+-]*)?\b")
@@ -48,7 +49,7 @@ class _Located:
 
 def _structured(ctx: Context) -> list[_Located]:
     found: list[_Located] = []
-    for tier in ("cold", "wiki"):
+    for tier in LASTING_TIERS:
         for path in files.memory_files(ctx.layout.tier_dir(tier)):
             try:
                 tier_file = store.load(ctx.layout, tier, path)
@@ -100,7 +101,7 @@ def apply(ctx: Context, pairs: list[tuple[Entry, Entry]]) -> None:
     back: dict[str, list[str]] = {}
     for old, new in pairs:
         back.setdefault(new.id, []).append(old.id)
-    for tier in ("cold", "wiki"):
+    for tier in LASTING_TIERS:
         for path in files.memory_files(ctx.layout.tier_dir(tier)):
             try:
                 _mark(ctx, tier, path, forward, back)

@@ -26,8 +26,8 @@ from ..storage.validate import entry_ids
 from ..team import provenance, use
 from ..text import shown, words
 from ..text.words import gist
+from ..vocabulary import BY_FINISH
 
-_FINISHED = ("wiki", "cold", "hot", "archive")
 # Copies of one text carry different headings (the raw `## 2026-03-04 — Title` of the archived
 # file, the entry's bare title): what repeats is the body under them. A body shorter than this
 # ("Done.") is too common to say that two texts are one.
@@ -225,7 +225,7 @@ def unshown(found: list[Hit]) -> list[Hit]:
 def _most_finished(group: list[Hit]) -> Hit:
     if len(group) == 1:
         return group[0]
-    return replace(min(group, key=lambda h: _FINISHED.index(h.doc.tier)), score=group[0].score)
+    return replace(min(group, key=lambda h: BY_FINISH.index(h.doc.tier)), score=group[0].score)
 
 
 def _repeat_key(text: str) -> str:

@@ -13,6 +13,7 @@ from ..results.reading import EntryText
 from ..storage import archive, files
 from ..storage.validate import entry_ids
 from ..text.shown import meta, titled
+from ..vocabulary import trust_of_parts
 from .hits import places_of
 
 
@@ -70,7 +71,7 @@ def _parts(ctx: Context, entry_id: str) -> EntryText | None:
     first = parts[0]
     glue = "" if first.tier == "archive" else "\n\n"
     text = glue.join(p.text for p in parts if p.path == first.path)
-    trust = "untrusted" if any(p.trust for p in parts) else ""
+    trust = trust_of_parts(p.trust for p in parts)
     return EntryText(
         entry_id, first.tier, first.agent, first.path, first.title, text, first.cls, trust=trust
     )

@@ -45,7 +45,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Resource as MCPResource
 from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema
 
-from .. import operations
+from .. import operations, vocabulary
 from ..errors import NotFoundError, TiermemError, UsageError
 from ..operations import PAGE_CHARS, Operation
 from ..options import REQUIRED, SearchRequest, checked, options_of, request_from, told
@@ -56,6 +56,7 @@ from .arguments import not_null, problems
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from ..vocabulary import FileTier
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -118,7 +119,7 @@ def request_parameters(request: type) -> list[inspect.Parameter]:
     """A request's fields as a tool's parameters (`options`), its arguments checked against
     them: one of its choices where it has them; an option given as null takes its default,
     but one whose omission keeps what is there refuses null."""
-    hints = get_type_hints(request)
+    hints = get_type_hints(request, localns=vocabulary.types())
     found = []
     for name, item, default in options_of(request):
         hint: Any = Literal.__getitem__(item.choices) if item.choices else hints[name]
@@ -299,7 +300,7 @@ class MemoryTools:
         """A resource for each hot, cold and wiki file (the templates name them by pattern)."""
         return await self._worker.run(lambda: _tier_resources(self._mem))
 
-    async def _tier_markdown(self, tier: str, name: str) -> str:
+    async def _tier_markdown(self, tier: FileTier, name: str) -> str:
         try:
             return control(await self._worker.run(lambda: self._mem.tier_text(tier, name)))
         except NotFoundError as exc:
@@ -312,7 +313,8 @@ def _returns(op: Operation) -> Any:
     """What an operation returns: its door's result."""
     from .. import doors
 
-    return get_type_hints(doors.door(op.door), localns=_result_types())["return"]
+    names = {**_result_types(), **vocabulary.types()}
+    return get_type_hints(doors.door(op.door), localns=names)["return"]
 
 
 def paging_parameters(op: Operation) -> list[inspect.Parameter]:
@@ -401,7 +403,12 @@ def _tier_resources(mem: Memory) -> list[MCPResource]:
     from ..storage import files
 
     found = []
-    for tier, title in (("hot", "Hot memory"), ("cold", "Cold memory"), ("wiki", "Wiki page")):
+    shown: tuple[tuple[FileTier, str], ...] = (
+        ("hot", "Hot memory"),
+        ("cold", "Cold memory"),
+        ("wiki", "Wiki page"),
+    )
+    for tier, title in shown:
         for path in files.memory_files(mem.layout.tier_dir(tier)):
             try:
                 if validate.owner(path.stem) != path.stem:  # `team` owns the team's files

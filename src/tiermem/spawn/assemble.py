@@ -24,6 +24,7 @@ from ..results.spawn import Loaded, SpawnResult
 from ..team import citations, use
 from ..text.facts import key_facts
 from ..text.shown import control, fence_safe, meta
+from ..vocabulary import LASTING_TIERS, RECALL_TIERS
 from . import prompt
 from .counts import count, counts
 
@@ -31,7 +32,6 @@ from .counts import count, counts
 FENCE_TOKENS = 12
 # Room kept for the escalation's list of ids left out, known only after packing.
 LEFT_OUT_TOKENS = 40
-MEMORY_TIERS = ("cold", "wiki", "archive")
 # A prompt that lists memory as left out for room should have used at least this share of
 # its budget (METRICS.md): one that comes out shorter is packed again with what is left.
 FULL_SHARE = 0.95
@@ -121,7 +121,7 @@ def _pick(
     """Pinned policies first, then the passages that fill the rest of the room best."""
     text = f"{request.task} {request.why}".strip()
     asked = query.build(text, hot_text, query.recent(ctx.index, request.agent))
-    tiers = {"cold", "wiki", *weights}  # policies are pinned whatever tiers load
+    tiers = {*LASTING_TIERS, *weights}  # policies are pinned whatever tiers load
     # Found by the task's own words: the context's (hot, the newest entries) weigh what is
     # found, but asked of the index they crowd out the entries the task names.
     found = candidates.find(ctx.index, request.agent, asked.task_text, sorted(tiers))
@@ -214,7 +214,7 @@ def _render(
     text = control(prompt.render(frame, hot_block, memory, end))
     counted = counts(ctx, [hot_block, memory.get("policy", ""), text])
     shares = {"hot": counted[0], "policy": counted[1]}
-    for tier in MEMORY_TIERS:
+    for tier in RECALL_TIERS:
         # The recalled memory is one fence, its groups of every tier: each tier's share is
         # the packing's count of its groups (none when the prompt names files instead).
         groups = [] if request.refs else [g for g in picked.groups if g.doc.tier == tier]
@@ -253,7 +253,7 @@ def _tiers(request: SpawnRequest, picked: _Picked) -> list[str]:
     """Hot, and every tier the prompt holds memory from (or the flags name)."""
     loaded = _loaded(picked)
     named = set() if request.auto else _named(request)
-    return ["hot"] + [t for t in MEMORY_TIERS if t in loaded or (t in named and t != "archive")]
+    return ["hot"] + [t for t in RECALL_TIERS if t in loaded or (t in named and t != "archive")]
 
 
 def _end(picked: _Picked) -> prompt.End:

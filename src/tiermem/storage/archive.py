@@ -29,9 +29,14 @@ from pathlib import Path
 from ..errors import ParseError, TiermemError, UsageError
 from ..results.base import Result, about
 from ..text import markdown
+from ..vocabulary import trust_of_parts
 from . import files, validate
 from .entries import Entry, content_id, escape_value, render_entry, unescape_value
 from .layout import TEAM, Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..vocabulary import Trust
 
 _HEADER = "<!-- tiermem-archive "
 _HEADER_MAX_BYTES = 65536
@@ -133,9 +138,9 @@ def new_record(
     )
 
 
-def trust_of(entries: Iterable[Entry]) -> str:
+def trust_of(entries: Iterable[Entry]) -> Trust:
     """A record's trust from the entries whose text it holds: untrusted if any is."""
-    return "untrusted" if any(e.trust for e in entries) else ""
+    return trust_of_parts(e.trust for e in entries)
 
 
 def key_of(record_id: str) -> str:

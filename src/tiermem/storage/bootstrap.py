@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import UsageError
-from ..vocabulary import QUEUE, TIERS
+from ..vocabulary import TIER_FOLDERS
 from . import files, local_state
 from .config import render_default
 from .layout import LOCAL_FOLDER, Layout
@@ -70,7 +70,7 @@ def init_store(root: Path, squad_files: bool = True) -> list[str]:
         raise UsageError(f"{root} is not a directory")
     layout = Layout(root)
     created: list[str] = []
-    for tier in (*TIERS, QUEUE):
+    for tier in TIER_FOLDERS:
         path = layout.tier_dir(tier)
         if not files.is_folder(path):
             files.ensure_folder(path)  # refuses a link in the way, never makes folders through it

@@ -8,6 +8,10 @@ from pathlib import Path
 from ..errors import StoreError
 from . import validate
 
+TYPE_CHECKING = False  # typing is not imported at start-up
+if TYPE_CHECKING:
+    from ..vocabulary import FileTier, Queue, Tier
+
 TEAM = validate.TEAM  # the owner of what the whole team shares: decisions, team policies
 ENV_ROOT = "TIERMEM_ROOT"
 LOCAL_FOLDER = "tiermem-local"
@@ -36,11 +40,11 @@ class Layout:
         # `storage.local_state`, which moves it out).
         self.legacy_local = self.memory / LEGACY_LOCAL_FOLDER
 
-    def tier_dir(self, tier: str) -> Path:
+    def tier_dir(self, tier: Tier | Queue) -> Path:
         """Folder of a tier (hot, cold, wiki, archive, queue)."""
         return self.memory / tier
 
-    def tier_file(self, tier: str, name: str) -> Path:
+    def tier_file(self, tier: FileTier | Queue, name: str) -> Path:
         """The markdown file of an agent's hot/cold tier, or of a wiki topic."""
         checked = validate.name(name, "topic") if tier == "wiki" else validate.owner(name)
         return self.memory / tier / f"{checked}.md"

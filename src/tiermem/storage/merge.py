@@ -19,12 +19,12 @@ from functools import reduce
 from pathlib import Path
 
 from ..errors import ParseError, UsageError
-from ..vocabulary import FILE_TIERS, QUEUE
+from ..vocabulary import FILE_FOLDERS
 from . import entries, files
 from .entries import Entry, TierFile
 
 DRIVER = "tiermem"
-MERGED_TIERS = (*FILE_TIERS, QUEUE)
+MERGED_TIERS = FILE_FOLDERS
 
 
 def merge_tier_files(base: str, ours: str, theirs: str) -> str:

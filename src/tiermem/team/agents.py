@@ -14,8 +14,8 @@ from ..errors import NotFoundError, UsageError
 from ..results.hot import AgentInfo
 from ..storage import files, validate
 from ..storage.layout import TEAM
+from ..vocabulary import AGENT_FOLDERS
 
-_MEMORY_TIERS = ("hot", "cold", "queue")
 SHOWN = 8
 
 
@@ -23,7 +23,7 @@ def known(ctx: Context, agent: str) -> bool:
     """Whether the agent has memory in any tier, or a Squad agent folder."""
     if ctx.host.has_folder(agent):
         return True
-    for tier in _MEMORY_TIERS:
+    for tier in AGENT_FOLDERS:
         if (ctx.layout.tier_dir(tier) / f"{agent}.md").exists():
             return True
     return (ctx.layout.tier_dir("archive") / agent).is_dir()
@@ -86,7 +86,7 @@ def _unknown(agent: str, names: list[str]) -> str:
 def _memory_of(ctx: Context) -> dict[str, set[str]]:
     """Agent -> the tiers holding its memory (hot, cold, queue, archive)."""
     found: dict[str, set[str]] = {}
-    for tier in _MEMORY_TIERS:
+    for tier in AGENT_FOLDERS:
         for p in files.memory_files(ctx.layout.tier_dir(tier)):
             found.setdefault(p.stem, set()).add(tier)
     for p in files.subfolders(ctx.layout.tier_dir("archive")):

@@ -192,24 +192,32 @@ def _prefix(layout: Layout, top: Path) -> str:
     return "" if rel == "." else rel + "/"
 
 
-def _list(layout: Layout, top: Path, stamp: str) -> Tracked | None:
-    """Ask git for the tracked files, and keep the answer for the next process."""
-    import subprocess  # only when the cached answer is stale: most spawns never start git
+def git_output(top: Path, *args: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes | None:
+    """What a git command prints in the repository at `top`; None without git or a
+    repository, when it fails, or after `timeout` seconds. The caller's own GIT_* settings are
+    not passed on: the answer is about `top`, whatever repository the command runs in."""
+    import subprocess  # only a stale cache or an import asks git: most commands never start it
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(top), "ls-files", "-z"],
+        done = subprocess.run(
+            ["git", "-C", str(top), *args],
             capture_output=True,
             env=env,
-            timeout=GIT_TIMEOUT_SECONDS,
+            timeout=timeout,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    if proc.returncode != 0:
+    return done.stdout if done.returncode == 0 else None
+
+
+def _list(layout: Layout, top: Path, stamp: str) -> Tracked | None:
+    """Ask git for the tracked files, and keep the answer for the next process."""
+    listed = git_output(top, "ls-files", "-z")
+    if listed is None:
         return None
-    paths = [p for p in proc.stdout.decode("utf-8", "replace").split("\0") if p]
+    paths = [p for p in listed.decode("utf-8", "replace").split("\0") if p]
     result = Tracked.of(paths, _prefix(layout, top))
     _write_cache(layout, stamp, result, paths)
     return result

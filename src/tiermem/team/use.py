@@ -35,11 +35,11 @@ from ..errors import TiermemError
 from ..index.protocol import Doc
 from ..storage import clone, files, governed, local_state
 from ..storage.layout import Layout
+from ..vocabulary import LASTING_TIERS
 
 _LINE = re.compile(r"(\d{4}-\d\d-\d\d) (\S+)")
 # Lines beyond twice the entries they name (plus this slack) are compacted to one each.
 _COMPACT_SLACK = 200
-FOLDED_TIERS = ("cold", "wiki")
 
 
 def day_stamp(day: str) -> str:
@@ -100,20 +100,14 @@ def _is_date(day: str) -> bool:
 def latest_commit_day(root: Path) -> str:
     """The UTC day of the latest commit of the repository at `root` ("" without git, or
     without a commit)."""
-    import os
-    import subprocess
-
     from ..storage.clock import parse_time
+    from .citations import git_output
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    command = ["git", "-C", str(root), "log", "-1", "--format=%cI"]
+    said = git_output(root, "log", "-1", "--format=%cI", timeout=_GIT_TIMEOUT_SECONDS)
+    when = said.decode("utf-8", "replace").strip() if said else ""
     try:
-        done = subprocess.run(
-            command, capture_output=True, env=env, timeout=_GIT_TIMEOUT_SECONDS, check=False
-        )
-        when = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
         return parse_time(when).strftime("%Y-%m-%d") if when else ""
-    except (OSError, subprocess.SubprocessError, ValueError, TiermemError):
+    except (ValueError, TiermemError):
         return ""
 
 
@@ -196,7 +190,7 @@ def mark_used(ctx: Context, docs: Sequence[Doc]) -> None:
 def _ages(doc: Doc) -> bool:
     """Whether an entry's use counts: a cold or wiki entry of tiermem's (Squad's governed
     memories never age, and tiermem keeps no record of them)."""
-    return doc.tier in FOLDED_TIERS and governed.TAG not in doc.tags.split(",")
+    return doc.tier in LASTING_TIERS and governed.TAG not in doc.tags.split(",")
 
 
 # The ids this process knows are recorded as used today, by record file. A day's record only
@@ -242,7 +236,7 @@ def _kept(ctx: Context, days: Mapping[str, str]) -> dict[str, str]:
     """The ledger's lines of entries still in cold or the wiki (an entry that left for the
     archive, or was forgotten, no longer ages)."""
     with ctx.index.uncounted():  # ids alone: a fold never loads the token encoding
-        present = {doc.id for tier in FOLDED_TIERS for doc in ctx.index.docs(tier=tier)}
+        present = {doc.id for tier in LASTING_TIERS for doc in ctx.index.docs(tier=tier)}
     return {i: day for i, day in days.items() if i in present}
 
 

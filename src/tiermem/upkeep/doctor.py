@@ -62,9 +62,8 @@ from ..errors import ParseError, StoreError, TiermemError, UnsafePathError, Usag
 from ..results.upkeep import DoctorReport, Finding
 from ..storage import archive, entries, files, governed, safepath, store, validate
 from ..storage.layout import TEAM, Layout
-from ..vocabulary import FILE_TIERS, QUEUE, TIERS
+from ..vocabulary import FILE_FOLDERS, LASTING_TIERS, TIERS
 
-TIER_FOLDERS = (*FILE_TIERS, QUEUE)
 DAMAGED = "damaged"
 _SOURCE = re.compile(r"archive/([^/#]+)/([^/#]+)\.md(#.*)?")
 
@@ -189,7 +188,7 @@ class _Doctor:
                 self.repair(finding, functools.partial(_remove, path))
 
     def tier_files(self) -> None:
-        for tier in TIER_FOLDERS:
+        for tier in FILE_FOLDERS:
             try:
                 items = files.listing(self.layout.tier_dir(tier))
             except ParseError as exc:
@@ -362,7 +361,7 @@ class _Doctor:
     def citations(self) -> None:
         """Entries citing records: moved ones are pointed at their recovered record; missing
         ones are named."""
-        for tier in TIER_FOLDERS:
+        for tier in FILE_FOLDERS:
             for path in _readable_files(self.layout.tier_dir(tier)):
                 self.cited_by(tier, path)
 
@@ -406,7 +405,7 @@ class _Doctor:
         from ..team import sections
 
         made_from = sections.Sources(self.layout)
-        for tier in ("cold", "wiki"):
+        for tier in LASTING_TIERS:
             for path in _readable_files(self.layout.tier_dir(tier)):
                 try:
                     loaded = store.load(self.layout, tier, path)

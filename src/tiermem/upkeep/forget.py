@@ -43,7 +43,7 @@ from ..spawn import log as spawn_log
 from ..storage import archive, audit, files, governed, retired, safepath, store
 from ..storage.entries import Entry, escape_value, render_entry
 from ..storage.layout import TEAM
-from ..vocabulary import FILE_TIERS, QUEUE
+from ..vocabulary import FILE_FOLDERS
 
 # A purge finds the archive records that hold the text by its lines and sentences of at
 # least PIECE_MIN_CHARS characters: shorter ones ("Done.", "## Notes") are too common to say
@@ -54,7 +54,6 @@ SHORT_PIECE_CHARS = 6
 _LEADING_MARKS = re.compile(r"^(?:[#>*+\-|\s]|\d+[.)]\s|\[[ xX]\]\s)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,20}:\s+")
-_TIERS = (*FILE_TIERS, QUEUE)
 DAMAGED = "damaged"  # where `doctor --repair` sets damaged records aside
 
 
@@ -146,7 +145,7 @@ def _record_of(ctx: Context, target: str, retiring: bool) -> bool:
 def _mentioned(ctx: Context, target: str) -> bool:
     """Whether a tier file names the id: as an entry's, or as the entry a part is of."""
     written = escape_value(target)
-    for tier in _TIERS:
+    for tier in FILE_FOLDERS:
         for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
             text = "" if files.is_temp(path) else files.read_text(ctx.layout, path) or ""
             if f"id={written} " in text or f"parent={written}" in text:
@@ -166,7 +165,7 @@ def _locate(ctx: Context, ids: set[str]) -> list[_Found]:
     """Every tier file holding one of the ids, and those entries (the queue is not indexed,
     so every tier folder is read)."""
     found = []
-    for tier in _TIERS:
+    for tier in FILE_FOLDERS:
         for path in sorted(ctx.layout.tier_dir(tier).glob("*.md")):
             if files.is_temp(path):
                 continue

@@ -8,30 +8,18 @@ one changed since its last commit, has no such date: its text may be as new as t
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 from ...errors import UsageError
 from ...storage.clock import format_time, parse_time
+from ...team.citations import git_output
 
-_GIT_TIMEOUT_SECONDS = 60
+_GIT_TIMEOUT_SECONDS = 60  # a long history's log, once per import
 
 
 def _git(top: Path, *args: str) -> bytes | None:
     """A git command's output in `top` (None: no git, no repository, or it failed)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(top), *args],
-            capture_output=True,
-            env=env,
-            timeout=_GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    return git_output(top, *args, timeout=_GIT_TIMEOUT_SECONDS)
 
 
 def last_commits(top: Path, folder: str, now: str) -> dict[str, str]:

@@ -24,6 +24,7 @@ from ...context import Context
 from ...errors import NotFoundError
 from ...index.protocol import Doc
 from ...storage import governed
+from ...vocabulary import LASTING_TIERS
 
 # Squad's own patterns (squad-cli `core/email-scrub`).
 EMAIL = re.compile(r"([a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,})")
@@ -66,7 +67,7 @@ def retire(ctx: Context, found: set[str]) -> tuple[list[str], list[str]]:
     if not found:
         return [], []
     ctx.sync()
-    holding = [d for d in ctx.index.docs() if d.tier in ("cold", "wiki") and _holds(d, found)]
+    holding = [d for d in ctx.index.docs() if d.tier in LASTING_TIERS and _holds(d, found)]
     # Squad's own governed memories are Squad's files: its scrub did not touch them, nor does
     # tiermem.
     entries = sorted({d.parent or d.id for d in holding if governed.TAG not in d.tags})

@@ -34,6 +34,7 @@ from ...team import decisions, sections, wiki
 from ...team.classify import is_structured
 from ...text import redact
 from ...upkeep.stats import tier_totals
+from ...vocabulary import LASTING_TIERS
 from . import earlier, file_pieces, imported_files, last_commits, scrubbed
 from .import_sources import Read, Source, read, sources
 from .placement import Planned, Planner
@@ -452,7 +453,7 @@ def _file_decisions(ctx: Context, planned: Plan) -> None:
 def _place(ctx: Context, planned: Plan) -> None:
     """Where each planned entry, and so each section, landed after Scribe's pass."""
     landed: dict[str, tuple[str, str]] = {}
-    for tier in ("cold", "wiki"):
+    for tier in LASTING_TIERS:
         for doc in ctx.index.docs(tier=tier):
             landed.setdefault(doc.id, (tier, doc.path))
     planned.landed = {entry_id: tier for entry_id, (tier, _) in landed.items()}

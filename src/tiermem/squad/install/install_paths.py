@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from ...vocabulary import QUEUE, TIERS
+from ...vocabulary import TIER_FOLDERS
 
 MANIFEST = ".squad/memory/tiermem-install.json"
 MCP_JSON = ".mcp.json"
@@ -37,7 +37,7 @@ SKILLS = (
 )
 SQUAD_SKILL_COPY = f"{TEMPLATES}/skills/tiered-memory/SKILL.md"
 STORE = ".squad/memory/"
-STORE_DIRS = (*TIERS, QUEUE)
+STORE_DIRS: tuple[str, ...] = TIER_FOLDERS
 STORE_FILES = ("config.toml", ".gitignore", ".gitattributes")
 # Where Squad copies its skills (its wording), and where the team keeps its own.
 SQUAD_SKILL_FOLDERS = (".github/skills", ".copilot/skills", f"{TEMPLATES}/skills")
