@@ -382,6 +382,11 @@ def test_a_heading_with_nothing_under_it_says_what_it_says() -> None:
     )
     shown = [chunk[p.start : p.end] for p in passages.cut(chunk)]
     assert shown[0] == "Note: Caroline: Researching adoption agencies, a dream of hers"
+    # A lead-in that nothing follows is a passage too: an entry of one such line says it.
+    said = "# Deploy notes\n0 quokkalanternwharf :\n"
+    assert [said[p.start : p.end] for p in passages.cut(said)] == ["0 quokkalanternwharf :"]
+    listed = "T\nSteps:\n\n- build the image first\n"
+    assert [listed[p.start : p.end] for p in passages.cut(listed)] == ["- build the image first"]
     # A title that introduces what follows stays the label's.
     entry = "## Decision: validate with Zod\n**Why:** one schema for client and server.\n"
     assert not any("Zod" in entry[p.start : p.end] for p in passages.cut(entry))

@@ -20,9 +20,10 @@ from ..text.facts import key_facts
 from ..text.prose import HEADING, introduces, is_table_row, is_table_rule
 
 # Bumped when the cut changes: an index of passages cut another way is built again.
-CUT_VERSION = "7"  # 2: leads; 3: a heading alone joins the archived chunk after it;
+CUT_VERSION = "8"  # 2: leads; 3: a heading alone joins the archived chunk after it;
 # 4: a heading with nothing under it is a passage; 5: a code block is one passage; 6: no
-# sentence ends inside a quoted span; 7: so is a title line with nothing under it
+# sentence ends inside a quoted span; 7: so is a title line with nothing under it; 8: and
+# a lead-in nothing follows
 
 # A line longer than this is cut at its sentence ends (and, failing that, at a space): one
 # relevant sentence should not bring a paragraph with it.
@@ -123,6 +124,7 @@ class _Cutter:
         self.header: tuple[int, int] | None = None  # the table being read: its header row
         self.blank = False  # the last line was blank
         self.said: tuple[int, int, int] | None = None  # a heading nothing came under yet
+        self.unused: tuple[int, int] | None = None  # a lead-in nothing came under yet
 
     def spans(self, start: int) -> list[Span]:
         block: tuple[int, int] | None = None  # the code block being read: its first and last line
@@ -142,13 +144,14 @@ class _Cutter:
                 self._line(line, line_start, end)
         if code and block is not None:
             self._code(*block)  # a block the text never closes ends with it
+        self._said_intro()
         self._close(0)
         return self.found
 
     def _code(self, start: int, end: int) -> None:
         """A code block is one passage: shown whole or not at all, never a fence around one
         stray line of it."""
-        self.said = None
+        self.said = self.unused = None
         self.found.append((start, end, True, self.lead))
 
     def _line(self, line: str, start: int, end: int) -> None:
@@ -158,17 +161,21 @@ class _Cutter:
             self.header = None
             return
         if self.blank and not _LIST_ITEM.match(line):
+            self._said_intro()
             self.intro = None  # a paragraph after a blank line is not the lead-in's list
         self.blank = False
         if is_table_row(stripped):
             self._row(stripped, start, end)
         elif heading := HEADING.match(stripped):
             level = len(heading.group(1))
+            self._said_intro()
             self._close(level)
             self.heading, self.intro, self.header = (start, end), None, None
             self.said = (start + line.index(heading.group(2)), end, level)
         elif introduces(stripped):
+            self._said_intro()
             self.intro, self.header = (start, end), None
+            self.unused = self.intro
         elif not _BARE.match(line):
             self.header = None
             self._add(start, end, False, self.lead)
@@ -186,6 +193,14 @@ class _Cutter:
         else:
             self._add(start, end, False, self.header)
 
+    def _said_intro(self) -> None:
+        """A lead-in that nothing came under (`0 quokkalanternwharf :` ends the text) says
+        what it says: its words are a passage, under its heading."""
+        if self.unused is not None:
+            start, end = self.unused
+            self.unused = self.said = None
+            self.found.append((start, end, False, self.heading))
+
     def _close(self, level: int) -> None:
         """A heading followed by one no deeper (or by the end) says what it says in its own
         words, as a one-line note does: its words are a passage (a heading followed by a
@@ -197,7 +212,7 @@ class _Cutter:
                 self.found.append((said[0], said[1], False, None))
 
     def _add(self, start: int, end: int, code: bool, lead: tuple[int, int] | None) -> None:
-        self.said = None
+        self.said = self.unused = None
         for a, b in _sentences(self.text, start, end):
             self.found.append((a, b, code, lead))
 

@@ -1,9 +1,10 @@
 """The relevance engine's one door: what a spawn shows of memory within its room, and why.
 
-`select` takes the ask (the task, the agent, the tiers and their weights, the room) and the
-index, and returns the selection: the policies pinned first, then passages of cold, wiki and
-archived entries grouped under their labels, each group with the reason it was chosen, and
-what bore on the task but did not fit. The spawn renders it; the report and the log read its
+`choose` takes the candidates the index found and the ask (the task's query, the agent, the
+tiers and their weights, the room, what the prompt holds already, the task's facts) and
+returns a `Choice`: passages of cold, wiki and archived entries grouped under their labels,
+each group with the reason it was chosen, and what bore on the task but did not fit (the
+spawn pins the policies before it, `pinning`). The spawn renders it; the report and the log read its
 reasons. Search's places (`places`) score passages with the same scorer (`scoring`).
 
 How the room is filled: an entry or section the task names comes first, as whole as the room
