@@ -10,7 +10,7 @@ store, task and flags give a byte-identical prompt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..context import Context
@@ -111,14 +111,24 @@ def _paths(ctx: Context, topics: Sequence[str]) -> set[str]:
     return {ctx.layout.relative(ctx.layout.tier_file("wiki", t)) for t in topics}
 
 
-def _pick(
-    ctx: Context,
-    request: SpawnRequest,
-    weights: dict[str, float],
-    hot_text: str,
-    room: int,
-) -> _Picked:
-    """Pinned policies first, then the passages that fill the rest of the room best."""
+@dataclass(slots=True)
+class _Sought:
+    """What a spawn's passes over its room share: the query, the candidates and the pinned
+    policies the index gave, and the entries the candidates' facts name (asked once per
+    list of facts). A second pass packs a larger room from the same reads."""
+
+    asked: query.Query
+    weights: dict[str, float]
+    hot_text: str
+    found: list[Candidate]
+    policies: list[list[Doc]]  # the groups pinned first, a policy with its parts
+    related: Callable[[list[str]], list[Candidate]]
+
+
+def _seek(
+    ctx: Context, request: SpawnRequest, weights: dict[str, float], hot_text: str
+) -> _Sought:
+    """The index's reads a spawn chooses from, whatever its room."""
     text = f"{request.task} {request.why}".strip()
     asked = query.build(text, hot_text, query.recent(ctx.index, request.agent))
     tiers = {*LASTING_TIERS, *weights}  # policies are pinned whatever tiers load
@@ -129,21 +139,33 @@ def _pick(
     if pages:
         found = candidates.on_pages(ctx.index, found, pages)
     policies = pinning.policies(ctx.index, ctx.ranker, request.agent, found, text)
-    picked = _pin(ctx, policies, int(room * pinning.POLICY_SHARE))
+    asked_for: dict[tuple[str, ...], list[Candidate]] = {}
+
+    def related(facts: list[str]) -> list[Candidate]:
+        key = tuple(facts)
+        if key not in asked_for:
+            more = candidates.related(ctx.index, request.agent, facts, sorted(weights))
+            asked_for[key] = [
+                c for c in more if c.doc.tier != "wiki" or not pages or c.doc.path in pages
+            ]
+        return asked_for[key]
+
+    return _Sought(asked, weights, hot_text, found, policies, related)
+
+
+def _pick(ctx: Context, request: SpawnRequest, sought: _Sought, room: int) -> _Picked:
+    """Pinned policies first, then the passages that fill the rest of the room best."""
+    picked = _pin(ctx, sought.policies, int(room * pinning.POLICY_SHARE))
     spent = sum(_cost(ctx, d) for d in picked.policies)
     spent += FENCE_TOKENS * (bool(picked.policies) + 1)
-    if weights:
+    if sought.weights:
         pinned = {d.id for d in picked.policies}
-        rest = [c for c in found if c.doc.id not in pinned]
-
-        def related(facts: list[str]) -> list[Candidate]:
-            more = candidates.related(ctx.index, request.agent, facts, sorted(weights))
-            return [c for c in more if c.doc.tier != "wiki" or not pages or c.doc.path in pages]
-
-        held = [hot_text, *(d.text for d in picked.policies)]
+        rest = [c for c in sought.found if c.doc.id not in pinned]
+        held = [sought.hot_text, *(d.text for d in picked.policies)]
         facts = frozenset(key_facts(request.task))
-        ask = engine.Ask(asked, request.agent, weights, max(0, room - spent), held, facts)
-        choice = engine.choose(rest, ask, related, ranker=ctx.ranker)
+        room_left = max(0, room - spent)
+        ask = engine.Ask(sought.asked, request.agent, sought.weights, room_left, held, facts)
+        choice = engine.choose(rest, ask, sought.related, ranker=ctx.ranker)
         picked.groups, picked.left = choice.groups, picked.left + choice.left_out
         picked.full = picked.full or choice.full
         picked.reasons.update(choice.reasons)
@@ -283,7 +305,8 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
     bare = prompt.render(frame, hot_block, {}, prompt.End(complete=True))
     kept = count(ctx, bare) + LEFT_OUT_TOKENS
     room = max(0, budget - kept)
-    picked, out, end = _filled(ctx, request, frame, hot_block, weights, hot_text, room, budget)
+    sought = _seek(ctx, request, weights, hot_text)
+    picked, out, end = _filled(ctx, request, frame, hot_block, sought, room, budget)
     for _ in range(REFILLS):
         slack = budget - out.tokens["total"]
         if not (picked.full and slack > (1 - FULL_SHARE) * budget):
@@ -292,7 +315,7 @@ def assemble(ctx: Context, request: SpawnRequest) -> SpawnResult:
         # the prompt came out short of a room that was full, so it is packed again with the
         # room the rendering left.
         room += slack - REFILL_MARGIN
-        picked, out, end = _filled(ctx, request, frame, hot_block, weights, hot_text, room, budget)
+        picked, out, end = _filled(ctx, request, frame, hot_block, sought, room, budget)
     use.mark_used(ctx, picked.used)
     return SpawnResult(
         agent=agent,
@@ -321,13 +344,12 @@ def _filled(
     request: SpawnRequest,
     frame: prompt.Frame,
     hot_block: str,
-    weights: dict[str, float],
-    hot_text: str,
+    sought: _Sought,
     room: int,
     budget: int,
 ) -> tuple[_Picked, _Prompt, prompt.End]:
     """The memory chosen for a room, and the prompt rendered with it within the budget."""
-    picked = _pick(ctx, request, weights, hot_text, room)
+    picked = _pick(ctx, request, sought, room)
     out = _render(ctx, request, frame, hot_block, picked, _end(picked))
     while out.tokens["total"] > budget and _drop(picked, out.tokens["total"] - budget):
         # Packing adds up estimated counts; the rendered prompt is the truth.
