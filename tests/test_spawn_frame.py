@@ -12,7 +12,12 @@ import pytest
 
 from conftest import RunCli
 from reliability import snapshot
+from tiermem.index.passages import Passage
+from tiermem.index.protocol import Doc
 from tiermem.memory import Memory
+from tiermem.relevance.packing import Group
+from tiermem.relevance.scoring import Piece
+from tiermem.spawn.prompt import passage_block
 
 T1 = "2026-03-03T10:00:00Z"
 CHARTER = "# Flight\nShips releases and owns the login service.\n"
@@ -164,3 +169,16 @@ def test_a_budget_smaller_than_the_frame_gives_hot_alone_and_says_what_it_left(
     tokens = tight["tokens"]
     assert isinstance(tokens, dict) and tokens["cold"] == 0 and tokens["hot"] > 0
     assert "Ship the login fix" in str(tight["prompt"])
+
+
+def test_a_title_line_the_label_shows_whole_is_not_said_twice() -> None:
+    # A one-line note archived as its heading: its title line is its passage.
+    text = "## Task: Publish v0.9.0 to npm\n<!-- meta -->\n"
+    title = "Task: Publish v0.9.0 to npm"
+    doc = Doc("a-0000000001-0000000001", "archive", "lead", "p", title, text)
+    piece = Piece(doc, Passage(3, 30, frozenset()), text[3:30], 9, 1.0)
+    whole = Group(doc, f"{title} (2026-03-03, a-0000000001-0000000001)", [piece])
+    assert passage_block(whole) == f"#### {title} (2026-03-03, a-0000000001-0000000001)"
+    # A label that shows the title cut keeps the line whole under it.
+    cut = Group(doc, "Task: Publish v0.9.0… (2026-03-03, a-0000000001-0000000001)", [piece])
+    assert passage_block(cut).endswith(f"\n{title}")

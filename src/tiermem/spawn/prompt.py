@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index.protocol import Doc
+from ..text.prose import ELLIPSIS
 from ..text.shown import fence_safe
+from ..text.words import gist
 
 if TYPE_CHECKING:
     from ..relevance.packing import Group
@@ -71,11 +73,15 @@ def passage_block(group: Group, missing: Sequence[str] = ()) -> str:
     if missing:
         notes.append(f"stale: cites {', '.join(missing[:3])}, no longer in the repository")
     label = group.label[:-1] + "".join(f", {n}" for n in notes) + ")"
+    title = group.label.rsplit(" (", 1)[0]
     lines: list[str] = []
     end = -1
     in_code = False
     for piece in group.ordered:
         passage = piece.passage
+        if _shown_whole_by(title, piece.text):
+            end = passage.end  # a title line the label shows whole is not said twice
+            continue
         lead = passage.lead if passage.lead and passage.lead[0] >= end else None
         start = lead[0] if lead else passage.start
         if end >= 0 and doc.text[end:start].strip(" \t\n-*|"):
@@ -92,7 +98,14 @@ def passage_block(group: Group, missing: Sequence[str] = ()) -> str:
         end = passage.end
     if in_code:
         lines.append("```")
-    return fence_safe(f"#### {label}\n" + "\n".join(lines))
+    body = "\n".join(lines)
+    return fence_safe(f"#### {label}\n{body}" if body else f"#### {label}")
+
+
+def _shown_whole_by(title: str, text: str) -> bool:
+    """Whether a label's title, not cut, says all a passage says (a one-line note archived
+    as its heading)."""
+    return not title.endswith(ELLIPSIS) and gist(text) == gist(title)
 
 
 def heading_title(title: str, body: str) -> str:
