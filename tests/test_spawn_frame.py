@@ -173,12 +173,15 @@ def test_a_budget_smaller_than_the_frame_gives_hot_alone_and_says_what_it_left(
 
 def test_a_title_line_the_label_shows_whole_is_not_said_twice() -> None:
     # A one-line note archived as its heading: its title line is its passage.
-    text = "## Task: Publish v0.9.0 to npm\n<!-- meta -->\n"
+    text = "## Task: Publish v0.9.0 to npm\n<!-- meta -->\nThe pack step ran twice.\n"
     title = "Task: Publish v0.9.0 to npm"
     doc = Doc("a-0000000001-0000000001", "archive", "lead", "p", title, text)
-    piece = Piece(doc, Passage(3, 30, frozenset()), text[3:30], 9, 1.0)
-    whole = Group(doc, f"{title} (2026-03-03, a-0000000001-0000000001)", [piece])
-    assert passage_block(whole) == f"#### {title} (2026-03-03, a-0000000001-0000000001)"
+    said = Piece(doc, Passage(3, 30, frozenset()), text[3:30], 9, 1.0)
+    more = Piece(doc, Passage(44, 68, frozenset()), text[44:68], 7, 1.0)
+    label = f"{title} (2026-03-03, a-0000000001-0000000001)"
+    assert passage_block(Group(doc, label, [said, more])) == f"#### {label}\n{text[44:68]}"
+    # Alone, it stays: a label with nothing under it says nothing more.
+    assert passage_block(Group(doc, label, [said])) == f"#### {label}\n{title}"
     # A label that shows the title cut keeps the line whole under it.
-    cut = Group(doc, "Task: Publish v0.9.0… (2026-03-03, a-0000000001-0000000001)", [piece])
-    assert passage_block(cut).endswith(f"\n{title}")
+    cut = Group(doc, "Task: Publish v0.9.0… (2026-03-03, a-0000000001-0000000001)", [said, more])
+    assert f"\n{title}\n" in passage_block(cut)

@@ -74,14 +74,14 @@ def passage_block(group: Group, missing: Sequence[str] = ()) -> str:
         notes.append(f"stale: cites {', '.join(missing[:3])}, no longer in the repository")
     label = group.label[:-1] + "".join(f", {n}" for n in notes) + ")"
     title = group.label.rsplit(" (", 1)[0]
+    pieces = [p for p in group.ordered if not _shown_whole_by(title, p.text)]
+    # A title line the label shows whole is not said twice, unless it is all the group says
+    # (a label alone reads as a heading with nothing under it).
     lines: list[str] = []
     end = -1
     in_code = False
-    for piece in group.ordered:
+    for piece in pieces or group.ordered:
         passage = piece.passage
-        if _shown_whole_by(title, piece.text):
-            end = passage.end  # a title line the label shows whole is not said twice
-            continue
         lead = passage.lead if passage.lead and passage.lead[0] >= end else None
         start = lead[0] if lead else passage.start
         if end >= 0 and doc.text[end:start].strip(" \t\n-*|"):
@@ -98,8 +98,7 @@ def passage_block(group: Group, missing: Sequence[str] = ()) -> str:
         end = passage.end
     if in_code:
         lines.append("```")
-    body = "\n".join(lines)
-    return fence_safe(f"#### {label}\n{body}" if body else f"#### {label}")
+    return fence_safe(f"#### {label}\n" + "\n".join(lines))
 
 
 def _shown_whole_by(title: str, text: str) -> bool:
