@@ -11,31 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from . import doors
+from . import doors, options
 from .context import Context
 from .doors import method
 from .errors import NotFoundError
-from .options import (
-    AgentRequest,
-    DecideRequest,
-    DoctorRequest,
-    ForgetRequest,
-    HotAddRequest,
-    HotSetRequest,
-    HotUnblockRequest,
-    ImportRequest,
-    LogRequest,
-    NoRequest,
-    ReadEntryRequest,
-    ReadTierRequest,
-    ReindexRequest,
-    ReportRequest,
-    ScribeRunRequest,
-    SearchRequest,
-    SpawnRequest,
-    TopicRequest,
-    WikiWriteRequest,
-)
 from .scribe.keeper import ScribeKeeper, configured_summarizer
 from .squad.adapter.squad_host import SquadHost
 from .storage import files, validate
@@ -127,29 +106,29 @@ class Memory:
 
     # --- each operation: its request's fields as keywords, the request to its door ------
 
-    hot_set = method(HotSetRequest, doors.hot_set)
-    hot_add = method(HotAddRequest, doors.hot_add)
-    hot_unblock = method(HotUnblockRequest, doors.hot_unblock)
-    hot_clear = method(AgentRequest, doors.hot_clear)
-    hot_view = method(AgentRequest, doors.hot_view)
-    team = method(NoRequest, doors.team)
-    search = method(SearchRequest, doors.search)
-    read_entry = method(ReadEntryRequest, doors.read_entry)
-    tier_text = method(ReadTierRequest, doors.tier_text)
-    forget = method(ForgetRequest, doors.forget)
-    reindex = method(ReindexRequest, doors.reindex)
-    end_session = method(AgentRequest, doors.end_session)
-    scribe_run = method(ScribeRunRequest, doors.scribe_run)
-    decide = method(DecideRequest, doors.decide)
-    wiki_write = method(WikiWriteRequest, doors.wiki_write)
-    wiki_pages = method(NoRequest, doors.wiki_pages)
-    wiki_read = method(TopicRequest, doors.wiki_read)
-    spawn = method(SpawnRequest, doors.spawn)
-    log = method(LogRequest, doors.log)
-    import_squad = method(ImportRequest, doors.import_squad)
-    report = method(ReportRequest, doors.report)
-    doctor = method(DoctorRequest, doors.doctor)
-    stats = method(NoRequest, doors.stats)
+    hot_set = method(options.HotSetRequest, doors.hot_set)
+    hot_add = method(options.HotAddRequest, doors.hot_add)
+    hot_unblock = method(options.HotUnblockRequest, doors.hot_unblock)
+    hot_clear = method(options.AgentRequest, doors.hot_clear)
+    hot_view = method(options.AgentRequest, doors.hot_view)
+    team = method(options.NoRequest, doors.team)
+    search = method(options.SearchRequest, doors.search)
+    read_entry = method(options.ReadEntryRequest, doors.read_entry)
+    tier_text = method(options.ReadTierRequest, doors.tier_text)
+    forget = method(options.ForgetRequest, doors.forget)
+    reindex = method(options.ReindexRequest, doors.reindex)
+    end_session = method(options.AgentRequest, doors.end_session)
+    scribe_run = method(options.ScribeRunRequest, doors.scribe_run)
+    decide = method(options.DecideRequest, doors.decide)
+    wiki_write = method(options.WikiWriteRequest, doors.wiki_write)
+    wiki_pages = method(options.NoRequest, doors.wiki_pages)
+    wiki_read = method(options.TopicRequest, doors.wiki_read)
+    spawn = method(options.SpawnRequest, doors.spawn)
+    log = method(options.LogRequest, doors.log)
+    import_squad = method(options.ImportRequest, doors.import_squad)
+    report = method(options.ReportRequest, doors.report)
+    doctor = method(options.DoctorRequest, doors.doctor)
+    stats = method(options.NoRequest, doors.stats)
 
     # --- what no front offers as an operation -------------------------------------------
 
